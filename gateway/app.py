@@ -1,0 +1,88 @@
+"""The root aiohttp application: mounts every service and runs the workers.
+
+Default layout on one host (docs/architecture.md):
+  /oauth, /admin/oauth, /.well-known/oauth-authorization-server[/oauth] -> oauth
+  /cms                                                                  -> content
+  /healthz                                                              -> the gateway
+  everything else                                                       -> mail
+Host mounts (HOST_MOUNTS=host=service) serve a service at the root of a host.
+``only`` serves one service at the root, with the spec's paths verbatim.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from common.runtime import Runtime, Service
+from common.web import json_response
+from gateway.mounts import Everything, PathPrefixes, mount_by_rule
+from gateway.services import OAUTH_PREFIXES, build_services
+
+log = logging.getLogger(__name__)
+
+CMS_PREFIX = "/cms"
+HEALTH_PATH = "/healthz"
+
+runtime_key = web.AppKey("runtime", Runtime)
+services_key = web.AppKey("services", dict)
+
+
+async def healthz(request: web.Request) -> web.Response:
+    runtime = request.app[runtime_key]
+    if await runtime.db.ping():
+        return json_response({"status": "ok"})
+    return json_response({"status": "unavailable"}, status=503)
+
+
+def build_app(runtime: Runtime, *, only: str | None = None) -> web.Application:
+    services = build_services(runtime)
+    if only is not None:
+        if only not in services:
+            raise ValueError(f"unknown service {only!r}; choose one of {', '.join(services)}")
+        root = services[only].create_app()
+        chosen = {only: services[only]}
+    else:
+        root = web.Application()
+        chosen = services
+        for host, name in runtime.settings.host_mounts:
+            root.add_domain(host, services[name].create_app())
+        mount_by_rule(
+            root, PathPrefixes(OAUTH_PREFIXES), services["oauth"].create_app(prefix="/oauth")
+        )
+        root.add_subapp(CMS_PREFIX, services["content"].create_app(prefix=CMS_PREFIX))
+        owned = (*OAUTH_PREFIXES, CMS_PREFIX, HEALTH_PATH)
+        mount_by_rule(root, Everything(owned), services["mail"].create_app())
+    root[runtime_key] = runtime
+    root[services_key] = chosen
+    root.router.add_get(HEALTH_PATH, healthz)
+    for service in chosen.values():
+        root.cleanup_ctx.append(_service_lifespan(service))
+    if runtime.settings.run_workers:
+        root.cleanup_ctx.append(_job_workers)
+    return root
+
+
+def _service_lifespan(service: Service):  # type: ignore[no-untyped-def]
+    async def lifespan(app: web.Application) -> AsyncIterator[None]:
+        cm = service.lifespan()
+        if cm is None:
+            yield
+            return
+        async with cm:
+            yield
+
+    return lifespan
+
+
+async def _job_workers(app: web.Application) -> AsyncIterator[None]:
+    runtime = app[runtime_key]
+    task = asyncio.create_task(runtime.jobs.run_forever(), name="job-worker")
+    yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task

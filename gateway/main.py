@@ -1,0 +1,129 @@
+"""``python -m gateway``: start the database, migrate, serve, shut down cleanly."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+
+from aiohttp import web
+
+from common.clock import Clock
+from common.db import Database
+from common.embedded_pg import EmbeddedPostgres
+from common.jobs import JobQueue
+from common.migrations import MigrationError, MigrationSet, migrate
+from common.runtime import Runtime
+from common.settings import Settings, SettingsError, load_settings
+from gateway.app import build_app
+
+log = logging.getLogger("gateway")
+
+
+def all_migrations() -> list[MigrationSet]:
+    """Every package's migrations, in dependency order (common first)."""
+    from pathlib import Path
+
+    import content
+    import mail
+    import oauth
+
+    root = Path(__file__).resolve().parent.parent
+    return [
+        MigrationSet("common", root / "common" / "migrations"),
+        oauth.MIGRATIONS,
+        content.MIGRATIONS,
+        mail.MIGRATIONS,
+        MigrationSet("mta", root / "mta" / "migrations"),
+    ]
+
+
+class StartupError(Exception):
+    """Start-up cannot go on; the message is one line for the operator."""
+
+
+async def open_runtime(settings: Settings, dsn: str, clock: Clock | None = None) -> Runtime:
+    db = await Database.connect(dsn, size=settings.db_pool_size)
+    try:
+        await migrate(db, all_migrations())
+    except MigrationError as exc:
+        await db.close()
+        raise StartupError(str(exc)) from exc
+    clock = clock or Clock()
+    return Runtime(settings=settings, db=db, clock=clock, jobs=JobQueue(db, clock))
+
+
+async def serve(settings: Settings, *, only: str | None = None) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+
+    pg: EmbeddedPostgres | None = None
+    runtime: Runtime | None = None
+    runner: web.AppRunner | None = None
+    try:
+        dsn = settings.database_url
+        if dsn is None:
+            pg = EmbeddedPostgres(settings.pgdata_dir)
+            await asyncio.to_thread(pg.start)
+            dsn = await asyncio.to_thread(pg.ensure_database)
+        runtime = await open_runtime(settings, dsn)
+        app = build_app(runtime, only=only)
+        runner = web.AppRunner(app, shutdown_timeout=settings.shutdown_timeout, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, settings.host, settings.port, reuse_address=True)
+        await site.start()
+        log.info(
+            "serving on http://%s:%s (public %s)", settings.host, settings.port, settings.public_url
+        )
+        await stop.wait()
+        log.info("shutting down")
+    finally:
+        # Order matters: stop accepting and drain requests, stop workers and
+        # daemons (cleanup_ctx), then the pool, then the database itself.
+        if runner is not None:
+            await runner.cleanup()
+        if runtime is not None:
+            await runtime.db.close()
+        if pg is not None:
+            await asyncio.to_thread(pg.stop)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m gateway")
+    parser.add_argument(
+        "--only", choices=("oauth", "content", "mail"), help="serve one service at the root"
+    )
+    parser.add_argument(
+        "--production", action="store_true", help="refuse to start unless APP_ENV is production"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        settings = load_settings(production=args.production)
+    except SettingsError as exc:
+        print(f"gateway: refusing to start: {exc}", file=sys.stderr)
+        return 2
+    try:
+        import uvloop
+
+        run = uvloop.run
+    except ImportError:  # pragma: no cover - uvloop is in requirements; be lenient
+        log.warning("uvloop not installed; using the default event loop")
+        run = asyncio.run
+    try:
+        run(serve(settings, only=args.only))
+    except StartupError as exc:
+        print(f"gateway: refusing to start: {exc}", file=sys.stderr)
+        return 1
+    return 0

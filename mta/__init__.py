@@ -1,0 +1,1 @@
+"""Protocol daemons and mail storage: SMTP, submission, DKIM, queue, mailbox store, JMAP."""
