@@ -230,3 +230,16 @@ class JobQueue:
                 ran = 0
             if not ran:
                 await asyncio.sleep(poll_seconds)
+
+
+async def purge_finished(db: Database, before: datetime) -> int:
+    """Forget finished jobs (done; dead ones stay for an operator to read).
+
+    Done jobs with an idempotency key are kept as long as the caller's key
+    could still be reused: only keys of recurring slots are purged.
+    """
+    return await db.execute(
+        "DELETE FROM common.jobs WHERE state = 'done' AND finished_at < %s"
+        " AND (key IS NULL OR key LIKE 'every:%%')",
+        (before,),
+    )

@@ -18,6 +18,7 @@ from common.jobs import JobQueue
 from common.migrations import MigrationError, MigrationSet, migrate
 from common.runtime import Runtime
 from common.settings import Settings, SettingsError, load_settings
+from gateway import housekeeping
 from gateway.app import build_app
 
 log = logging.getLogger("gateway")
@@ -53,7 +54,9 @@ async def open_runtime(settings: Settings, dsn: str, clock: Clock | None = None)
         await db.close()
         raise StartupError(str(exc)) from exc
     clock = clock or Clock()
-    return Runtime(settings=settings, db=db, clock=clock, jobs=JobQueue(db, clock))
+    runtime = Runtime(settings=settings, db=db, clock=clock, jobs=JobQueue(db, clock))
+    housekeeping.register(runtime)
+    return runtime
 
 
 async def serve(settings: Settings, *, only: str | None = None) -> None:

@@ -46,3 +46,83 @@ async def test_healthz_503_when_database_is_gone(gateway_client, runtime):
 async def test_wrong_verb_on_healthz_is_405(gateway_client):
     resp = await gateway_client.post("/healthz")
     assert resp.status == 405
+
+
+async def test_host_mount_serves_a_service_at_the_root_of_its_host(runtime, aiohttp_client):
+    from dataclasses import replace
+
+    from common.runtime import Runtime
+    from gateway.app import build_app
+
+    settings = replace(runtime.settings, host_mounts=(("cms.example.com", "content"),))
+    app = build_app(Runtime(settings, runtime.db, runtime.clock, runtime.jobs))
+    client = await aiohttp_client(app)
+    resp = await client.get("/nope", headers={"Host": "cms.example.com"})
+    assert (await resp.json())["code"] == "NOT_FOUND"
+    resp = await client.get("/nope", headers={"Host": "mail.example.com"})
+    assert (await resp.json())["name"] == "not_found"
+
+
+@pytest.mark.parametrize(
+    ("module", "expected"),
+    [
+        ("mail.errors", {"statusCode": 405, "name": "method_not_allowed"}),
+        ("content.errors", {"code": "METHOD_NOT_ALLOWED"}),
+        ("oauth.errors", {"error": "method_not_allowed"}),
+    ],
+)
+async def test_wrong_verb_answers_405_in_the_service_shape(aiohttp_client, module, expected):
+    import importlib
+
+    from aiohttp import web
+
+    from common.web import error_middleware
+
+    async def ok(request):
+        return web.json_response({})
+
+    app = web.Application(middlewares=[error_middleware(importlib.import_module(module).render)])
+    app.router.add_get("/thing", ok)
+    client = await aiohttp_client(app)
+    resp = await client.delete("/thing")
+    assert resp.status == 405
+    assert resp.headers["Allow"] == "GET, HEAD"
+    body = await resp.json()
+    assert {k: body[k] for k in expected} == expected
+
+
+async def test_unexpected_error_is_a_500_in_shape_without_details(aiohttp_client):
+    from aiohttp import web
+
+    from common.web import error_middleware
+    from mail.errors import render
+
+    async def boom(request):
+        raise RuntimeError("secret internals")
+
+    app = web.Application(middlewares=[error_middleware(render)])
+    app.router.add_get("/boom", boom)
+    client = await aiohttp_client(app)
+    resp = await client.get("/boom")
+    assert resp.status == 500
+    assert await resp.json() == {
+        "statusCode": 500,
+        "name": "application_error",
+        "message": "internal error",
+    }
+
+
+async def test_housekeeping_forgets_old_windows_and_recurring_slots(runtime, clock):
+    from common.ratelimit import RateLimiter
+    from gateway import housekeeping
+
+    housekeeping.register(runtime)
+    await RateLimiter(runtime.db, clock).hit("k", 1)
+    await runtime.jobs.enqueue("unrelated", {}, key="user-key")
+    assert await runtime.jobs.run_due() == 1  # the first sweep slot
+    clock.advance(days=8)
+    assert await runtime.jobs.run_due() == 1  # a later slot purges the first
+    keys = await runtime.db.fetch_all("SELECT key FROM common.jobs ORDER BY id")
+    assert next(k["key"] for k in keys) == "user-key"
+    assert len(keys) == 2
+    assert await runtime.db.fetch_val("SELECT count(*) FROM common.rate_limits") == 0

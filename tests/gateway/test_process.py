@@ -1,0 +1,114 @@
+"""The real `python -m gateway` process: start-up, shutdown, restarts, refusals."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import psutil
+import psycopg2
+import pytest
+
+from gateway.main import all_migrations
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.process
+
+
+def get(url: str) -> tuple[int, dict]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def postgres_running_on(pgdata: Path) -> bool:
+    for proc in psutil.process_iter(["name", "cmdline"]):
+        try:
+            if proc.info["name"] == "postgres" and str(pgdata) in " ".join(
+                proc.info["cmdline"] or []
+            ):
+                return proc.status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            continue
+    return False
+
+
+def test_serves_each_service_in_its_own_shape(gateway_process, database_url):
+    gw = gateway_process(env={"DATABASE_URL": database_url})
+    assert get(gw.base_url + "/healthz") == (200, {"status": "ok"})
+    assert get(gw.base_url + "/nope")[1]["name"] == "not_found"
+    assert get(gw.base_url + "/cms/nope")[1]["code"] == "NOT_FOUND"
+    assert get(gw.base_url + "/oauth/nope")[1]["error"] == "not_found"
+
+
+def test_only_serves_one_service_at_the_root(gateway_process, database_url):
+    gw = gateway_process("--only", "content", env={"DATABASE_URL": database_url})
+    status, body = get(gw.base_url + "/nope")
+    assert status == 404 and body["code"] == "NOT_FOUND"
+
+
+def test_embedded_database_survives_restart_and_stops_with_the_gateway(gateway_process, tmp_path):
+    data_dir = tmp_path / "data"
+    gw = gateway_process(env={"DATA_DIR": str(data_dir)})
+    pgdata = (data_dir / "pgdata").resolve()
+    assert postgres_running_on(pgdata)
+    dsn = f"postgresql://postgres@/svc?host={pgdata}"
+    with psycopg2.connect(dsn) as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE public.kept (v text); INSERT INTO public.kept VALUES ('before')")
+    conn.close()
+
+    started = time.monotonic()
+    assert gw.stop() == 0
+    assert time.monotonic() - started < 10
+    assert not postgres_running_on(pgdata)
+    assert "refusing" not in gw.log()
+
+    again = gateway_process(env={"DATA_DIR": str(data_dir)})
+    assert get(again.base_url + "/healthz")[0] == 200
+    with psycopg2.connect(dsn) as conn, conn.cursor() as cur:
+        cur.execute("SELECT v FROM public.kept")
+        assert cur.fetchall() == [("before",)]
+    conn.close()
+    assert again.stop() == 0
+    assert not postgres_running_on(pgdata)
+
+
+def test_two_gateways_on_one_fresh_database_migrate_once(gateway_process, empty_database_url):
+    a = gateway_process(env={"DATABASE_URL": empty_database_url}, wait=False)
+    b = gateway_process(env={"DATABASE_URL": empty_database_url}, wait=False)
+    a.wait_healthy()
+    b.wait_healthy()
+    with psycopg2.connect(empty_database_url) as conn, conn.cursor() as cur:
+        for mset in all_migrations():
+            cur.execute(f"SELECT name FROM {mset.schema}.schema_migrations ORDER BY name")
+            assert [r[0] for r in cur.fetchall()] == [p.name for p in mset.files()]
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    ("env", "args", "reason"),
+    [
+        ({"APP_ENV": "production", "SECRET": "too-short"}, (), "SECRET must be at least 32"),
+        ({"APP_ENV": "development"}, ("--production",), "development"),
+    ],
+)
+def test_unsafe_production_refuses_to_boot(tmp_path, env, args, reason):
+    full_env = {"PATH": "/usr/bin:/bin", "DATA_DIR": str(tmp_path), **env}
+    proc = subprocess.run(
+        [sys.executable, "-m", "gateway", *args],
+        cwd=ROOT,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode != 0
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and reason in lines[0]
