@@ -1,0 +1,175 @@
+"""Blob storage: immutable byte strings addressed by their SHA-256.
+
+One interface for everything large that does not belong in a table (raw
+MIME, CMS media, JMAP uploads). A blob id is the lower-case SHA-256 hex of
+its bytes, so storing the same bytes twice costs nothing and a reader can
+check what it got. Drivers:
+
+* :class:`LocalBlobStore` keeps ``<root>/ab/cd/<sha256>`` files. A put writes
+  a temporary file in the same directory, fsyncs it, renames it into place
+  and fsyncs the directory, so a blob whose put returned survives a crash or
+  power loss (the guarantee the SMTP daemon gives before answering 250).
+* An S3-compatible driver implements the same :class:`BlobStore` protocol;
+  it is not built yet (nothing needs it until a deployment scales out).
+
+File I/O runs in a worker thread: fsync takes milliseconds and must not
+stall the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import re
+import tempfile
+from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
+from typing import BinaryIO, Protocol
+
+BLOB_ID = re.compile(r"^[0-9a-f]{64}$")
+CHUNK = 256 * 1024
+
+
+class BlobNotFound(KeyError):
+    """No blob with this id is stored."""
+
+
+class BlobStore(Protocol):
+    async def put(self, data: bytes | Iterable[bytes] | BinaryIO) -> str: ...
+
+    async def get(self, blob_id: str) -> bytes: ...
+
+    def open(self, blob_id: str) -> AsyncIterator[bytes]: ...
+
+    async def exists(self, blob_id: str) -> bool: ...
+
+    async def size(self, blob_id: str) -> int: ...
+
+    async def delete(self, blob_id: str) -> bool: ...
+
+
+def blob_id_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def check_blob_id(blob_id: str) -> str:
+    """Refuse anything but 64 lower-case hex digits (no path tricks)."""
+    if not isinstance(blob_id, str) or not BLOB_ID.match(blob_id):
+        raise BlobNotFound(blob_id)
+    return blob_id
+
+
+class LocalBlobStore:
+    """Blobs as files under ``root`` (DATA_DIR/blobs by default)."""
+
+    def __init__(self, root: Path, *, durable: bool = True) -> None:
+        self.root = Path(root)
+        # durable=False skips fsync: only for throwaway stores (never for mail).
+        self.durable = durable
+
+    def path(self, blob_id: str) -> Path:
+        check_blob_id(blob_id)
+        return self.root / blob_id[:2] / blob_id[2:4] / blob_id
+
+    async def put(self, data: bytes | Iterable[bytes] | BinaryIO) -> str:
+        return await asyncio.to_thread(self._put, data)
+
+    def _put(self, data: bytes | Iterable[bytes] | BinaryIO) -> str:
+        self.root.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha256()
+        fd, tmp_name = tempfile.mkstemp(prefix=".put-", dir=self.root)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                for chunk in _chunks(data):
+                    digest.update(chunk)
+                    out.write(chunk)
+                out.flush()
+                if self.durable:
+                    os.fsync(out.fileno())
+            blob_id = digest.hexdigest()
+            final = self.path(blob_id)
+            if final.exists():
+                # Same bytes already stored (content addressing): keep the old file.
+                os.unlink(tmp_name)
+                return blob_id
+            final.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp_name, final)
+            if self.durable:
+                _fsync_dir(final.parent)
+                _fsync_dir(final.parent.parent)
+            return blob_id
+        except BaseException:
+            if os.path.exists(tmp_name):
+                os.unlink(tmp_name)
+            raise
+
+    async def get(self, blob_id: str) -> bytes:
+        path = self.path(blob_id)
+        try:
+            return await asyncio.to_thread(path.read_bytes)
+        except FileNotFoundError:
+            raise BlobNotFound(blob_id) from None
+
+    async def open(self, blob_id: str) -> AsyncIterator[bytes]:
+        """Stream a blob in chunks without holding it all in memory."""
+        path = self.path(blob_id)
+        try:
+            fh = await asyncio.to_thread(path.open, "rb")
+        except FileNotFoundError:
+            raise BlobNotFound(blob_id) from None
+        try:
+            while True:
+                chunk = await asyncio.to_thread(fh.read, CHUNK)
+                if not chunk:
+                    return
+                yield chunk
+        finally:
+            fh.close()
+
+    async def exists(self, blob_id: str) -> bool:
+        try:
+            path = self.path(blob_id)
+        except BlobNotFound:
+            return False
+        return await asyncio.to_thread(path.exists)
+
+    async def size(self, blob_id: str) -> int:
+        path = self.path(blob_id)
+        try:
+            return (await asyncio.to_thread(path.stat)).st_size
+        except FileNotFoundError:
+            raise BlobNotFound(blob_id) from None
+
+    async def delete(self, blob_id: str) -> bool:
+        """Remove a blob; callers make sure nothing references it any more."""
+        path = self.path(blob_id)
+        try:
+            await asyncio.to_thread(path.unlink)
+        except FileNotFoundError:
+            return False
+        return True
+
+
+def _chunks(data: bytes | Iterable[bytes] | BinaryIO) -> Iterable[bytes]:
+    if isinstance(data, bytes | bytearray | memoryview):
+        yield bytes(data)
+        return
+    read = getattr(data, "read", None)
+    if read is not None:
+        while True:
+            chunk = read(CHUNK)
+            if not chunk:
+                return
+            yield chunk
+        return
+    yield from data  # type: ignore[misc]
+
+
+def _fsync_dir(path: Path) -> None:
+    # The rename is durable only once the directory entry is on disk.
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
