@@ -29,7 +29,7 @@ async def test_same_bytes_are_stored_once(tmp_path: Path) -> None:
     second = await store.put(io.BytesIO(b"x" * 1000))
     third = await store.put([b"x" * 500, b"x" * 500])
     assert first == second == third
-    assert store.path(first).read_bytes() == b"x" * 1000  # noqa: ASYNC240
+    assert store.path(first).read_bytes() == b"x" * 1000
 
 
 async def test_open_streams_large_blobs_in_chunks(tmp_path: Path) -> None:
