@@ -73,3 +73,49 @@ class MailError(Exception):
             status=self.status,
             headers=self.headers,
         )
+
+
+# --- the errors routes raise, one helper per name --------------------------
+
+
+def validation_error(message: str) -> MailError:
+    """A body field has a wrong type or value (400)."""
+    return MailError("validation_error", message)
+
+
+def invalid_parameter(message: str) -> MailError:
+    """A query or path parameter has an invalid value (400)."""
+    return MailError("invalid_parameter", message)
+
+
+def unauthorized(message: str = "sign in first") -> MailError:
+    return MailError("unauthorized", message)
+
+
+def plan_required(message: str) -> MailError:
+    return MailError("plan_required", message)
+
+
+def forbidden(message: str) -> MailError:
+    return MailError("forbidden", message)
+
+
+def not_found(what: str = "resource") -> MailError:
+    # One message whether the record is missing or belongs to someone else.
+    return MailError("not_found", f"{what} not found")
+
+
+def conflict(message: str) -> MailError:
+    return MailError("conflict", message)
+
+
+def quota_exceeded(message: str) -> MailError:
+    return MailError("quota_exceeded", message)
+
+
+def missing_required_field(field: str) -> MailError:
+    return MailError("missing_required_field", f"{field} is required")
+
+
+def rate_limit_exceeded(headers: dict[str, str]) -> MailError:
+    return MailError("rate_limit_exceeded", "too many requests", headers=headers)

@@ -7,12 +7,27 @@ from pathlib import Path
 
 from aiohttp import web
 
+from common.crypto import Sealer
+from common.jobs import Job
 from common.migrations import MigrationSet
+from common.ratelimit import RateLimiter
 from common.runtime import Runtime
 from common.web import error_middleware
 from mail import errors
+from mail.accounts import service as accounts_service
+from mail.accounts import store as accounts_store
+from mail.auth import store as sessions_store
+from mail.auth.sessions import session_middleware
+from mail.context import MAIL, MailContext
+from mail.routes import ROUTE_TABLES
+from mail.settings import load_mail_settings
+from mail.web.csrf import csrf_middleware
+from mail.web.ratelimit import rate_limit_middleware
 
 MIGRATIONS = MigrationSet("mail", Path(__file__).parent / "migrations")
+
+SWEEP_JOB = "mail.sweep"
+SWEEP_EVERY_SECONDS = 3600
 
 
 class MailService:
@@ -20,11 +35,41 @@ class MailService:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
+        self.context = MailContext(
+            runtime=runtime,
+            config=load_mail_settings(runtime.settings),
+            limiter=RateLimiter(runtime.db, runtime.clock),
+            totp_sealer=Sealer(runtime.settings.secret, "mail.totp"),
+        )
+        runtime.jobs.register(accounts_service.FORGOT_JOB, self._forgot)
+        runtime.jobs.register(SWEEP_JOB, self._sweep)
+        runtime.jobs.every(SWEEP_JOB, SWEEP_EVERY_SECONDS)
 
     def create_app(self, *, prefix: str = "") -> web.Application:
         # Mail always sits at a root: mail clients look for its paths there.
-        app = web.Application(middlewares=[error_middleware(errors.render)])
+        # Order matters: errors outermost; the session is known before the
+        # rate limit picks a principal; CSRF is checked before any handler.
+        app = web.Application(
+            middlewares=[
+                error_middleware(errors.render),
+                session_middleware,
+                rate_limit_middleware,
+                csrf_middleware,
+            ]
+        )
+        app[MAIL] = self.context
+        for table in ROUTE_TABLES:
+            app.add_routes(table)
         return app
 
     def lifespan(self) -> AbstractAsyncContextManager[None] | None:
         return None
+
+    async def _forgot(self, job: Job) -> None:
+        await accounts_service.run_forgot_job(self.context, job)
+
+    async def _sweep(self, job: Job) -> None:
+        now = self.runtime.clock.now()
+        async with self.runtime.db.connection() as conn:
+            await sessions_store.sweep(conn, now)
+            await accounts_store.sweep_tokens(conn, now)

@@ -1,0 +1,1 @@
+"""Panel accounts: sign-up, profile, email verification, password reset, referrals."""

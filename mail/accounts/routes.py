@@ -1,0 +1,178 @@
+"""HTTP routes of accounts: sign-up, profile, verification, password reset, referrals."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from common.passwords import hash_password
+from common.web import json_response
+from mail.accounts import serializers, service, store
+from mail.auth import sessions
+from mail.context import mail_context
+from mail.errors import conflict, validation_error
+from mail.web.body import optional_bool, optional_str, read_body, required_str
+
+routes = web.RouteTableDef()
+
+FORGOT_MESSAGE = "If an account exists for this address, a reset link has been sent to it."
+
+
+@routes.get("/api/auth/signups")
+async def signups(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    async with ctx.db.connection() as conn:
+        status = await service.signup_status(conn, ctx)
+    return json_response(serializers.signups(status))
+
+
+@routes.post("/api/auth/signup")
+async def signup(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    body = await read_body(request, allowed={"email", "password", "name", "referral_code"})
+    email = service.normalize_email(required_str(body, "email"))
+    password = required_str(body, "password", max_length=service.MAX_PASSWORD)
+    service.check_new_password(password)
+    name = optional_str(body, "name", max_length=service.MAX_NAME, default="") or ""
+    referral_code = optional_str(body, "referral_code", max_length=100)
+    password_hash = await hash_password(password)
+    async with ctx.db.transaction() as conn:
+        account = await service.signup(
+            conn,
+            ctx,
+            email=email,
+            password_hash=password_hash,
+            name=name.strip(),
+            referral_code=referral_code,
+        )
+        token = await sessions.start(conn, ctx, request, account.id)
+    response = json_response(serializers.account(account), status=201)
+    sessions.set_cookie(ctx, response, token)
+    return response
+
+
+@routes.get("/api/auth/me")
+async def me(request: web.Request) -> web.Response:
+    return json_response(serializers.account(sessions.require(request).account))
+
+
+@routes.post("/api/auth/verify/send")
+async def verify_send(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    account, _ = sessions.require_session(request)
+    await read_body(request, allowed=())
+    if account.email_verified_at is not None:
+        raise conflict("the email address is already verified")
+    async with ctx.db.transaction() as conn:
+        await service.send_verification(conn, ctx, account)
+    return json_response(
+        serializers.accepted(
+            "email_verification", f"a verification link was sent to {account.email}"
+        ),
+        status=202,
+    )
+
+
+@routes.post("/api/auth/verify")
+async def verify(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    body = await read_body(request, allowed={"token"})
+    token = required_str(body, "token")
+    async with ctx.db.transaction() as conn:
+        account = await service.verify_email(conn, ctx, token)
+    return json_response({"object": "email_verification", "email": account.email, "verified": True})
+
+
+@routes.post("/api/auth/password/forgot")
+async def password_forgot(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    body = await read_body(request, allowed={"email"})
+    email = service.normalize_email(required_str(body, "email"))
+    await service.request_reset(ctx, email)
+    return json_response(serializers.accepted("password_reset_request", FORGOT_MESSAGE), status=202)
+
+
+@routes.post("/api/auth/password/reset")
+async def password_reset(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    body = await read_body(request, allowed={"token", "password"})
+    token = required_str(body, "token")
+    password = required_str(body, "password", max_length=service.MAX_PASSWORD)
+    await service.reset_password(ctx, token, password)
+    response = json_response(
+        serializers.accepted("password_reset", "the password was changed; sign in again")
+    )
+    sessions.clear_cookie(ctx, response)
+    return response
+
+
+@routes.patch("/api/account")
+async def update_account(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    account, _ = sessions.require_session(request)
+    body = await read_body(request, allowed={"name"})
+    changes = {}
+    name = optional_str(body, "name", max_length=service.MAX_NAME)
+    if name is not None:
+        changes["name"] = name.strip()
+    updated = await service.update_profile(ctx, account, changes)
+    return json_response(serializers.account(updated))
+
+
+@routes.delete("/api/account")
+async def delete_account(request: web.Request) -> web.StreamResponse:
+    ctx = mail_context(request)
+    account, _ = sessions.require_session(request)
+    body = await read_body(request, allowed={"password"})
+    await service.delete_account(ctx, account, required_str(body, "password"))
+    response = web.Response(status=204)
+    sessions.clear_cookie(ctx, response)
+    return response
+
+
+@routes.post("/api/account/email")
+async def change_email(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    account, _ = sessions.require_session(request)
+    body = await read_body(request, allowed={"email", "password"})
+    new_email = service.normalize_email(required_str(body, "email"))
+    password = required_str(body, "password")
+    await service.confirm_password(account, password)
+    async with ctx.db.transaction() as conn:
+        await service.change_email(conn, ctx, account, new_email)
+    return json_response(serializers.email_change(new_email), status=202)
+
+
+@routes.post("/api/account/password")
+async def change_password(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    account, session = sessions.require_session(request)
+    body = await read_body(request, allowed={"current_password", "new_password"})
+    current = required_str(body, "current_password")
+    new = required_str(body, "new_password", max_length=service.MAX_PASSWORD)
+    await service.change_password(ctx, account, session.id, current, new)
+    return json_response(serializers.accepted("password_change", "the password was changed"))
+
+
+@routes.patch("/api/account/notifications")
+async def update_notifications(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    account, _ = sessions.require_session(request)
+    body = await read_body(request, allowed=service.NOTIFICATION_DEFAULTS)
+    changes = {}
+    for key in body:
+        value = optional_bool(body, key)
+        if value is None:
+            raise validation_error(f"{key} must be true or false")
+        changes[key] = value
+    prefs = await service.update_notifications(ctx, account, changes)
+    return json_response(serializers.notifications(prefs))
+
+
+@routes.get("/api/account/referrals")
+async def referrals(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    account, _ = sessions.require_session(request)
+    async with ctx.db.connection() as conn:
+        signups_count, verified = await store.referral_counts(conn, account.id)
+    url = f"{ctx.settings.public_url}/signup?ref={account.referral_code}"
+    return json_response(serializers.referrals(account, url, signups_count, verified))

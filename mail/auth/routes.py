@@ -1,0 +1,100 @@
+"""HTTP routes of signing in: login, logout, two-factor, sessions."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from common.web import json_response
+from mail.accounts import serializers as account_serializers
+from mail.auth import serializers, service, sessions, store
+from mail.context import mail_context
+from mail.errors import not_found
+from mail.web.body import optional_str, read_body, required_str
+from mail.web.lists import list_envelope, parse_list_params
+from mail.web.ownership import parse_id
+
+routes = web.RouteTableDef()
+
+
+@routes.post("/api/auth/login")
+async def login(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    body = await read_body(request, allowed={"email", "password", "totp_code"})
+    email = required_str(body, "email", max_length=254)
+    password = required_str(body, "password", max_length=256)
+    totp_code = optional_str(body, "totp_code", max_length=20)
+    account, token = await service.login(ctx, request, email, password, totp_code)
+    response = json_response(account_serializers.account(account))
+    sessions.set_cookie(ctx, response, token)
+    return response
+
+
+@routes.post("/api/auth/logout")
+async def logout(request: web.Request) -> web.StreamResponse:
+    ctx = mail_context(request)
+    _, session = sessions.require_session(request)
+    async with ctx.db.connection() as conn:
+        await service.logout(conn, session.id)
+    response = web.Response(status=204)
+    sessions.clear_cookie(ctx, response)
+    return response
+
+
+@routes.post("/api/auth/totp/setup")
+async def totp_setup(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    account, _ = sessions.require_session(request)
+    await read_body(request, allowed=())
+    secret, uri = await service.totp_setup(ctx, account)
+    return json_response(serializers.totp_setup(secret, uri))
+
+
+@routes.post("/api/auth/totp/enable")
+async def totp_enable(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    account, _ = sessions.require_session(request)
+    body = await read_body(request, allowed={"code"})
+    updated = await service.totp_enable(ctx, account, required_str(body, "code", max_length=20))
+    return json_response(account_serializers.account(updated))
+
+
+@routes.post("/api/auth/totp/disable")
+async def totp_disable(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    account, _ = sessions.require_session(request)
+    body = await read_body(request, allowed={"password"})
+    updated = await service.totp_disable(ctx, account, required_str(body, "password"))
+    return json_response(account_serializers.account(updated))
+
+
+@routes.get("/api/account/sessions")
+async def list_sessions(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    account, current = sessions.require_session(request)
+    params = parse_list_params(request.query, store.SESSION_SORTS)
+    async with ctx.db.connection() as conn:
+        rows, total = await store.list_live(conn, account.id, ctx.clock.now(), params)
+    return json_response(
+        list_envelope([serializers.session(s, current.id) for s in rows], params, total)
+    )
+
+
+# Registered before the dynamic route below on purpose (see mail/README.md, routing).
+@routes.post("/api/account/sessions/revoke-others")
+async def revoke_others(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    account, current = sessions.require_session(request)
+    async with ctx.db.connection() as conn:
+        count = await store.delete_all_except(conn, account.id, current.id)
+    return json_response(serializers.revoked(count))
+
+
+@routes.delete("/api/account/sessions/{session_id}")
+async def revoke_one(request: web.Request) -> web.StreamResponse:
+    ctx = mail_context(request)
+    account, _ = sessions.require_session(request)
+    session_id = parse_id(request, "session_id")
+    async with ctx.db.connection() as conn:
+        if not await store.delete_owned(conn, account.id, session_id):
+            raise not_found("session")
+    return web.Response(status=204)

@@ -1,0 +1,15 @@
+"""Every route table of the mail service, in one place.
+
+Each domain package keeps its routes in ``<domain>/routes.py`` as a
+``web.RouteTableDef`` named ``routes``; add it here to mount it.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from mail.accounts.routes import routes as accounts
+from mail.auth.routes import routes as auth
+from mail.wellknown.routes import routes as wellknown
+
+ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (auth, accounts, wellknown)

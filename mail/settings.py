@@ -1,0 +1,74 @@
+"""The mail service's own settings, parsed once from ``Settings.environ``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from urllib.parse import urlsplit
+
+from common.settings import (
+    Settings,
+    SettingsError,
+    read_bool,
+    read_int,
+    read_list,
+    read_str,
+)
+
+
+@dataclass(frozen=True)
+class MailSettings:
+    # Requests per second per principal (account, else client IP).
+    rate_limit_per_second: int = 10
+    # Sign-in and sign-up attempts per second per client IP.
+    auth_rate_limit_per_second: int = 5
+    # Whether accounts after the first may sign up.
+    signups_enabled: bool = True
+    # From: of the mail the panel sends (verification, reset, notices).
+    mail_from: str = "no-reply@localhost"
+    # Origins besides PUBLIC_URL allowed to make state-changing browser requests.
+    trusted_origins: tuple[str, ...] = ()
+    # security.txt (RFC 9116).
+    security_contacts: tuple[str, ...] = ("mailto:security@localhost",)
+    security_expires: datetime | None = None
+    security_policy: str = ""
+    # The issuer shown in authenticator apps.
+    totp_issuer: str = "localhost"
+
+
+def load_mail_settings(settings: Settings) -> MailSettings:
+    env = settings.environ
+    host = urlsplit(settings.public_url).hostname or "localhost"
+    return MailSettings(
+        rate_limit_per_second=read_int(env, "RATE_LIMIT_PER_SECOND", 10, minimum=1),
+        auth_rate_limit_per_second=read_int(env, "AUTH_RATE_LIMIT_PER_SECOND", 5, minimum=1),
+        signups_enabled=read_bool(env, "SIGNUPS_ENABLED", True),
+        mail_from=read_str(env, "MAIL_FROM", f"no-reply@{host}"),
+        trusted_origins=tuple(o.rstrip("/").lower() for o in read_list(env, "TRUSTED_ORIGINS")),
+        security_contacts=tuple(_contact_uri(c) for c in read_list(env, "SECURITY_CONTACT"))
+        or (f"mailto:security@{host}",),
+        security_expires=_read_datetime(env, "SECURITY_TXT_EXPIRES"),
+        security_policy=read_str(env, "SECURITY_POLICY_URL"),
+        totp_issuer=read_str(env, "TOTP_ISSUER", host),
+    )
+
+
+def _read_datetime(env: Mapping[str, str], name: str) -> datetime | None:
+    raw = read_str(env, name)
+    if not raw:
+        return None
+    try:
+        value = datetime.fromisoformat(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be an ISO 8601 date-time, got {raw!r}") from None
+    if value.tzinfo is None:
+        raise SettingsError(f"{name} must carry a time zone (e.g. 2031-01-01T00:00:00Z)")
+    return value
+
+
+def _contact_uri(value: str) -> str:
+    # RFC 9116 wants URIs; a bare address becomes mailto:.
+    if ":" not in value and "@" in value:
+        return f"mailto:{value}"
+    return value

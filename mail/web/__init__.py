@@ -1,0 +1,1 @@
+"""HTTP conventions every mail route uses: bodies, lists, ownership, CSRF, rate limits."""

@@ -1,0 +1,49 @@
+"""Ownership: another account's resource answers 404, exactly like a missing one.
+
+Every route that takes a resource id does::
+
+    domain = owned(await store.get_domain(conn, parse_id(request, "domain_id")), auth, "domain")
+
+``parse_id`` answers 404 for an id that cannot exist (not a UUID), so a
+malformed id and a foreign id are indistinguishable from a missing one.
+Prefer store queries that also filter by ``account_id``; ``owned`` is the
+check that stays right when a row is loaded by id alone.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any, Protocol, TypeVar
+
+from aiohttp import web
+
+from mail.errors import not_found
+
+
+class HasAccountId(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+T = TypeVar("T", bound=Mapping[str, Any])
+
+
+def parse_id(request: web.Request, name: str, what: str | None = None) -> str:
+    """The path parameter ``name`` as a canonical UUID string, or 404."""
+    raw = request.match_info.get(name, "")
+    return parse_uuid(raw, what or name.removesuffix("_id"))
+
+
+def parse_uuid(raw: str, what: str) -> str:
+    try:
+        return str(uuid.UUID(raw))
+    except ValueError:
+        raise not_found(what) from None
+
+
+def owned(row: T | None, owner: HasAccountId, what: str) -> T:
+    """``row`` if it exists and belongs to ``owner`` (an account); otherwise 404."""
+    if row is None or str(row.get("account_id")) != str(owner.id):
+        raise not_found(what)
+    return row

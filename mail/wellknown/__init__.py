@@ -1,0 +1,1 @@
+"""Routes outside /api that clients and researchers look for at the host root."""

@@ -1,0 +1,98 @@
+"""Mail test data: accounts inserted directly, with a password hashed once per run."""
+
+from __future__ import annotations
+
+import email
+import itertools
+from datetime import timedelta
+from email.message import EmailMessage
+from email.policy import default as default_policy
+from typing import Any
+
+from common.crypto import sha256_hex
+from common.ids import random_id
+from common.passwords import hash_password_sync
+from common.runtime import Runtime
+from mail.accounts import store as accounts_store
+from mail.accounts.store import Account
+from mail.auth import store as sessions_store
+from mail.auth.sessions import COOKIE_NAME
+
+PASSWORD = "correct horse battery staple"
+# argon2 costs ~50 ms: hash once, insert the same hash for every account.
+PASSWORD_HASH = hash_password_sync(PASSWORD)
+
+_numbers = itertools.count(1)
+
+
+async def make_account(
+    runtime: Runtime,
+    *,
+    email_address: str | None = None,
+    name: str = "Test User",
+    is_owner: bool = False,
+    verified: bool = True,
+    referred_by: str | None = None,
+) -> Account:
+    n = next(_numbers)
+    now = runtime.clock.now()
+    async with runtime.db.connection() as conn:
+        return await accounts_store.insert(
+            conn,
+            email=email_address or f"user{n}@example.com",
+            name=name,
+            password_hash=PASSWORD_HASH,
+            is_owner=is_owner,
+            referral_code=f"ref{n}{random_id(4)}",
+            referred_by=referred_by,
+            notifications={},
+            now=now,
+            email_verified_at=now if verified else None,
+        )
+
+
+async def make_session(
+    runtime: Runtime, account: Account, *, ip: str = "127.0.0.1", user_agent: str = "pytest"
+) -> str:
+    """A signed-in session; returns the svc_session cookie value."""
+    token = random_id()
+    now = runtime.clock.now()
+    async with runtime.db.connection() as conn:
+        await sessions_store.insert(
+            conn,
+            account_id=account.id,
+            token_hash=sha256_hex(token),
+            ip=ip,
+            user_agent=user_agent,
+            now=now,
+            expires_at=now + timedelta(days=14),
+        )
+    return token
+
+
+def cookie(token: str) -> dict[str, str]:
+    return {"Cookie": f"{COOKIE_NAME}={token}"}
+
+
+async def signed_in(runtime: Runtime, **kwargs: Any) -> tuple[Account, dict[str, str]]:
+    """An account and the headers of one of its sessions."""
+    account = await make_account(runtime, **kwargs)
+    return account, cookie(await make_session(runtime, account))
+
+
+async def outbox(runtime: Runtime) -> list[tuple[dict[str, Any], EmailMessage]]:
+    """Every queued message, oldest first, parsed."""
+    rows = await runtime.db.fetch_all(
+        "SELECT id::text, account_id::text, kind, rcpt_to, subject, message"
+        " FROM mail.outbox ORDER BY created_at, id"
+    )
+    parsed = []
+    for row in rows:
+        msg = email.message_from_bytes(bytes(row["message"]), policy=default_policy)
+        parsed.append((row, msg))  # type: ignore[arg-type]
+    return parsed
+
+
+def token_from(msg: EmailMessage) -> str:
+    body = msg.get_content()
+    return body.split("?token=", 1)[1].split()[0]
