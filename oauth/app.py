@@ -2,31 +2,60 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
 from common.migrations import MigrationSet
 from common.web import error_middleware
-from oauth import errors
+from oauth import errors, rfc8414
+from oauth.config import OAuthConfig
+from oauth.routes import ROUTES, Route, View
+from oauth.server import AuthorizationServer
 
 MIGRATIONS = MigrationSet("oauth", Path(__file__).parent / "migrations")
 
 DEFAULT_BASE_PATH = "/oauth"
 DEFAULT_ADMIN_BASE_PATH = "/admin/oauth"
 
-
-@dataclass(frozen=True)
-class OAuthConfig:
-    db: Any
-    secret: str
-    scopes: tuple[str, ...]
-    base_path: str = DEFAULT_BASE_PATH
-    admin_base_path: str = DEFAULT_ADMIN_BASE_PATH
+server_key = web.AppKey("oauth_server", AuthorizationServer)
 
 
-def create_app(config: OAuthConfig) -> web.Application:
+def create_app(
+    config: OAuthConfig, *, server: AuthorizationServer | None = None
+) -> web.Application:
+    """Build the routes. Pass ``server`` to share one across several mounts."""
+    server = server or AuthorizationServer(config)
     app = web.Application(middlewares=[error_middleware(errors.render)])
+    app[server_key] = server
+    issuer_path = urlsplit(config.issuer).path if config.issuer else config.base_path
+    for route in ROUTES:
+        handler = _guarded(server, route)
+        for path in _paths(config, route, issuer_path):
+            app.router.add_route(route.method, path, handler)
     return app
+
+
+def _paths(config: OAuthConfig, route: Route, issuer_path: str) -> list[str]:
+    if route.mount == "well_known":
+        return rfc8414.well_known_paths(issuer_path)
+    prefix = config.admin_base_path if route.mount == "admin" else config.base_path
+    return [prefix + route.path]
+
+
+def _guarded(server: AuthorizationServer, route: Route) -> web.Handler:
+    view: View = route.view
+    if route.guard == "open":
+
+        async def open_handler(request: web.Request) -> web.StreamResponse:
+            return await view(server, request)
+
+        return open_handler
+    guard = server.config.require_user if route.guard == "user" else server.config.require_admin
+
+    async def guarded_handler(request: web.Request) -> web.StreamResponse:
+        await guard(request)
+        return await view(server, request)
+
+    return guarded_handler

@@ -1,0 +1,44 @@
+"""The token endpoint (RFC 6749 3.2): one grant class per grant_type, picked from a table."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from oauth.errors import InvalidRequest, UnsupportedGrantType
+from oauth.rfc6749.authorization_code import AuthorizationCodeGrant
+from oauth.rfc6749.client_auth import authenticate_client, read_credentials
+from oauth.rfc6749.refresh_token import RefreshTokenGrant
+from oauth.rfc8628 import DeviceCodeGrant
+from oauth.server import AuthorizationServer, Call
+
+
+class Grant(Protocol):
+    grant_type: str
+
+    async def exchange(
+        self,
+        server: AuthorizationServer,
+        call: Call,
+        client: dict[str, Any],
+        form: Mapping[str, str],
+    ) -> dict[str, Any]: ...
+
+
+GRANTS: dict[str, Grant] = {
+    grant.grant_type: grant
+    for grant in (AuthorizationCodeGrant(), RefreshTokenGrant(), DeviceCodeGrant())
+}
+
+
+async def issue_token(
+    server: AuthorizationServer, call: Call, authorization: str | None, form: Mapping[str, str]
+) -> dict[str, Any]:
+    grant_type = form.get("grant_type")
+    if not grant_type:
+        raise InvalidRequest("grant_type is required")
+    grant = GRANTS.get(grant_type)
+    if grant is None:
+        raise UnsupportedGrantType(f"grant_type {grant_type} is not supported")
+    client = await authenticate_client(server, call, read_credentials(authorization, form))
+    return await grant.exchange(server, call, client, form)

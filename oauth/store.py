@@ -1,0 +1,575 @@
+"""Every SQL statement of the OAuth server, against the configured table names.
+
+Functions take the connection as their first argument so one transaction can
+span several of them. Table names come from :class:`oauth.config.Tables` and
+enter the SQL only through ``psycopg2.sql.Identifier``; each statement is
+rendered once per store and cached. Times are always passed in from the
+injectable clock, never taken from ``now()``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from psycopg2 import sql
+
+from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
+from oauth.config import Tables
+
+Row = dict[str, Any]
+
+CLIENT_COLUMNS = (
+    "id, client_id, client_secret_hash, name, description, icon_url, redirect_uris,"
+    " allowed_scopes, is_official, created_by, created_at, revoked_at, updated_at,"
+    " auth_failures, auth_locked_until"
+)
+# Columns PATCH may change; anything else never reaches the SET list.
+UPDATABLE_CLIENT_FIELDS = (
+    "name",
+    "description",
+    "icon_url",
+    "redirect_uris",
+    "allowed_scopes",
+    "is_official",
+)
+
+
+def _client(row: Row | None) -> Row | None:
+    if row is not None:
+        row["redirect_uris"] = json.loads(row["redirect_uris"])
+        row["allowed_scopes"] = json.loads(row["allowed_scopes"])
+    return row
+
+
+class Store:
+    def __init__(self, tables: Tables) -> None:
+        self.tables = tables
+        self._names = {
+            "clients": sql.Identifier(tables.schema, tables.clients),
+            "codes": sql.Identifier(tables.schema, tables.authorization_codes),
+            "refresh": sql.Identifier(tables.schema, tables.refresh_tokens),
+            "devices": sql.Identifier(tables.schema, tables.device_codes),
+            "revoked": sql.Identifier(tables.schema, tables.revoked_access_tokens),
+        }
+        self._rendered: dict[str, str] = {}
+
+    def q(self, conn: Conn, template: str) -> str:
+        """The statement with table names filled in, rendered once (quoting needs a conn)."""
+        text = self._rendered.get(template)
+        if text is None:
+            text = sql.SQL(template).format(**self._names).as_string(conn.raw)
+            self._rendered[template] = text
+        return text
+
+    # --- clients -----------------------------------------------------------
+
+    async def insert_client(
+        self,
+        conn: Conn,
+        *,
+        client_id: str,
+        secret_hash: str | None,
+        name: str,
+        description: str | None,
+        icon_url: str | None,
+        redirect_uris: Sequence[str],
+        allowed_scopes: Sequence[str],
+        is_official: bool,
+        created_by: int | None,
+        now: datetime,
+    ) -> Row:
+        row = await fetch_one(
+            conn,
+            self.q(
+                conn,
+                "INSERT INTO {clients} (client_id, client_secret_hash, name, description,"
+                " icon_url, redirect_uris, allowed_scopes, is_official, created_by, created_at)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING " + CLIENT_COLUMNS,
+            ),
+            (
+                client_id,
+                secret_hash,
+                name,
+                description,
+                icon_url,
+                json.dumps(list(redirect_uris)),
+                json.dumps(list(allowed_scopes)),
+                is_official,
+                created_by,
+                now,
+            ),
+        )
+        assert row is not None
+        return _client(row)  # type: ignore[return-value]
+
+    async def get_client(self, conn: Conn, client_id: str) -> Row | None:
+        row = await fetch_one(
+            conn,
+            self.q(conn, "SELECT " + CLIENT_COLUMNS + " FROM {clients} WHERE client_id = %s"),
+            (client_id,),
+        )
+        return _client(row)
+
+    async def get_client_by_id(self, conn: Conn, id_: int) -> Row | None:
+        row = await fetch_one(
+            conn,
+            self.q(conn, "SELECT " + CLIENT_COLUMNS + " FROM {clients} WHERE id = %s"),
+            (id_,),
+        )
+        return _client(row)
+
+    async def list_clients(self, conn: Conn) -> list[Row]:
+        rows = await fetch_all(
+            conn, self.q(conn, "SELECT " + CLIENT_COLUMNS + " FROM {clients} ORDER BY id")
+        )
+        return [_client(r) for r in rows]  # type: ignore[misc]
+
+    async def update_client(
+        self, conn: Conn, id_: int, changes: dict[str, Any], now: datetime
+    ) -> Row | None:
+        assignments = [sql.SQL("updated_at = %s")]
+        params: list[Any] = [now]
+        for column, value in changes.items():
+            if column not in UPDATABLE_CLIENT_FIELDS:
+                raise ValueError(f"{column} is not updatable")
+            if column in ("redirect_uris", "allowed_scopes"):
+                value = json.dumps(list(value))
+            assignments.append(sql.SQL("{} = %s").format(sql.Identifier(column)))
+            params.append(value)
+        statement = sql.SQL(
+            "UPDATE {clients} SET {sets} WHERE id = %s AND revoked_at IS NULL RETURNING "
+            + CLIENT_COLUMNS
+        ).format(clients=self._names["clients"], sets=sql.SQL(", ").join(assignments))
+        row = await fetch_one(conn, statement.as_string(conn.raw), (*params, id_))
+        return _client(row)
+
+    async def set_client_secret(
+        self, conn: Conn, id_: int, secret_hash: str, now: datetime
+    ) -> Row | None:
+        row = await fetch_one(
+            conn,
+            self.q(
+                conn,
+                "UPDATE {clients} SET client_secret_hash = %s, updated_at = %s,"
+                " auth_failures = 0, auth_locked_until = NULL"
+                " WHERE id = %s AND revoked_at IS NULL RETURNING " + CLIENT_COLUMNS,
+            ),
+            (secret_hash, now, id_),
+        )
+        return _client(row)
+
+    async def revoke_client(self, conn: Conn, id_: int, now: datetime) -> Row | None:
+        row = await fetch_one(
+            conn,
+            self.q(
+                conn,
+                "UPDATE {clients} SET revoked_at = %s, updated_at = %s"
+                " WHERE id = %s AND revoked_at IS NULL RETURNING " + CLIENT_COLUMNS,
+            ),
+            (now, now, id_),
+        )
+        return _client(row)
+
+    async def record_auth_failure(
+        self,
+        conn: Conn,
+        client_id: str,
+        now: datetime,
+        *,
+        window: timedelta,
+        limit: int,
+        cap_seconds: int,
+    ) -> datetime | None:
+        """Count a failed authentication; return the lock it earned, if any.
+
+        Failures are counted in a window; from ``limit`` on, each failure
+        locks the client for 1, 2, 4 ... seconds up to the cap.
+        """
+        return await fetch_val(
+            conn,
+            self.q(
+                conn,
+                """
+                UPDATE {clients} AS c SET
+                    auth_failures = n.failures,
+                    auth_failures_since = n.since,
+                    auth_locked_until = CASE WHEN n.failures >= %(limit)s
+                        THEN %(now)s + make_interval(secs =>
+                            least(%(cap)s, power(2, n.failures - %(limit)s)))
+                        ELSE c.auth_locked_until END
+                FROM (SELECT id,
+                        CASE WHEN auth_failures_since > %(since)s
+                             THEN auth_failures + 1 ELSE 1 END AS failures,
+                        CASE WHEN auth_failures_since > %(since)s
+                             THEN auth_failures_since ELSE %(now)s END AS since
+                      FROM {clients} WHERE client_id = %(client_id)s FOR UPDATE) AS n
+                WHERE c.id = n.id
+                RETURNING CASE WHEN c.auth_locked_until > %(now)s
+                               THEN c.auth_locked_until END
+                """,
+            ),
+            {
+                "client_id": client_id,
+                "now": now,
+                "since": now - window,
+                "limit": limit,
+                "cap": cap_seconds,
+            },
+        )
+
+    async def clear_auth_failures(self, conn: Conn, client_id: str) -> None:
+        await execute(
+            conn,
+            self.q(
+                conn,
+                "UPDATE {clients} SET auth_failures = 0, auth_failures_since = NULL,"
+                " auth_locked_until = NULL WHERE client_id = %s AND auth_failures > 0",
+            ),
+            (client_id,),
+        )
+
+    # --- authorization codes ----------------------------------------------------
+
+    async def insert_code(
+        self,
+        conn: Conn,
+        *,
+        code_hash: str,
+        client_id: str,
+        user_id: int,
+        redirect_uri: str,
+        code_challenge: str,
+        code_challenge_method: str,
+        scope: str,
+        expires_at: datetime,
+        nonce: str | None,
+        auth_time: int | None,
+    ) -> None:
+        await execute(
+            conn,
+            self.q(
+                conn,
+                "INSERT INTO {codes} (code, client_id, user_id, redirect_uri, code_challenge,"
+                " code_challenge_method, scope, expires_at, nonce, auth_time)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            ),
+            (
+                code_hash,
+                client_id,
+                user_id,
+                redirect_uri,
+                code_challenge,
+                code_challenge_method,
+                scope,
+                expires_at,
+                nonce,
+                auth_time,
+            ),
+        )
+
+    async def consume_code(
+        self, conn: Conn, code_hash: str, now: datetime, chain_id: str
+    ) -> Row | None:
+        """Mark an unused code used; the row lock makes exactly one caller win."""
+        return await fetch_one(
+            conn,
+            self.q(
+                conn,
+                "UPDATE {codes} SET used_at = %s, chain_id = %s"
+                " WHERE code = %s AND used_at IS NULL RETURNING *",
+            ),
+            (now, chain_id, code_hash),
+        )
+
+    async def get_code(self, conn: Conn, code_hash: str) -> Row | None:
+        return await fetch_one(
+            conn, self.q(conn, "SELECT * FROM {codes} WHERE code = %s"), (code_hash,)
+        )
+
+    # --- refresh tokens ---------------------------------------------------------
+
+    async def insert_refresh_token(
+        self,
+        conn: Conn,
+        *,
+        token_hash: str,
+        client_id: str,
+        user_id: int,
+        scope: str,
+        chain_id: str,
+        access_jti: str,
+        access_expires_at: datetime,
+        now: datetime,
+        expires_at: datetime,
+    ) -> None:
+        await execute(
+            conn,
+            self.q(
+                conn,
+                "INSERT INTO {refresh} (token_hash, client_id, user_id, scope, chain_id,"
+                " access_jti, access_expires_at, created_at, expires_at)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            ),
+            (
+                token_hash,
+                client_id,
+                user_id,
+                scope,
+                chain_id,
+                access_jti,
+                access_expires_at,
+                now,
+                expires_at,
+            ),
+        )
+
+    async def rotate_refresh_token(
+        self,
+        conn: Conn,
+        *,
+        token_hash: str,
+        client_id: str,
+        requested_scopes: list[str] | None,
+        new_hash: str,
+        access_jti: str,
+        access_expires_at: datetime,
+        now: datetime,
+        expires_at: datetime,
+        sealed: str | None,
+    ) -> Row | None:
+        """Revoke a live token and insert its successor, in one statement.
+
+        The UPDATE takes the row lock; a concurrent rotation of the same token
+        waits for it, then finds ``revoked_at`` set and rotates nothing. A
+        request for scopes beyond the token's also rotates nothing. None means
+        "not rotated"; the caller looks at the row to say why.
+        """
+        return await fetch_one(
+            conn,
+            self.q(
+                conn,
+                """
+                WITH old AS (
+                    UPDATE {refresh} SET revoked_at = %(now)s, revoked_reason = 'rotated',
+                           successor_sealed = %(sealed)s
+                     WHERE token_hash = %(hash)s AND client_id = %(client_id)s
+                       AND revoked_at IS NULL AND expires_at > %(now)s
+                       AND (%(scopes)s::text[] IS NULL
+                            OR %(scopes)s::text[] <@ string_to_array(scope, ' '))
+                 RETURNING token_hash, client_id, user_id, scope, chain_id)
+                INSERT INTO {refresh} (token_hash, client_id, user_id, scope,
+                       parent_token_hash, chain_id, access_jti, access_expires_at,
+                       created_at, expires_at)
+                SELECT %(new_hash)s, client_id, user_id,
+                       coalesce(array_to_string(%(scopes)s::text[], ' '), scope),
+                       token_hash, chain_id, %(jti)s, %(access_exp)s, %(now)s, %(exp)s
+                  FROM old
+                RETURNING token_hash, client_id, user_id, scope, chain_id
+                """,
+            ),
+            {
+                "hash": token_hash,
+                "client_id": client_id,
+                "scopes": requested_scopes,
+                "new_hash": new_hash,
+                "jti": access_jti,
+                "access_exp": access_expires_at,
+                "now": now,
+                "exp": expires_at,
+                "sealed": sealed,
+            },
+        )
+
+    async def get_refresh_token(self, conn: Conn, token_hash: str) -> Row | None:
+        return await fetch_one(
+            conn,
+            self.q(conn, "SELECT * FROM {refresh} WHERE token_hash = %s"),
+            (token_hash,),
+        )
+
+    async def get_successor(self, conn: Conn, token_hash: str) -> Row | None:
+        return await fetch_one(
+            conn,
+            self.q(conn, "SELECT * FROM {refresh} WHERE parent_token_hash = %s"),
+            (token_hash,),
+        )
+
+    async def burn_chain(self, conn: Conn, chain_id: str, now: datetime, reason: str) -> int:
+        """Revoke every live token of a chain and denylist the chain's live access tokens."""
+        return await self._burn(conn, "chain_id", chain_id, now, reason)
+
+    async def revoke_client_tokens(
+        self, conn: Conn, client_id: str, now: datetime, reason: str
+    ) -> int:
+        """Revoke every live refresh token of a client, and its live access tokens."""
+        return await self._burn(conn, "client_id", client_id, now, reason)
+
+    async def _burn(self, conn: Conn, column: str, value: str, now: datetime, reason: str) -> int:
+        assert column in ("chain_id", "client_id")
+        return int(
+            await fetch_val(
+                conn,
+                self.q(
+                    conn,
+                    """
+                    WITH burned AS (
+                        UPDATE {refresh} SET revoked_at = %(now)s, revoked_reason = %(reason)s,
+                               successor_sealed = NULL
+                         WHERE """
+                    + column
+                    + """ = %(value)s AND revoked_at IS NULL
+                        RETURNING token_hash),
+                    denied AS (
+                        INSERT INTO {revoked} (jti, client_id, revoked_at, expires_at)
+                        SELECT access_jti, client_id, %(now)s, access_expires_at FROM {refresh}
+                         WHERE """
+                    + column
+                    + """ = %(value)s AND access_jti IS NOT NULL
+                           AND access_expires_at > %(now)s
+                        ON CONFLICT (jti) DO NOTHING)
+                    SELECT count(*) FROM burned
+                    """,
+                ),
+                {"now": now, "reason": reason, "value": value},
+            )
+        )
+
+    # --- revoked access tokens --------------------------------------------------
+
+    async def revoke_access_token(
+        self, conn: Conn, jti: str, client_id: str, now: datetime, expires_at: datetime
+    ) -> None:
+        await execute(
+            conn,
+            self.q(
+                conn,
+                "INSERT INTO {revoked} (jti, client_id, revoked_at, expires_at)"
+                " VALUES (%s, %s, %s, %s) ON CONFLICT (jti) DO NOTHING",
+            ),
+            (jti, client_id, now, expires_at),
+        )
+
+    async def is_access_token_revoked(self, conn: Conn, jti: str) -> bool:
+        found = await fetch_val(
+            conn, self.q(conn, "SELECT 1 FROM {revoked} WHERE jti = %s"), (jti,)
+        )
+        return found is not None
+
+    # --- device codes -----------------------------------------------------------
+
+    async def insert_device_code(
+        self,
+        conn: Conn,
+        *,
+        device_hash: str,
+        user_code: str,
+        client_id: str,
+        scope: str,
+        interval: int,
+        now: datetime,
+        expires_at: datetime,
+    ) -> None:
+        await execute(
+            conn,
+            self.q(
+                conn,
+                "INSERT INTO {devices} (device_code, user_code, client_id, scope,"
+                " poll_interval, created_at, expires_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+            ),
+            (device_hash, user_code, client_id, scope, interval, now, expires_at),
+        )
+
+    async def get_device_by_user_code(self, conn: Conn, user_code: str) -> Row | None:
+        return await fetch_one(
+            conn, self.q(conn, "SELECT * FROM {devices} WHERE user_code = %s"), (user_code,)
+        )
+
+    async def decide_device(
+        self, conn: Conn, user_code: str, user_id: int, now: datetime, *, approve: bool
+    ) -> Row | None:
+        """Approve or deny a pending, unexpired device code; None if it is not pending."""
+        column = "approved_at" if approve else "denied_at"
+        return await fetch_one(
+            conn,
+            self.q(
+                conn,
+                "UPDATE {devices} SET " + column + " = %s, user_id = %s"
+                " WHERE user_code = %s AND approved_at IS NULL AND denied_at IS NULL"
+                " AND expires_at > %s RETURNING *",
+            ),
+            (now, user_id, user_code, now),
+        )
+
+    async def poll_device(
+        self, conn: Conn, device_hash: str, client_id: str, now: datetime, step: int
+    ) -> Row | None:
+        """Record a poll of a pending code; grow its interval when it came too early.
+
+        Returns the row with ``too_fast`` telling whether this poll was early.
+        """
+        return await fetch_one(
+            conn,
+            self.q(
+                conn,
+                """
+                UPDATE {devices} AS d SET
+                       last_polled_at = %(now)s,
+                       poll_interval = d.poll_interval + CASE WHEN early.too_fast
+                                                         THEN %(step)s ELSE 0 END
+                  FROM (SELECT device_code,
+                               coalesce(last_polled_at + make_interval(secs => poll_interval)
+                                        > %(now)s, false) AS too_fast
+                          FROM {devices}
+                         WHERE device_code = %(hash)s AND client_id = %(client)s
+                         FOR UPDATE) AS early
+                 WHERE d.device_code = early.device_code
+                RETURNING d.*, early.too_fast
+                """,
+            ),
+            {"now": now, "step": step, "hash": device_hash, "client": client_id},
+        )
+
+    async def take_approved_device(
+        self, conn: Conn, device_hash: str, client_id: str, now: datetime
+    ) -> Row | None:
+        """Delete an approved, unexpired code and return it: exchanged once, then gone."""
+        return await fetch_one(
+            conn,
+            self.q(
+                conn,
+                "DELETE FROM {devices} WHERE device_code = %s AND client_id = %s"
+                " AND approved_at IS NOT NULL AND expires_at > %s RETURNING *",
+            ),
+            (device_hash, client_id, now),
+        )
+
+    # --- sweeps -----------------------------------------------------------------
+
+    async def sweep_authorization_codes(self, conn: Conn, now: datetime) -> int:
+        return await execute(
+            conn, self.q(conn, "DELETE FROM {codes} WHERE expires_at < %s"), (now,)
+        )
+
+    async def sweep_refresh_tokens(self, conn: Conn, now: datetime, sealed_before: datetime) -> int:
+        """Drop expired refresh tokens and denylist entries; forget sealed pairs past the window."""
+        await execute(
+            conn,
+            self.q(
+                conn,
+                "UPDATE {refresh} SET successor_sealed = NULL"
+                " WHERE successor_sealed IS NOT NULL AND revoked_at < %s",
+            ),
+            (sealed_before,),
+        )
+        await execute(conn, self.q(conn, "DELETE FROM {revoked} WHERE expires_at < %s"), (now,))
+        return await execute(
+            conn, self.q(conn, "DELETE FROM {refresh} WHERE expires_at < %s"), (now,)
+        )
+
+    async def sweep_device_codes(self, conn: Conn, now: datetime) -> int:
+        return await execute(
+            conn, self.q(conn, "DELETE FROM {devices} WHERE expires_at < %s"), (now,)
+        )

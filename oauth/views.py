@@ -1,0 +1,215 @@
+"""Thin HTTP handlers: parse the request, call the module that does the work, shape the reply.
+
+Token-style endpoints (token, revoke, introspect, device authorize) take
+``application/x-www-form-urlencoded`` bodies (RFC 6749 3.2); the consent and
+admin routes take JSON (form bodies are accepted on consent routes too, for
+plain HTML forms). A parameter sent twice is invalid_request (RFC 6749 3.1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from aiohttp import web
+from multidict import MultiDictProxy
+
+from common.web import BadJSON, json_response, read_json_object
+from oauth import clients, rfc7009, rfc7662, rfc8414, rfc8628
+from oauth.errors import NO_STORE, InvalidRequest, NotFound
+from oauth.rfc6749 import authorize
+from oauth.rfc6749.client_auth import authenticate_client, read_credentials
+from oauth.rfc6749.token import issue_token
+from oauth.server import AuthorizationServer
+
+FORM = "application/x-www-form-urlencoded"
+
+
+def reply(data: Any, status: int = 200) -> web.Response:
+    return json_response(data, status=status, headers=dict(NO_STORE))
+
+
+def _single(values: MultiDictProxy[str] | Mapping[str, Any]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in values.items():
+        if key in out:
+            raise InvalidRequest(f"{key} is repeated")
+        if not isinstance(value, str):
+            raise InvalidRequest(f"{key} must be a string")
+        out[key] = value
+    return out
+
+
+async def read_form(request: web.Request) -> dict[str, str]:
+    if request.content_type != FORM:
+        raise InvalidRequest(f"the body must be {FORM}")
+    return _single(await request.post())
+
+
+async def read_params(request: web.Request) -> dict[str, str]:
+    """A consent route's parameters: a JSON object or a form body."""
+    if request.content_type == FORM:
+        return _single(await request.post())
+    try:
+        body = await read_json_object(request)
+    except BadJSON as exc:
+        raise InvalidRequest(str(exc)) from None
+    return _single({k: v for k, v in body.items() if v is not None})
+
+
+async def read_admin_body(request: web.Request) -> dict[str, Any]:
+    try:
+        return await read_json_object(request)
+    except BadJSON as exc:
+        raise InvalidRequest(str(exc)) from None
+
+
+def _client_pk(request: web.Request) -> int:
+    raw = request.match_info["id"]
+    if not raw.isdigit() or len(raw) > 18:
+        raise NotFound("no such client")
+    return int(raw)
+
+
+# --- consent routes (requireUser) --------------------------------------------
+
+
+async def authorize_info(server: AuthorizationServer, request: web.Request) -> web.Response:
+    call = server.call(request)
+    req = await authorize.validate(server, call, _single(request.query))
+    return reply(authorize.info(req))
+
+
+async def authorize_approve(server: AuthorizationServer, request: web.Request) -> web.Response:
+    call = server.call(request)
+    user_id = server.user_id(request)
+    req = await authorize.validate(server, call, await read_params(request))
+    return reply(await authorize.approve(server, call, req, user_id))
+
+
+async def authorize_deny(server: AuthorizationServer, request: web.Request) -> web.Response:
+    call = server.call(request)
+    user_id = server.user_id(request)
+    req = await authorize.validate(server, call, await read_params(request))
+    return reply(await authorize.deny(server, call, req, user_id))
+
+
+async def device_info(server: AuthorizationServer, request: web.Request) -> web.Response:
+    server.user_id(request)
+    return reply(await rfc8628.device_info(server, _single(request.query).get("user_code")))
+
+
+async def device_approve(server: AuthorizationServer, request: web.Request) -> web.Response:
+    user_id = server.user_id(request)
+    params = await read_params(request)
+    return reply(
+        await rfc8628.decide(
+            server, server.call(request), params.get("user_code"), user_id, approve=True
+        )
+    )
+
+
+async def device_deny(server: AuthorizationServer, request: web.Request) -> web.Response:
+    user_id = server.user_id(request)
+    params = await read_params(request)
+    return reply(
+        await rfc8628.decide(
+            server, server.call(request), params.get("user_code"), user_id, approve=False
+        )
+    )
+
+
+# --- client endpoints (client credentials, or open) ------------------------
+
+
+async def token(server: AuthorizationServer, request: web.Request) -> web.Response:
+    form = await read_form(request)
+    call = server.call(request)
+    return reply(await issue_token(server, call, request.headers.get("Authorization"), form))
+
+
+async def revoke(server: AuthorizationServer, request: web.Request) -> web.Response:
+    form = await read_form(request)
+    call = server.call(request)
+    token_value = form.get("token")
+    if not token_value:
+        raise InvalidRequest("token is required")
+    creds = read_credentials(request.headers.get("Authorization"), form)
+    client = None
+    if creds.client_id is not None:
+        client = await authenticate_client(server, call, creds)
+    await rfc7009.revoke(server, call, client, token_value, form.get("token_type_hint"))
+    return web.Response(status=200, headers=dict(NO_STORE))
+
+
+async def introspect(server: AuthorizationServer, request: web.Request) -> web.Response:
+    form = await read_form(request)
+    call = server.call(request)
+    client = await authenticate_client(
+        server, call, read_credentials(request.headers.get("Authorization"), form)
+    )
+    token_value = form.get("token")
+    if not token_value:
+        raise InvalidRequest("token is required")
+    return reply(await rfc7662.introspect(server, client, token_value, form.get("token_type_hint")))
+
+
+async def device_authorize(server: AuthorizationServer, request: web.Request) -> web.Response:
+    form = await read_form(request)
+    call = server.call(request)
+    client = await authenticate_client(
+        server, call, read_credentials(request.headers.get("Authorization"), form)
+    )
+    return reply(await rfc8628.authorize_device(server, request, client, form))
+
+
+async def metadata(server: AuthorizationServer, request: web.Request) -> web.Response:
+    body = rfc8414.metadata(server, server.issuer(request))
+    return json_response(body, headers={"Cache-Control": "public, max-age=300"})
+
+
+# --- admin routes (requireAdmin) ----------------------------------------------
+
+
+def _actor(server: AuthorizationServer, request: web.Request) -> int | None:
+    raw = server.config.user_id_from_conn(request)
+    try:
+        return int(raw) if raw is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+async def list_clients(server: AuthorizationServer, request: web.Request) -> web.Response:
+    return reply({"clients": await clients.list_clients(server)})
+
+
+async def create_client(server: AuthorizationServer, request: web.Request) -> web.Response:
+    body = await read_admin_body(request)
+    created = await clients.create_client(
+        server, server.call(request), body, _actor(server, request)
+    )
+    return reply(created, status=201)
+
+
+async def update_client(server: AuthorizationServer, request: web.Request) -> web.Response:
+    id_ = _client_pk(request)
+    body = await read_admin_body(request)
+    return reply(
+        await clients.update_client(
+            server, server.call(request), id_, body, _actor(server, request)
+        )
+    )
+
+
+async def rotate_secret(server: AuthorizationServer, request: web.Request) -> web.Response:
+    id_ = _client_pk(request)
+    return reply(
+        await clients.rotate_secret(server, server.call(request), id_, _actor(server, request))
+    )
+
+
+async def revoke_client(server: AuthorizationServer, request: web.Request) -> web.Response:
+    id_ = _client_pk(request)
+    return reply(
+        await clients.revoke_client(server, server.call(request), id_, _actor(server, request))
+    )
