@@ -1,0 +1,143 @@
+"""HTTP routes of filters: list, create, validate, read, update, delete.
+
+``/api/filters/validate`` is declared before ``/api/filters/{filter_id}`` so the
+literal wins (and a GET on it is 405, never "filter validate not found").
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from common.web import json_response
+from mail.auth import sessions
+from mail.context import mail_context
+from mail.errors import MailError, missing_required_field
+from mail.filters import serializers, service
+from mail.web.body import optional_bool, read_body
+from mail.web.lists import Sorts, list_envelope, parse_list_params
+from mail.web.ownership import owned, parse_id
+from mta.store import filters as store
+
+routes = web.RouteTableDef()
+
+SORTS = Sorts(columns=store.SORTS, default="position", default_direction="asc", tiebreak="f.id")
+FIELDS = {"address_id", "name", "script", "enabled", "position"}
+
+
+@routes.get("/api/filters")
+async def list_filters(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    auth = sessions.require(request)
+    params = parse_list_params(request.query, SORTS)
+    address_id = request.query.get("address_id")
+    async with ctx.db.connection() as conn:
+        if address_id:
+            address_id = (await service.owned_address(conn, auth.account, address_id))["id"]
+        rows, total = await store.page(
+            conn,
+            auth.account.id,
+            order_by=params.order_by,
+            limit=params.limit,
+            offset=params.offset,
+            search=params.search_pattern,
+            address_id=address_id,
+        )
+    return json_response(list_envelope([serializers.filter_(r) for r in rows], params, total))
+
+
+@routes.post("/api/filters")
+async def create_filter(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    auth = sessions.require(request)
+    body = await read_body(request, allowed=FIELDS)
+    if body.get("address_id") is None:
+        raise missing_required_field("address_id")
+    name = service.name_field(body, required=True)
+    script = service.script_field(body, required=True)
+    assert name is not None and script is not None
+    service.compile_or_400(script)
+    enabled = optional_bool(body, "enabled")
+    position = service.position_field(body)
+    async with ctx.db.transaction() as conn:
+        address = await service.owned_address(conn, auth.account, body["address_id"])
+        row = await store.insert(
+            conn,
+            account_id=auth.account.id,
+            address_id=str(address["id"]),
+            name=name,
+            script=script,
+            enabled=True if enabled is None else enabled,
+            position=position or 0,
+            now=ctx.clock.now(),
+        )
+    return json_response(serializers.filter_(row), status=201)
+
+
+@routes.post("/api/filters/validate")
+async def validate_filter(request: web.Request) -> web.Response:
+    sessions.require(request)
+    body = await read_body(request, allowed={"script"})
+    script = service.script_field(body, required=True)
+    assert script is not None
+    compiled = service.compile_or_400(script)
+    return json_response(serializers.validation(compiled.extensions))
+
+
+@routes.get("/api/filters/validate")
+@routes.patch("/api/filters/validate")
+@routes.delete("/api/filters/validate")
+async def validate_wrong_method(request: web.Request) -> web.Response:
+    # Without these the {filter_id} routes would take "validate" for an id.
+    raise MailError(
+        "method_not_allowed", "use POST to validate a script", headers={"Allow": "POST"}
+    )
+
+
+@routes.get("/api/filters/{filter_id}")
+async def read_filter(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    auth = sessions.require(request)
+    async with ctx.db.connection() as conn:
+        row = owned(await store.get(conn, parse_id(request, "filter_id")), auth.account, "filter")
+    return json_response(serializers.filter_(row))
+
+
+@routes.patch("/api/filters/{filter_id}")
+async def update_filter(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    auth = sessions.require(request)
+    filter_id = parse_id(request, "filter_id")
+    body = await read_body(request, allowed=FIELDS)
+    fields: dict[str, object] = {}
+    name = service.name_field(body, required=False)
+    if name is not None:
+        fields["name"] = name
+    script = service.script_field(body, required=False)
+    if script is not None:
+        service.compile_or_400(script)
+        fields["script"] = script
+    enabled = optional_bool(body, "enabled")
+    if enabled is not None:
+        fields["enabled"] = enabled
+    position = service.position_field(body)
+    if position is not None:
+        fields["position"] = position
+    async with ctx.db.transaction() as conn:
+        owned(await store.get(conn, filter_id), auth.account, "filter")
+        if body.get("address_id") is not None:
+            address = await service.owned_address(conn, auth.account, body["address_id"])
+            fields["address_id"] = str(address["id"])
+        row = await store.update(conn, filter_id, fields, ctx.clock.now())
+    assert row is not None
+    return json_response(serializers.filter_(row))
+
+
+@routes.delete("/api/filters/{filter_id}")
+async def delete_filter(request: web.Request) -> web.Response:
+    ctx = mail_context(request)
+    auth = sessions.require(request)
+    filter_id = parse_id(request, "filter_id")
+    async with ctx.db.transaction() as conn:
+        owned(await store.get(conn, filter_id), auth.account, "filter")
+        await store.delete(conn, filter_id)
+    return web.Response(status=204)

@@ -1,0 +1,1 @@
+"""Folders and recent mail activity of an address, as the panel shows them."""

@@ -1,0 +1,45 @@
+"""Inbound email authentication: SPF (RFC 7208), DKIM (RFC 6376), DMARC (RFC 7489).
+
+Each check is a plain async function over a :class:`~mta.authentication.dns.Resolver`;
+:func:`evaluate` runs all three for one message, and
+:func:`mta.authentication.results.header` writes the Authentication-Results field.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+from dataclasses import dataclass
+from email import policy
+from email.parser import BytesHeaderParser
+
+from mta.authentication import dkim, dmarc, spf
+from mta.authentication.dns import Resolver
+
+
+@dataclass(frozen=True)
+class Verdict:
+    spf: spf.SpfResult
+    dkim: list[dkim.DkimResult]
+    dmarc: dmarc.DmarcResult
+
+
+def from_domain(raw: bytes) -> str:
+    """The RFC5322.From domain (the DMARC author domain); "" when there is not exactly one."""
+    try:
+        headers = BytesHeaderParser(policy=policy.compat32).parsebytes(raw)
+        values = headers.get_all("From") or []
+    except Exception:
+        return ""
+    addresses = [a for _n, a in email.utils.getaddresses([str(v) for v in values]) if a]
+    if len(addresses) != 1:
+        return ""
+    return addresses[0].rpartition("@")[2].lower()
+
+
+async def evaluate(resolver: Resolver, raw: bytes, ip: str, mail_from: str, helo: str) -> Verdict:
+    spf_result, dkim_results = await asyncio.gather(
+        spf.check(resolver, ip, mail_from, helo), dkim.verify(resolver, raw)
+    )
+    dmarc_result = await dmarc.evaluate(resolver, from_domain(raw), spf_result, dkim_results)
+    return Verdict(spf_result, dkim_results, dmarc_result)

@@ -1,0 +1,93 @@
+"""The DNS lookups SPF, DKIM and DMARC need, through one configurable resolver.
+
+DNS_RESOLVERS (``host`` or ``host:port``, comma separated) points it at given
+servers (tests run one on the loopback); unset, the system's resolv.conf is used.
+A missing name or record is an empty answer; a timeout or server failure is a
+:class:`TempError` (the checks turn it into ``temperror``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Sequence
+
+import dns.asyncresolver
+import dns.exception
+import dns.name
+import dns.resolver
+import dns.reversename
+
+
+class TempError(Exception):
+    """The DNS could not answer now."""
+
+
+class Resolver:
+    def __init__(self, servers: Sequence[str] = (), *, timeout: float = 5.0) -> None:
+        if servers:
+            self._resolver = dns.asyncresolver.Resolver(configure=False)
+            hosts, ports = [], set()
+            for server in servers:
+                host, port = _split(server)
+                hosts.append(host)
+                ports.add(port)
+            self._resolver.nameservers = hosts
+            self._resolver.port = ports.pop() if len(ports) == 1 else 53
+        else:
+            try:
+                self._resolver = dns.asyncresolver.Resolver()
+            except dns.resolver.NoResolverConfiguration:
+                self._resolver = dns.asyncresolver.Resolver(configure=False)
+                self._resolver.nameservers = ["127.0.0.1"]
+        self._resolver.lifetime = timeout
+        self._resolver.timeout = timeout
+        # Only our own lookups are cached (per message); no cross-message cache here.
+        self._resolver.cache = None
+
+    async def _query(self, name: str, rdtype: str) -> list[object]:
+        try:
+            answer = await self._resolver.resolve(name, rdtype, search=False)
+        except (dns.resolver.NXDOMAIN, dns.resolver.NoAnswer):
+            return []
+        except dns.resolver.NoNameservers as exc:
+            raise TempError(f"{name} {rdtype}: no server answered") from exc
+        except (dns.exception.Timeout, dns.resolver.LifetimeTimeout) as exc:
+            raise TempError(f"{name} {rdtype}: timeout") from exc
+        except (dns.name.EmptyLabel, dns.name.LabelTooLong, dns.name.NameTooLong):
+            return []  # a name that cannot exist has no records
+        except dns.exception.DNSException as exc:
+            raise TempError(f"{name} {rdtype}: {exc}") from exc
+        return list(answer)
+
+    async def txt(self, name: str) -> list[str]:
+        records = await self._query(name, "TXT")
+        return [
+            b"".join(r.strings).decode("utf-8", errors="replace")  # type: ignore[attr-defined]
+            for r in records
+        ]
+
+    async def addresses(self, name: str, version: int) -> list[str]:
+        records = await self._query(name, "A" if version == 4 else "AAAA")
+        return [r.address for r in records]  # type: ignore[attr-defined]
+
+    async def mx(self, name: str) -> list[str]:
+        records = await self._query(name, "MX")
+        ordered = sorted(records, key=lambda r: r.preference)  # type: ignore[attr-defined]
+        return [r.exchange.to_text().rstrip(".") for r in ordered]  # type: ignore[attr-defined]
+
+    async def ptr(self, ip: str) -> list[str]:
+        records = await self._query(dns.reversename.from_address(ip).to_text(), "PTR")
+        return [r.target.to_text().rstrip(".") for r in records]  # type: ignore[attr-defined]
+
+
+def _split(server: str) -> tuple[str, int]:
+    server = server.strip()
+    if server.startswith("["):  # [::1]:5353
+        host, _, port = server[1:].partition("]:")
+        return host.rstrip("]"), int(port or 53)
+    try:
+        ipaddress.ip_address(server)
+        return server, 53
+    except ValueError:
+        host, _, port = server.rpartition(":")
+        return host, int(port)

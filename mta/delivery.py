@@ -1,0 +1,278 @@
+"""Local delivery: one accepted message into the mailboxes of its recipients.
+
+Order matters for "nothing accepted is ever lost": the raw message (with our
+trace fields) is written to the blob store and fsynced first, then every row
+for every recipient is written in ONE transaction; the SMTP 250 is sent only
+after that commit. A crash before the commit leaves at most an unreferenced
+blob (harmless: the client got no 250 and sends again).
+
+Filters run here, per recipient. A filter that fails at run time (or names a
+folder that does not exist without ``:create``) is ignored for this message:
+it goes to the inbox and the failure is recorded in the activity.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from common.db import Conn
+from common.ids import short_id
+from mta import authentication
+from mta.authentication import results
+from mta.context import MtaContext
+from mta.message import ParsedMessage, parse_message
+from mta.sieve.compiler import SieveError
+from mta.sieve.interpreter import Envelope, Incoming, Outcome, SieveRuntimeError, run
+from mta.smtp import received
+from mta.store import activity, emails, mailboxes, redirects
+from mta.store import filters as filter_store
+from mta.store.recipients import Mailbox
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Inbound:
+    """An SMTP transaction the daemon accepted and now delivers."""
+
+    raw: bytes
+    mail_from: str
+    # (recipient as given in RCPT TO, the hosted mailbox it resolved to)
+    recipients: list[tuple[str, Mailbox]]
+    ip: str
+    helo: str
+    esmtp: bool = True
+    tls: bool = False
+    smtputf8: bool = False
+
+
+@dataclass
+class Report:
+    queue_id: str
+    refused: str | None = None  # a reason when the whole message was refused (DMARC)
+    email_ids: dict[str, str | None] = field(default_factory=dict)  # address_id -> email id
+
+
+@dataclass
+class _Plan:
+    mailbox: Mailbox
+    outcome: Outcome | None
+    failure: str | None
+    junk: bool
+
+
+async def deliver(ctx: MtaContext, inbound: Inbound) -> Report:
+    now = ctx.runtime.clock.now()
+    queue_id = short_id()
+    hostname = ctx.config.smtp_hostname
+    raw = results.strip_forged(inbound.raw, hostname)
+    trace = received.header(
+        helo=inbound.helo,
+        ip=inbound.ip,
+        hostname=hostname,
+        with_=received.protocol(esmtp=inbound.esmtp, tls=inbound.tls, smtputf8=inbound.smtputf8),
+        queue_id=queue_id,
+        recipients=[rcpt for rcpt, _ in inbound.recipients],
+        now=now,
+    )
+    junk = False
+    dmarc_note = ""
+    if ctx.config.auth_checks:
+        verdict = await authentication.evaluate(
+            ctx.resolver, raw, inbound.ip, inbound.mail_from, inbound.helo
+        )
+        trace += results.header(
+            hostname, verdict.spf, verdict.dkim, verdict.dmarc, inbound.mail_from, inbound.helo
+        )
+        if verdict.dmarc.rejects and ctx.config.dmarc_reject_action == "refuse":
+            await _record_refusal(ctx, inbound, "refused by DMARC policy", raw)
+            return Report(queue_id, refused="dmarc")
+        if verdict.dmarc.rejects or verdict.dmarc.quarantines:
+            junk = True
+            dmarc_note = f"junk: DMARC {verdict.dmarc.result} (p={verdict.dmarc.policy})"
+    stored = trace + raw
+    parsed = parse_message(stored)
+    plans = [await _plan(ctx, inbound, parsed, stored, mb, junk) for mb in _distinct(inbound)]
+    blob_id = await ctx.blobs.put(stored)
+    report = Report(queue_id)
+    async with ctx.runtime.db.transaction() as conn:
+        for plan in plans:
+            report.email_ids[plan.mailbox.address_id] = await _store_one(
+                ctx, conn, inbound, parsed, plan, blob_id, len(stored), dmarc_note
+            )
+    return report
+
+
+def _distinct(inbound: Inbound) -> list[Mailbox]:
+    # Two RCPTs resolving to one mailbox (alias, +tag, fallback) get one copy.
+    seen: dict[str, Mailbox] = {}
+    for _rcpt, mailbox in inbound.recipients:
+        seen.setdefault(mailbox.address_id, mailbox)
+    return list(seen.values())
+
+
+async def _plan(
+    ctx: MtaContext,
+    inbound: Inbound,
+    parsed: ParsedMessage,
+    stored: bytes,
+    mailbox: Mailbox,
+    junk: bool,
+) -> _Plan:
+    async with ctx.runtime.db.connection() as conn:
+        rows = await filter_store.enabled_for(conn, mailbox.address_id)
+    if not rows:
+        return _Plan(mailbox, None, None, junk)
+    try:
+        scripts = [
+            (str(r["id"]), ctx.scripts.get(str(r["id"]), r["updated_at"].isoformat(), r["script"]))
+            for r in rows
+        ]
+        outcome = run(
+            scripts,
+            Incoming(parsed.message, len(stored), Envelope(inbound.mail_from, mailbox.email)),
+        )
+    except (SieveError, SieveRuntimeError) as exc:
+        return _Plan(mailbox, None, str(exc), junk)
+    except Exception as exc:  # a bug in a test we run must not lose mail either
+        log.exception("filter run failed for %s", mailbox.address_id)
+        return _Plan(mailbox, None, f"internal error: {type(exc).__name__}", junk)
+    return _Plan(mailbox, outcome, None, junk)
+
+
+async def _store_one(
+    ctx: MtaContext,
+    conn: Conn,
+    inbound: Inbound,
+    parsed: ParsedMessage,
+    plan: _Plan,
+    blob_id: str,
+    size: int,
+    dmarc_note: str,
+) -> str | None:
+    now = ctx.runtime.clock.now()
+    address_id = plan.mailbox.address_id
+    roles = await mailboxes.ensure_defaults(conn, address_id, now)
+    default_box = roles["junk"] if plan.junk else roles["inbox"]
+    event = activity.Event(
+        address_id=address_id,
+        kind="received",
+        outcome=dmarc_note or ("junk" if plan.junk else "inbox"),
+        peer=inbound.ip,
+        sender=inbound.mail_from,
+        subject=parsed.subject,
+    )
+    targets: list[str] = []
+    keywords: set[str] = set()
+    failure = plan.failure
+    redirect_to: list[tuple[str | None, str]] = []
+    done: list[str] = []
+    if plan.outcome is not None and failure is None:
+        try:
+            for action in plan.outcome.final:
+                keywords.update(action.keywords)
+                if action.kind == "keep":
+                    targets.append(default_box)
+                    done.append("junk" if plan.junk else "inbox")
+                elif action.kind == "fileinto":
+                    assert action.mailbox is not None
+                    targets.append(
+                        await _folder(conn, address_id, action.mailbox, action.create, now)
+                    )
+                    done.append(f"fileinto {action.mailbox}")
+                elif action.kind == "redirect":
+                    assert action.address is not None
+                    redirect_to.append((action.filter_id, action.address))
+                    done.append(f"redirect to {action.address}")
+        except SieveRuntimeError as exc:
+            failure = str(exc)
+    else:
+        targets.append(default_box)
+    if failure is not None:
+        targets, keywords, redirect_to = [default_box], set(), []
+        event = replace(event, kind="failed", outcome="inbox", detail=f"filter failed: {failure}")
+    elif plan.outcome is not None and plan.outcome.matched:
+        event = replace(event, kind="filtered", outcome=", ".join(done) or "discarded")
+    for filter_id, address in redirect_to:
+        await redirects.record(
+            conn,
+            address_id=address_id,
+            filter_id=filter_id,
+            blob_id=blob_id,
+            mail_from=inbound.mail_from,
+            rcpt_to=address,
+            now=now,
+        )
+    email_id = None
+    if targets:
+        email_id = await emails.insert(
+            conn,
+            emails.NewEmail(
+                address_id=address_id,
+                blob_id=blob_id,
+                size=size,
+                received_at=now,
+                parsed=parsed,
+                mailbox_ids=targets,
+                keywords=sorted(keywords),
+                envelope_from=inbound.mail_from,
+            ),
+            now,
+        )
+    await activity.record(
+        conn,
+        replace(event, email_id=email_id),
+        now,
+    )
+    return email_id
+
+
+async def _folder(conn: Conn, address_id: str, path: str, create: bool, now: datetime) -> str:
+    try:
+        if create:
+            return await mailboxes.create_path(conn, address_id, path, now)
+        found = await mailboxes.find_path(conn, address_id, path)
+    except ValueError as exc:
+        raise SieveRuntimeError(str(exc)) from exc
+    if found is None:
+        raise SieveRuntimeError(f"folder {path!r} does not exist (fileinto :create makes it)")
+    return found
+
+
+async def _record_refusal(ctx: MtaContext, inbound: Inbound, outcome: str, raw: bytes) -> None:
+    subject = parse_message(raw).subject
+    now = ctx.runtime.clock.now()
+    async with ctx.runtime.db.transaction() as conn:
+        for mailbox in _distinct(inbound):
+            await activity.record(
+                conn,
+                activity.Event(
+                    address_id=mailbox.address_id,
+                    kind="refused",
+                    outcome=outcome,
+                    peer=inbound.ip,
+                    sender=inbound.mail_from,
+                    subject=subject,
+                ),
+                now,
+            )
+
+
+async def record_refused_rcpt(
+    ctx: MtaContext, mailbox: Mailbox, *, ip: str, sender: str, outcome: str
+) -> None:
+    """A refusal at RCPT of a known address (over quota): shown in its activity."""
+    async with ctx.runtime.db.connection() as conn:
+        await activity.record(
+            conn,
+            activity.Event(
+                address_id=mailbox.address_id,
+                kind="refused",
+                outcome=outcome,
+                peer=ip,
+                sender=sender,
+            ),
+            ctx.runtime.clock.now(),
+        )

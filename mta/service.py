@@ -1,0 +1,53 @@
+"""The mta as the gateway runs it: the SMTP daemon in the gateway's process.
+
+``MtaService(runtime).lifespan()`` listens on SMTP_PORT for as long as the
+gateway runs (unless SMTP_ENABLED is false, which a pure API node sets with
+RUN_WORKERS=false). ``python -m mta smtp`` runs the same daemon alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from datetime import timedelta
+
+from common.jobs import Job
+from common.runtime import Runtime
+from mta.context import MtaContext
+from mta.smtp import server
+from mta.store import activity
+
+PRUNE_JOB = "mta.prune_activity"
+PRUNE_EVERY_SECONDS = 3600
+
+
+class MtaService:
+    name = "mta"
+
+    def __init__(self, runtime: Runtime, ctx: MtaContext | None = None) -> None:
+        self.runtime = runtime
+        self.ctx = ctx or MtaContext.build(runtime)
+        self.smtp: asyncio.Server | None = None
+        if PRUNE_JOB not in runtime.jobs.kinds:
+            runtime.jobs.register(PRUNE_JOB, self._prune)
+            runtime.jobs.every(PRUNE_JOB, PRUNE_EVERY_SECONDS)
+
+    async def _prune(self, job: Job) -> None:
+        keep = timedelta(days=self.ctx.config.activity_days)
+        async with self.runtime.db.connection() as conn:
+            await activity.prune(conn, self.runtime.clock.now() - keep)
+
+    def lifespan(self) -> AbstractAsyncContextManager[None] | None:
+        if not self.ctx.config.smtp_enabled:
+            return None
+        return self._run()
+
+    @asynccontextmanager
+    async def _run(self) -> AsyncIterator[None]:
+        async with server.serve(self.ctx) as smtp:
+            self.smtp = smtp
+            try:
+                yield
+            finally:
+                self.smtp = None

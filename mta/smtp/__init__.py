@@ -1,0 +1,1 @@
+"""The SMTP inbound daemon: aiosmtpd's protocol, our handler hooks, one module per stage."""

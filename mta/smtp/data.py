@@ -1,0 +1,26 @@
+"""DATA: deliver, and answer 250 only once everything is committed."""
+
+from __future__ import annotations
+
+import logging
+
+from mta.context import MtaContext
+from mta.delivery import Inbound, deliver
+from mta.smtp import replies
+
+log = logging.getLogger(__name__)
+
+
+async def receive(ctx: MtaContext, inbound: Inbound) -> str:
+    if not inbound.recipients:
+        return replies.NEED_RECIPIENTS
+    try:
+        report = await deliver(ctx, inbound)
+    except Exception:
+        # Nothing was committed (one transaction), so a temporary failure is honest:
+        # the sending MTA keeps the message and tries again.
+        log.exception("delivery failed; answered 451")
+        return replies.TEMPORARY_FAILURE
+    if report.refused == "dmarc":
+        return replies.DMARC_REJECT
+    return replies.queued(report.queue_id)

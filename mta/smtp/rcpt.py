@@ -1,0 +1,45 @@
+"""RCPT TO: hosted, unknown, not ours (no relay), or over quota."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mta.context import MtaContext
+from mta.smtp import replies
+from mta.store import recipients
+from mta.store.recipients import Mailbox
+
+
+@dataclass(frozen=True)
+class Decision:
+    reply: str
+    mailbox: Mailbox | None = None
+
+
+def split_address(address: str) -> tuple[str, str] | None:
+    """(local part, domain as lower-case IDNA ASCII), or None."""
+    local, at, domain = address.rpartition("@")
+    if not at or not local or not domain or len(address) > 320:
+        return None
+    domain = domain.strip().rstrip(".").lower()
+    try:
+        domain = domain.encode("idna").decode("ascii")
+    except UnicodeError:
+        return None
+    return local, domain
+
+
+async def decide(ctx: MtaContext, address: str, declared_size: int) -> Decision:
+    parts = split_address(address)
+    if parts is None:
+        return Decision(replies.BAD_RECIPIENT_SYNTAX)
+    local, domain = parts
+    async with ctx.runtime.db.connection() as conn:
+        found = await recipients.lookup(conn, local, domain)
+    if not found.domain_hosted:
+        return Decision(replies.RELAY_DENIED)
+    if found.mailbox is None:
+        return Decision(replies.UNKNOWN_USER)
+    if found.mailbox.over_quota(declared_size):
+        return Decision(replies.OVER_QUOTA, found.mailbox)
+    return Decision(replies.RECIPIENT_OK, found.mailbox)

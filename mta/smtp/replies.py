@@ -1,0 +1,25 @@
+"""Every reply the inbound daemon sends, with its enhanced status code (RFC 3463)."""
+
+from __future__ import annotations
+
+OK = "250 2.0.0 OK"
+SENDER_OK = "250 2.1.0 Sender OK"
+RECIPIENT_OK = "250 2.1.5 Recipient OK"
+
+
+def queued(queue_id: str) -> str:
+    # Sent only after the blob and every row are committed.
+    return f"250 2.0.0 OK: stored as {queue_id}"
+
+
+BAD_SENDER_SYNTAX = "553 5.1.7 Bad sender address syntax"
+BAD_RECIPIENT_SYNTAX = "553 5.1.3 Bad recipient address syntax"
+UNKNOWN_USER = "550 5.1.1 No such user here"
+RELAY_DENIED = "554 5.7.1 Relay access denied: this domain is not hosted here"
+OVER_QUOTA = "452 4.2.2 Mailbox full, try again later"
+TOO_MANY_RECIPIENTS = "452 4.5.3 Too many recipients"
+MESSAGE_TOO_BIG = "552 5.3.4 Message size exceeds fixed maximum message size"
+TEMPORARY_FAILURE = "451 4.3.0 Temporary failure storing the message, try again later"
+LOOKUP_FAILURE = "451 4.3.0 Temporary lookup failure, try again later"
+DMARC_REJECT = "550 5.7.1 Rejected by the sender domain's DMARC policy"
+NEED_RECIPIENTS = "554 5.5.1 No valid recipients"

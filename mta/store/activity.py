@@ -1,0 +1,65 @@
+"""Recent mail events of an address: received, filtered, refused, failed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from common.db import Conn, execute, fetch_all, fetch_val
+
+
+@dataclass(frozen=True)
+class Event:
+    address_id: str
+    kind: str
+    outcome: str
+    peer: str = ""
+    sender: str = ""
+    subject: str = ""
+    detail: str = ""
+    email_id: str | None = None
+
+
+async def record(conn: Conn, event: Event, now: datetime) -> None:
+    await execute(
+        conn,
+        """
+        INSERT INTO mta.activity
+            (address_id, kind, peer, sender, subject, outcome, detail, email_id, created_at)
+        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+        """,
+        (
+            event.address_id,
+            event.kind,
+            event.peer[:200],
+            event.sender[:320],
+            event.subject[:200],
+            event.outcome[:200],
+            event.detail[:1000],
+            event.email_id,
+            now,
+        ),
+    )
+
+
+async def page(
+    conn: Conn, address_id: str, *, limit: int, offset: int, kind: str | None = None
+) -> tuple[list[dict[str, Any]], int]:
+    where = "address_id = %(a)s" + (" AND kind = %(k)s" if kind else "")
+    params = {"a": address_id, "k": kind, "limit": limit, "offset": offset}
+    rows = await fetch_all(
+        conn,
+        f"""
+        SELECT id, kind, peer, sender, subject, outcome, detail, email_id, created_at
+          FROM mta.activity WHERE {where}
+         ORDER BY created_at DESC, id DESC LIMIT %(limit)s OFFSET %(offset)s
+        """,
+        params,
+    )
+    total = await fetch_val(conn, f"SELECT count(*) FROM mta.activity WHERE {where}", params)
+    return rows, int(total)
+
+
+async def prune(conn: Conn, before: datetime) -> int:
+    return await execute(conn, "DELETE FROM mta.activity WHERE created_at < %s", (before,))

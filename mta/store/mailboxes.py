@@ -1,0 +1,149 @@
+"""Mailboxes (JMAP Mailbox, RFC 8621 2): folders of an address, with roles and counts."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from common.db import Conn, fetch_all, fetch_one, fetch_val
+from mta.store import changes
+
+# (name, role, sort_order): the folders every address starts with.
+DEFAULT_MAILBOXES: tuple[tuple[str, str, int], ...] = (
+    ("Inbox", "inbox", 0),
+    ("Drafts", "drafts", 10),
+    ("Sent", "sent", 20),
+    ("Archive", "archive", 30),
+    ("Junk", "junk", 40),
+    ("Trash", "trash", 50),
+)
+# Hierarchy separator in folder paths given to fileinto ("Lists/python").
+SEPARATOR = "/"
+MAX_DEPTH = 10
+
+COLUMNS = """id, address_id, parent_id, name, role, sort_order, total_emails, unread_emails,
+             is_subscribed, created_at"""
+
+
+async def create_default_mailboxes(conn: Conn, address_id: str, now: datetime) -> None:
+    """Create the missing default folders of an address (idempotent).
+
+    The addresses code calls this in the transaction that creates an address;
+    delivery calls it too, so an address created before it existed still works.
+    """
+    rows = await fetch_all(
+        conn,
+        """
+        INSERT INTO mta.mailboxes (address_id, name, role, sort_order, created_at)
+        SELECT %s, d.name, d.role, d.sort_order, %s
+          FROM unnest(%s::text[], %s::text[], %s::int[]) AS d(name, role, sort_order)
+        ON CONFLICT DO NOTHING
+        RETURNING id
+        """,
+        (
+            address_id,
+            now,
+            [m[0] for m in DEFAULT_MAILBOXES],
+            [m[1] for m in DEFAULT_MAILBOXES],
+            [m[2] for m in DEFAULT_MAILBOXES],
+        ),
+    )
+    await changes.record(conn, address_id, "Mailbox", [str(r["id"]) for r in rows], "created", now)
+
+
+async def by_role(conn: Conn, address_id: str, role: str) -> dict[str, Any] | None:
+    return await fetch_one(
+        conn,
+        f"SELECT {COLUMNS} FROM mta.mailboxes WHERE address_id = %s AND role = %s",
+        (address_id, role),
+    )
+
+
+async def role_ids(conn: Conn, address_id: str) -> dict[str, str]:
+    rows = await fetch_all(
+        conn,
+        "SELECT role, id FROM mta.mailboxes WHERE address_id = %s AND role IS NOT NULL",
+        (address_id,),
+    )
+    return {r["role"]: str(r["id"]) for r in rows}
+
+
+async def ensure_defaults(conn: Conn, address_id: str, now: datetime) -> dict[str, str]:
+    """Role -> mailbox id, creating the default folders first if any is missing."""
+    roles = await role_ids(conn, address_id)
+    if len(roles) < len(DEFAULT_MAILBOXES):
+        await create_default_mailboxes(conn, address_id, now)
+        roles = await role_ids(conn, address_id)
+    return roles
+
+
+def split_path(path: str) -> list[str]:
+    parts = [p.strip() for p in path.split(SEPARATOR)]
+    if not path.strip() or any(not p for p in parts) or len(parts) > MAX_DEPTH:
+        raise ValueError(f"invalid folder name {path!r}")
+    if any(len(p) > 255 for p in parts):
+        raise ValueError("folder names are at most 255 characters")
+    return parts
+
+
+async def find_path(conn: Conn, address_id: str, path: str) -> str | None:
+    """The id of the folder at ``path`` ("Inbox" or "Lists/python"), or None."""
+    parent: str | None = None
+    for part in split_path(path):
+        parent = await fetch_val(
+            conn,
+            """
+            SELECT id FROM mta.mailboxes
+             WHERE address_id = %s AND parent_id IS NOT DISTINCT FROM %s AND lower(name) = lower(%s)
+            """,
+            (address_id, parent, part),
+        )
+        if parent is None:
+            return None
+        parent = str(parent)
+    return parent
+
+
+async def create_path(conn: Conn, address_id: str, path: str, now: datetime) -> str:
+    """The id of the folder at ``path``, creating it and its parents when missing."""
+    parent: str | None = None
+    for part in split_path(path):
+        row = await fetch_one(
+            conn,
+            """
+            WITH found AS (
+                SELECT id FROM mta.mailboxes
+                 WHERE address_id = %(a)s AND parent_id IS NOT DISTINCT FROM %(p)s
+                   AND lower(name) = lower(%(n)s)
+            ), made AS (
+                INSERT INTO mta.mailboxes (address_id, parent_id, name, sort_order, created_at)
+                SELECT %(a)s, %(p)s, %(n)s, 100, %(now)s WHERE NOT EXISTS (SELECT 1 FROM found)
+                ON CONFLICT DO NOTHING
+                RETURNING id
+            )
+            SELECT id, false AS created FROM found UNION ALL SELECT id, true FROM made
+            """,
+            {"a": address_id, "p": parent, "n": part, "now": now},
+        )
+        if row is None:  # lost a race with a concurrent create: read the winner's row
+            found = await find_path(conn, address_id, path)
+            if found is None:
+                raise ValueError(f"could not create folder {path!r}")
+            return found
+        if row["created"]:
+            await changes.record(conn, address_id, "Mailbox", [str(row["id"])], "created", now)
+        parent = str(row["id"])
+    assert parent is not None
+    return parent
+
+
+async def list_for_address(conn: Conn, address_id: str) -> list[dict[str, Any]]:
+    """Every folder of an address with its counts, parents before children."""
+    return await fetch_all(
+        conn,
+        f"""
+        SELECT {COLUMNS} FROM mta.mailboxes WHERE address_id = %s
+         ORDER BY sort_order, lower(name), id
+        """,
+        (address_id,),
+    )
