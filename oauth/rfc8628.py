@@ -43,6 +43,7 @@ from oauth.errors import (
 )
 from oauth.ids import random_id
 from oauth.rfc6749.authorize import public_client
+from oauth.rfc6749.client_auth import Credentials, authenticate_client
 from oauth.scope import format_scope, parse_scope
 from oauth.server import AuthorizationServer, Call
 
@@ -137,9 +138,10 @@ class DeviceCodeGrant:
         self,
         server: AuthorizationServer,
         call: Call,
-        client: dict[str, Any],
+        creds: Credentials,
         form: Mapping[str, str],
     ) -> dict[str, Any]:
+        client = await authenticate_client(server, call, creds)
         device_code = form.get("device_code")
         if not device_code:
             raise InvalidRequest("device_code is required")

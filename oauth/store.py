@@ -9,17 +9,22 @@ injectable clock, never taken from ``now()``.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+import psycopg2.errors
 from psycopg2 import sql
 
 from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
 from oauth.config import Tables
 
 Row = dict[str, Any]
+
+_NAMED_PARAM = re.compile(r"%\((\w+)\)s")
 
 CLIENT_COLUMNS = (
     "id, client_id, client_secret_hash, name, description, icon_url, redirect_uris,"
@@ -55,6 +60,7 @@ class Store:
             "revoked": sql.Identifier(tables.schema, tables.revoked_access_tokens),
         }
         self._rendered: dict[str, str] = {}
+        self._prepared: dict[str, tuple[str, str, list[str]]] = {}
 
     def q(self, conn: Conn, template: str) -> str:
         """The statement with table names filled in, rendered once (quoting needs a conn)."""
@@ -63,6 +69,43 @@ class Store:
             text = sql.SQL(template).format(**self._names).as_string(conn.raw)
             self._rendered[template] = text
         return text
+
+    async def fetch_prepared(self, conn: Conn, template: str, params: dict[str, Any]) -> Row | None:
+        """Run a hot statement as a server-side prepared statement (autocommit only).
+
+        Planning the token endpoint's statements costs Postgres more than
+        running them; a prepared statement is planned once per connection.
+        The name is derived from the rendered text, so stores with other
+        table names never share one. A pooled connection that has not seen
+        the statement yet answers InvalidSqlStatementName once; it is
+        prepared then and the call retried.
+        """
+        name, prepare, order = self._prepared_form(conn, template)
+        execute_sql = f"EXECUTE {name}(" + ", ".join(["%s"] * len(order)) + ")"
+        values = [params[key] for key in order]
+        try:
+            return await fetch_one(conn, execute_sql, values)
+        except psycopg2.errors.InvalidSqlStatementName:
+            await execute(conn, prepare)
+            return await fetch_one(conn, execute_sql, values)
+
+    def _prepared_form(self, conn: Conn, template: str) -> tuple[str, str, list[str]]:
+        cached = self._prepared.get(template)
+        if cached is None:
+            text = self.q(conn, template)
+            order: list[str] = []
+
+            def number(match: re.Match[str]) -> str:
+                key = match.group(1)
+                if key not in order:
+                    order.append(key)
+                return f"${order.index(key) + 1}"
+
+            body = _NAMED_PARAM.sub(number, text)
+            name = "oauth_" + hashlib.sha256(body.encode()).hexdigest()[:20]
+            cached = (name, f"PREPARE {name} AS {body}", order)
+            self._prepared[template] = cached
+        return cached
 
     # --- clients -----------------------------------------------------------
 
@@ -106,10 +149,10 @@ class Store:
         return _client(row)  # type: ignore[return-value]
 
     async def get_client(self, conn: Conn, client_id: str) -> Row | None:
-        row = await fetch_one(
+        row = await self.fetch_prepared(
             conn,
-            self.q(conn, "SELECT " + CLIENT_COLUMNS + " FROM {clients} WHERE client_id = %s"),
-            (client_id,),
+            "SELECT " + CLIENT_COLUMNS + " FROM {clients} WHERE client_id = %(client_id)s",
+            {"client_id": client_id},
         )
         return _client(row)
 
@@ -326,12 +369,13 @@ class Store:
             ),
         )
 
-    async def rotate_refresh_token(
+    async def authenticate_and_rotate(
         self,
         conn: Conn,
         *,
-        token_hash: str,
         client_id: str,
+        secret_hash: str | None,
+        token_hash: str,
         requested_scopes: list[str] | None,
         new_hash: str,
         access_jti: str,
@@ -339,40 +383,59 @@ class Store:
         now: datetime,
         expires_at: datetime,
         sealed: str | None,
-    ) -> Row | None:
-        """Revoke a live token and insert its successor, in one statement.
+    ) -> tuple[Row | None, Row | None]:
+        """Read the client and rotate its refresh token, in one statement (one round trip).
+
+        Returns (client, successor). The rotation happens only if the client
+        is active, not locked and its stored secret hash equals the presented
+        one (both NULL for a public client): the same conditions
+        client_auth.verify_client then checks in constant time on the
+        returned client, which alone decides the answer.
 
         The UPDATE takes the row lock; a concurrent rotation of the same token
         waits for it, then finds ``revoked_at`` set and rotates nothing. A
-        request for scopes beyond the token's also rotates nothing. None means
-        "not rotated"; the caller looks at the row to say why.
+        request for scopes beyond the token's also rotates nothing; the
+        caller reads the token to say why.
         """
-        return await fetch_one(
+        row = await self.fetch_prepared(
             conn,
-            self.q(
-                conn,
+            (
                 """
-                WITH old AS (
+                WITH c AS (
+                    SELECT """
+                + CLIENT_COLUMNS
+                + """ FROM {clients} WHERE client_id = %(client_id)s),
+                old AS (
                     UPDATE {refresh} SET revoked_at = %(now)s, revoked_reason = 'rotated',
                            successor_sealed = %(sealed)s
                      WHERE token_hash = %(hash)s AND client_id = %(client_id)s
                        AND revoked_at IS NULL AND expires_at > %(now)s
                        AND (%(scopes)s::text[] IS NULL
                             OR %(scopes)s::text[] <@ string_to_array(scope, ' '))
-                 RETURNING token_hash, client_id, user_id, scope, chain_id)
-                INSERT INTO {refresh} (token_hash, client_id, user_id, scope,
-                       parent_token_hash, chain_id, access_jti, access_expires_at,
-                       created_at, expires_at)
-                SELECT %(new_hash)s, client_id, user_id,
-                       coalesce(array_to_string(%(scopes)s::text[], ' '), scope),
-                       token_hash, chain_id, %(jti)s, %(access_exp)s, %(now)s, %(exp)s
-                  FROM old
-                RETURNING token_hash, client_id, user_id, scope, chain_id
-                """,
+                       AND EXISTS (
+                           SELECT 1 FROM c WHERE c.revoked_at IS NULL
+                              AND (c.auth_locked_until IS NULL OR c.auth_locked_until <= %(now)s)
+                              AND c.client_secret_hash IS NOT DISTINCT FROM %(secret_hash)s)
+                 RETURNING token_hash, client_id, user_id, scope, chain_id),
+                new AS (
+                    INSERT INTO {refresh} (token_hash, client_id, user_id, scope,
+                           parent_token_hash, chain_id, access_jti, access_expires_at,
+                           created_at, expires_at)
+                    SELECT %(new_hash)s::text, client_id, user_id,
+                           coalesce(array_to_string(%(scopes)s::text[], ' '), scope),
+                           token_hash, chain_id, %(jti)s::text, %(access_exp)s::timestamptz,
+                           %(now)s::timestamptz, %(exp)s::timestamptz
+                      FROM old
+                    RETURNING token_hash, user_id, scope, chain_id)
+                SELECT c.*, new.token_hash AS new_token_hash, new.user_id AS new_user_id,
+                       new.scope AS new_scope, new.chain_id AS new_chain_id
+                  FROM c LEFT JOIN new ON true
+                """
             ),
             {
-                "hash": token_hash,
                 "client_id": client_id,
+                "secret_hash": secret_hash,
+                "hash": token_hash,
                 "scopes": requested_scopes,
                 "new_hash": new_hash,
                 "jti": access_jti,
@@ -382,6 +445,19 @@ class Store:
                 "sealed": sealed,
             },
         )
+        if row is None:
+            return None, None
+        successor = None
+        if row["new_token_hash"] is not None:
+            successor = {
+                "token_hash": row["new_token_hash"],
+                "client_id": client_id,
+                "user_id": row["new_user_id"],
+                "scope": row["new_scope"],
+                "chain_id": row["new_chain_id"],
+            }
+        client = {k: v for k, v in row.items() if not k.startswith("new_")}
+        return _client(client), successor
 
     async def get_refresh_token(self, conn: Conn, token_hash: str) -> Row | None:
         return await fetch_one(

@@ -19,6 +19,7 @@ from oauth import audit, rfc7636
 from oauth.constants import GRANT_AUTHORIZATION_CODE
 from oauth.errors import InvalidGrant, InvalidRequest, OAuthError
 from oauth.ids import random_id
+from oauth.rfc6749.client_auth import Credentials, authenticate_client
 from oauth.server import AuthorizationServer, Call
 
 
@@ -29,9 +30,10 @@ class AuthorizationCodeGrant:
         self,
         server: AuthorizationServer,
         call: Call,
-        client: dict[str, Any],
+        creds: Credentials,
         form: Mapping[str, str],
     ) -> dict[str, Any]:
+        client = await authenticate_client(server, call, creds)
         code = form.get("code")
         if not code:
             raise InvalidRequest("code is required")

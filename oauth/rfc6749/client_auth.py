@@ -45,6 +45,10 @@ class Credentials:
         return self.secret is not None
 
 
+def presented_secret_hash(creds: Credentials) -> str | None:
+    return sha256_hex(creds.secret) if creds.secret is not None else None
+
+
 def read_credentials(authorization: str | None, form: Mapping[str, str]) -> Credentials:
     """The client's credentials from the Authorization header or the body; one method only."""
     body_id = form.get("client_id")
@@ -81,9 +85,23 @@ async def authenticate_client(
     """The active client these credentials prove, or InvalidClient / TooManyAttempts."""
     if creds.client_id is None:
         raise InvalidClient("client authentication is required")
-    now = server.now()
     async with server.db.connection() as conn:
         client = await server.store.get_client(conn, creds.client_id)
+    return await verify_client(server, call, creds, client)
+
+
+async def verify_client(
+    server: AuthorizationServer,
+    call: Call,
+    creds: Credentials,
+    client: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """Check credentials against the client record read for them (or None if unknown).
+
+    Store statements that gate their work on the same conditions in SQL
+    (``client_gate``) must stay in step with these checks.
+    """
+    now = server.now()
     if client is None or client["revoked_at"] is not None:
         raise InvalidClient("unknown or revoked client")
     locked_until = client["auth_locked_until"]

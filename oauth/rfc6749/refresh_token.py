@@ -22,7 +22,8 @@ from typing import Any, Final
 from common.crypto import SealError, sha256_hex
 from oauth import audit
 from oauth.constants import GRANT_REFRESH_TOKEN
-from oauth.errors import InvalidGrant, InvalidRequest, InvalidScope
+from oauth.errors import InvalidClient, InvalidGrant, InvalidRequest, InvalidScope
+from oauth.rfc6749.client_auth import Credentials, presented_secret_hash, verify_client
 from oauth.scope import format_scope, parse_scope
 from oauth.server import AuthorizationServer, Call, NewTokens
 
@@ -41,21 +42,24 @@ class RefreshTokenGrant:
         self,
         server: AuthorizationServer,
         call: Call,
-        client: dict[str, Any],
+        creds: Credentials,
         form: Mapping[str, str],
     ) -> dict[str, Any]:
+        """Authenticate the client and rotate in one round trip (the hot path)."""
+        if creds.client_id is None:
+            raise InvalidClient("client authentication is required")
         presented = form.get("refresh_token")
         if not presented:
             raise InvalidRequest("refresh_token is required")
         requested = parse_scope(form.get("scope")) or None
-        client_id = client["client_id"]
         token_hash = sha256_hex(presented)
         tokens = server.new_tokens()
         async with server.db.connection() as conn:
-            row = await server.store.rotate_refresh_token(
+            client, row = await server.store.authenticate_and_rotate(
                 conn,
+                client_id=creds.client_id,
+                secret_hash=presented_secret_hash(creds),
                 token_hash=token_hash,
-                client_id=client_id,
                 requested_scopes=requested,
                 new_hash=tokens.refresh_hash,
                 access_jti=tokens.jti,
@@ -64,7 +68,10 @@ class RefreshTokenGrant:
                 expires_at=tokens.refresh_expires_at,
                 sealed=server.seal_for_grace(tokens),
             )
-            if row is None:
+        client = await verify_client(server, call, creds, client)
+        client_id = client["client_id"]
+        if row is None:
+            async with server.db.connection() as conn:
                 old = await server.store.get_refresh_token(conn, token_hash)
                 outcome = await self._refusal_or_replay(server, conn, client_id, old, requested)
         if row is None:
