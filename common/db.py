@@ -8,6 +8,7 @@ explicit BEGIN/COMMIT on one pooled connection.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -47,9 +48,17 @@ class Database:
         )
         return cls(pool, dsn)
 
-    async def close(self) -> None:
+    async def close(self, timeout: float = 5.0) -> None:  # noqa: ASYNC109 - a bound, not a deadline
+        """Close the pool; connections still held after ``timeout`` are cut."""
         self.pool.close()
-        await self.pool.wait_closed()
+        try:
+            await asyncio.wait_for(self.pool.wait_closed(), timeout)
+        except TimeoutError:
+            # wait_closed() waits for every acquired connection to come back;
+            # a task that never returns one must not keep the process alive.
+            log.warning("closing the pool: connections still in use after %ss; cut", timeout)
+            self.pool.terminate()
+            await self.pool.wait_closed()
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[Conn]:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
 
 from aiohttp import web
 
@@ -62,8 +64,16 @@ async def open_runtime(settings: Settings, dsn: str, clock: Clock | None = None)
 async def serve(settings: Settings, *, only: str | None = None) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+
+    def on_signal() -> None:
+        if stop.is_set():
+            # A second Ctrl-C: say what is still running, then leave at once.
+            _log_pending_tasks()
+            os._exit(1)
+        stop.set()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, on_signal)
 
     pg: EmbeddedPostgres | None = None
     runtime: Runtime | None = None
@@ -88,12 +98,31 @@ async def serve(settings: Settings, *, only: str | None = None) -> None:
     finally:
         # Order matters: stop accepting and drain requests, stop workers and
         # daemons (cleanup_ctx), then the pool, then the database itself.
+        # Each step is bounded, so a stuck daemon cannot keep the database up.
         if runner is not None:
-            await runner.cleanup()
+            await _bounded("stopping the server", runner.cleanup(), settings.shutdown_timeout + 5)
+            log.info("server, workers and daemons stopped")
         if runtime is not None:
-            await runtime.db.close()
+            await _bounded("closing the pool", runtime.db.close(), 10)
         if pg is not None:
             await asyncio.to_thread(pg.stop)
+
+
+async def _bounded(what: str, step: Coroutine[Any, Any, None], seconds: float) -> None:
+    try:
+        await asyncio.wait_for(step, seconds)
+    except TimeoutError:
+        log.error("%s took longer than %ss; going on", what, seconds)
+        _log_pending_tasks()
+
+
+def _log_pending_tasks() -> None:
+    for task in asyncio.all_tasks():
+        if task is asyncio.current_task():
+            continue
+        frames = task.get_stack(limit=3)
+        where = " <- ".join(f"{f.f_code.co_filename}:{f.f_lineno}" for f in frames)
+        log.warning("still running: %s at %s", task.get_name(), where or "?")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -120,12 +149,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         import uvloop
 
-        run = uvloop.run
+        loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = uvloop.new_event_loop
     except ImportError:  # pragma: no cover - uvloop is in requirements; be lenient
         log.warning("uvloop not installed; using the default event loop")
-        run = asyncio.run
+        loop_factory = None
     try:
-        run(serve(settings, only=args.only))
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            runner.run(serve(settings, only=args.only))
     except StartupError as exc:
         print(f"gateway: refusing to start: {exc}", file=sys.stderr)
         return 1

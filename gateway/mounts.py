@@ -9,6 +9,7 @@ must decline every path another mount owns, or it would swallow them.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from aiohttp import web
 from aiohttp.web_urldispatcher import AbstractRuleMatching, MatchedSubAppResource
@@ -29,7 +30,7 @@ class PathPrefixes(AbstractRuleMatching):
         path = request.rel_url.path
         return any(_under(path, p) for p in self.prefixes)
 
-    def get_info(self) -> dict[str, object]:
+    def get_info(self) -> Any:  # aiohttp's _InfoDict is private
         return {"prefixes": self.prefixes}
 
     @property
@@ -48,7 +49,7 @@ class Everything(AbstractRuleMatching):
         path = request.rel_url.path
         return not any(_under(path, p) for p in self.excluded)
 
-    def get_info(self) -> dict[str, object]:
+    def get_info(self) -> Any:  # aiohttp's _InfoDict is private
         return {"excluding": self.excluded}
 
     @property

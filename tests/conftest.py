@@ -215,7 +215,7 @@ class GatewayProcess:
             time.sleep(0.1)
         raise RuntimeError(f"gateway did not become healthy:\n{self.log()}")
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
             try:
@@ -243,6 +243,8 @@ def gateway_process(tmp_path: Path) -> Iterator[Callable[..., GatewayProcess]]:
                 "SECRET": TEST_SECRET,
                 "APP_ENV": "test",
                 "SHUTDOWN_TIMEOUT": "5",
+                # Any free port: concurrent test runs must not fight over 2525.
+                "SMTP_PORT": "0",
             }
         )
         full_env.update(env or {})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -54,7 +55,10 @@ def test_only_serves_one_service_at_the_root(gateway_process, database_url):
     assert status == 404 and body["code"] == "NOT_FOUND"
 
 
-def test_embedded_database_survives_restart_and_stops_with_the_gateway(gateway_process, tmp_path):
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
+def test_embedded_database_survives_restart_and_stops_with_the_gateway(
+    gateway_process, tmp_path, stop_signal
+):
     data_dir = tmp_path / "data"
     gw = gateway_process(env={"DATA_DIR": str(data_dir)})
     pgdata = (data_dir / "pgdata").resolve()
@@ -65,7 +69,7 @@ def test_embedded_database_survives_restart_and_stops_with_the_gateway(gateway_p
     conn.close()
 
     started = time.monotonic()
-    assert gw.stop() == 0
+    assert gw.stop(stop_signal) == 0
     assert time.monotonic() - started < 10
     assert not postgres_running_on(pgdata)
     assert "refusing" not in gw.log()
