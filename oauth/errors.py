@@ -132,10 +132,13 @@ class TooManyAttempts(OAuthError):
     error = "slow_down"
     status = 429
 
-    def __init__(self, retry_after: int) -> None:
+    def __init__(
+        self,
+        retry_after: int,
+        reason: str = "too many failed authentication attempts for this client",
+    ) -> None:
         super().__init__(
-            f"too many failed authentication attempts for this client; retry in {retry_after} s",
-            headers={"Retry-After": str(retry_after)},
+            f"{reason}; retry in {retry_after} s", headers={"Retry-After": str(retry_after)}
         )
 
 

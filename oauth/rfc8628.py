@@ -40,6 +40,7 @@ from oauth.errors import (
     InvalidScope,
     NotFound,
     SlowDown,
+    TooManyAttempts,
 )
 from oauth.ids import random_id
 from oauth.rfc6749.authorize import public_client
@@ -50,6 +51,9 @@ from oauth.server import AuthorizationServer, Call
 USER_CODE_ALPHABET: Final = "BCDFGHJKLMNPQRSTVWXZ"
 USER_CODE_LENGTH: Final = 8
 _INSERT_ATTEMPTS = 5
+# Pairing page lookups (info, approve, deny) per signed-in user and window.
+PAIRING_ATTEMPTS: Final = 30
+PAIRING_WINDOW_SECONDS: Final = 600
 
 
 def new_user_code() -> str:
@@ -196,7 +200,15 @@ class DeviceCodeGrant:
 # --- the pairing page's routes (spec: device info, approve, deny) ----------
 
 
-async def _pending(server: AuthorizationServer, user_code: str | None) -> dict[str, Any]:
+async def _pending(
+    server: AuthorizationServer, user_code: str | None, user_id: int
+) -> dict[str, Any]:
+    # RFC 8628 5.1: user codes are short, so code entry is rate limited (per user).
+    decision = await server.limiter.hit(
+        f"oauth:device-pairing:{user_id}", PAIRING_ATTEMPTS, PAIRING_WINDOW_SECONDS
+    )
+    if not decision.allowed:
+        raise TooManyAttempts(decision.retry_after, "too many pairing attempts")
     if not user_code:
         raise InvalidRequest("user_code is required")
     normalized = normalize_user_code(user_code)
@@ -217,8 +229,10 @@ def _status(row: Mapping[str, Any]) -> str:
     return "pending"
 
 
-async def device_info(server: AuthorizationServer, user_code: str | None) -> dict[str, Any]:
-    row = await _pending(server, user_code)
+async def device_info(
+    server: AuthorizationServer, user_code: str | None, user_id: int
+) -> dict[str, Any]:
+    row = await _pending(server, user_code, user_id)
     async with server.db.connection() as conn:
         client = await server.store.get_client(conn, row["client_id"])
     if client is None or client["revoked_at"] is not None:
@@ -241,7 +255,7 @@ async def decide(
     *,
     approve: bool,
 ) -> dict[str, Any]:
-    row = await _pending(server, user_code)
+    row = await _pending(server, user_code, user_id)
     async with server.db.connection() as conn:
         client = await server.store.get_client(conn, row["client_id"])
         if client is None or client["revoked_at"] is not None:

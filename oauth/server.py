@@ -20,6 +20,7 @@ from typing import Any
 from aiohttp import web
 
 from common.crypto import Sealer, sha256_hex
+from common.ratelimit import RateLimiter
 from oauth import audit, rfc9068
 from oauth.audit import RequestInfo
 from oauth.config import OAuthConfig
@@ -62,6 +63,7 @@ class AuthorizationServer:
         self.store = Store(config.tables)
         self.scopes = tuple(config.scopes)
         self._grace_sealer = Sealer(config.secret, GRACE_SEAL_PURPOSE)
+        self.limiter = RateLimiter(config.db, config.clock)
 
     # --- request context ------------------------------------------------------
 

@@ -95,8 +95,9 @@ async def authorize_deny(server: AuthorizationServer, request: web.Request) -> w
 
 
 async def device_info(server: AuthorizationServer, request: web.Request) -> web.Response:
-    server.user_id(request)
-    return reply(await rfc8628.device_info(server, _single(request.query).get("user_code")))
+    user_id = server.user_id(request)
+    user_code = _single(request.query).get("user_code")
+    return reply(await rfc8628.device_info(server, user_code, user_id))
 
 
 async def device_approve(server: AuthorizationServer, request: web.Request) -> web.Response:

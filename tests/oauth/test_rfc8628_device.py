@@ -225,3 +225,19 @@ async def test_verification_uri_comes_from_the_host(start_oauth):
     body = await start_device(srv, client)
     assert body["verification_uri"] == "https://example.com/activate"
     assert body["verification_uri_complete"].startswith("https://example.com/activate?user_code=")
+
+
+async def test_user_code_entry_is_rate_limited_per_user(oauth_server: OAuthServer, clock):
+    client = await oauth_server.create_client(public=True)
+    started = await start_device(oauth_server, client)
+    for _ in range(30):
+        assert (await decide(oauth_server, "BCDF-GHJK")).status_code == 404
+    blocked = await decide(oauth_server, started["user_code"])
+    assert blocked.status_code == 429
+    assert blocked.json()["error"] == "slow_down"
+    assert "Retry-After" in blocked.headers
+    # Another user is not affected, and the window passes.
+    assert (await decide(oauth_server, "BCDF-GHJK", user=BOB)).status_code == 404
+    clock.advance(600)
+    fresh = await start_device(oauth_server, client)
+    assert (await decide(oauth_server, fresh["user_code"])).status_code == 200
