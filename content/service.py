@@ -1,18 +1,37 @@
-"""The CMS as the gateway builds it."""
+"""The CMS as the gateway builds it: one object per process, apps built from it."""
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager
+import dataclasses
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
 from aiohttp import web
 
 from common.migrations import MigrationSet
+from common.ratelimit import RateLimiter
 from common.runtime import Runtime
 from common.web import error_middleware
 from content import errors
+from content.activity import routes as activity_routes
+from content.auth import routes as auth_routes
+from content.changes import Changes
+from content.context import CONTEXT, Context
+from content.people import routes as people_routes
+from content.people.service import bootstrap_owner
+from content.settings import load_content_settings
 
 MIGRATIONS = MigrationSet("content", Path(__file__).parent / "migrations")
+
+# Hosts read the version as app[CONTENT_VERSION]() (or ContentService.content_version()).
+CONTENT_VERSION = web.AppKey("content_version", Callable[[], int])
+
+ROUTE_TABLES = (
+    auth_routes.routes,
+    people_routes.routes,
+    activity_routes.routes,
+)
 
 
 class ContentService:
@@ -20,10 +39,33 @@ class ContentService:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
+        self.settings = load_content_settings(runtime.settings)
+        self.changes = Changes()
+        self.context = Context(
+            runtime=runtime,
+            settings=self.settings,
+            limiter=RateLimiter(runtime.db, runtime.clock),
+            changes=self.changes,
+        )
+
+    def content_version(self) -> int:
+        """A process-local counter that changes after every content mutation."""
+        return self.changes.version()
 
     def create_app(self, *, prefix: str = "") -> web.Application:
         app = web.Application(middlewares=[error_middleware(errors.render)])
+        app[CONTEXT] = dataclasses.replace(self.context, prefix=prefix)
+        app[CONTENT_VERSION] = self.content_version
+        for table in ROUTE_TABLES:
+            app.add_routes(table)
         return app
 
     def lifespan(self) -> AbstractAsyncContextManager[None] | None:
-        return None
+        return self._lifespan()
+
+    @asynccontextmanager
+    async def _lifespan(self) -> AsyncIterator[None]:
+        if self.settings.bootstrap is not None:
+            await bootstrap_owner(self.context, self.settings.bootstrap)
+        async with self.changes.listening(self.runtime.db.dsn):
+            yield

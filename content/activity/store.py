@@ -1,0 +1,72 @@
+"""SQL for content.activity: who changed what, and when."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from common.db import Conn, Json, execute, fetch_all, fetch_val
+
+
+async def record(
+    conn: Conn,
+    *,
+    at: datetime,
+    actor: dict[str, Any],
+    action: str,
+    subject_kind: str,
+    subject_id: str,
+    summary: dict[str, Any] | None = None,
+) -> None:
+    """Record one change, in the transaction that makes it."""
+    await execute(
+        conn,
+        "INSERT INTO content.activity (at, actor_kind, user_id, key_id, actor_name, action,"
+        " subject_kind, subject_id, summary) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        (
+            at,
+            actor["kind"],
+            actor.get("userId"),
+            actor.get("keyId"),
+            actor.get("name") or "",
+            action,
+            subject_kind,
+            subject_id,
+            Json(summary or {}),
+        ),
+    )
+
+
+async def list_activity(
+    conn: Conn,
+    *,
+    kinds: list[str] | None,
+    subject_kind: str | None,
+    subject_id: str | None,
+    user_id: str | None,
+    limit: int,
+    offset: int,
+) -> tuple[list[dict[str, Any]], int]:
+    where = ["TRUE"]
+    params: dict[str, Any] = {"limit": limit, "offset": offset}
+    if kinds is not None:
+        where.append("subject_kind = ANY(%(kinds)s)")
+        params["kinds"] = kinds
+    if subject_kind:
+        where.append("subject_kind = %(subject_kind)s")
+        params["subject_kind"] = subject_kind
+    if subject_id:
+        where.append("subject_id = %(subject_id)s")
+        params["subject_id"] = subject_id
+    if user_id:
+        where.append("user_id = %(user_id)s")
+        params["user_id"] = user_id
+    clause = " AND ".join(where)
+    rows = await fetch_all(
+        conn,
+        f"SELECT * FROM content.activity WHERE {clause}"
+        " ORDER BY at DESC, id DESC LIMIT %(limit)s OFFSET %(offset)s",
+        params,
+    )
+    total = await fetch_val(conn, f"SELECT count(*) FROM content.activity WHERE {clause}", params)
+    return rows, int(total)

@@ -1,0 +1,61 @@
+"""Who is calling: a person through a session, or a program through an agent key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from content.auth.permissions import key_permissions, role_permissions
+
+CredentialKind = Literal["session", "agent_key"]
+
+
+@dataclass(frozen=True)
+class User:
+    id: str
+    email: str
+    name: str
+    role: str
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> User:
+        return cls(id=row["id"], email=row["email"], name=row["name"], role=row["role"])
+
+
+@dataclass(frozen=True)
+class Principal:
+    user: User
+    kind: CredentialKind
+    session_id: int | None = None
+    key_id: str | None = None
+    key_name: str = ""
+    grants: frozenset[str] = field(default_factory=frozenset)
+    via_cookie: bool = False
+
+    @property
+    def permissions(self) -> frozenset[str]:
+        if self.kind == "agent_key":
+            return key_permissions(self.user.role, self.grants)
+        return role_permissions(self.user.role)
+
+    def can(self, permission: str) -> bool:
+        return permission in self.permissions
+
+    def actor(self) -> dict[str, Any]:
+        """The actor stored in activity and revisions."""
+        return {
+            "kind": self.kind if self.kind == "agent_key" else "user",
+            "userId": self.user.id,
+            "name": self.user.name or self.user.email,
+            "keyId": self.key_id,
+            "keyName": self.key_name or None,
+        }
+
+
+SYSTEM_ACTOR: dict[str, Any] = {
+    "kind": "system",
+    "userId": None,
+    "name": "scheduler",
+    "keyId": None,
+    "keyName": None,
+}

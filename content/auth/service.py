@@ -1,0 +1,83 @@
+"""Sign-in and sessions: tokens are random, stored only as SHA-256, revocable."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from common.crypto import sha256_hex
+from common.ids import random_id
+from common.passwords import verify_password
+from content.auth import store
+from content.context import Context
+from content.errors import Forbidden, RateLimited, Unauthorized
+from content.people import store as people_store
+
+SESSION_LIFETIME = timedelta(days=30)
+# Per client IP: 10 sign-in attempts per 15 minutes, shared by every process.
+LOGIN_LIMIT = 10
+LOGIN_WINDOW_SECONDS = 15 * 60
+# Re-entering the password to mint a key: the same budget per account.
+REAUTH_LIMIT = 10
+
+
+@dataclass(frozen=True)
+class NewSession:
+    token: str
+    session_id: int
+    expires_at: datetime
+    user: dict[str, Any]
+
+
+async def limit_login(ctx: Context, ip: str) -> None:
+    decision = await ctx.limiter.hit(f"cms:login-ip:{ip}", LOGIN_LIMIT, LOGIN_WINDOW_SECONDS)
+    if not decision.allowed:
+        raise RateLimited(
+            f"too many sign-in attempts; try again in {decision.retry_after} seconds",
+            decision.headers(),
+        )
+
+
+async def start_session(
+    ctx: Context, user: dict[str, Any], *, ip: str, user_agent: str
+) -> NewSession:
+    token = random_id()
+    now = ctx.clock.now()
+    expires_at = now + SESSION_LIFETIME
+    async with ctx.db.connection() as conn:
+        session_id = await store.insert_session(
+            conn,
+            token_hash=sha256_hex(token),
+            user_id=user["id"],
+            now=now,
+            expires_at=expires_at,
+            ip=ip,
+            user_agent=user_agent,
+        )
+    return NewSession(token=token, session_id=session_id, expires_at=expires_at, user=user)
+
+
+async def sign_in(
+    ctx: Context, email: str, password: str, *, ip: str, user_agent: str
+) -> NewSession:
+    await limit_login(ctx, ip)
+    async with ctx.db.connection() as conn:
+        row = await people_store.get_login(conn, email)
+    # verify_password does the same work for an unknown email.
+    ok = await verify_password(row["password_hash"] if row else None, password)
+    if row is None or not ok:
+        raise Unauthorized("wrong email or password", "INVALID_CREDENTIALS")
+    row.pop("password_hash", None)
+    return await start_session(ctx, row, ip=ip, user_agent=user_agent)
+
+
+async def confirm_password(ctx: Context, user_id: str, password: Any) -> None:
+    """Re-entering the password (minting a key); rate limited per account."""
+    decision = await ctx.limiter.hit(f"cms:reauth:{user_id}", REAUTH_LIMIT, LOGIN_WINDOW_SECONDS)
+    if not decision.allowed:
+        raise RateLimited("too many password attempts; try again later", decision.headers())
+    async with ctx.db.connection() as conn:
+        password_hash = await people_store.password_hash(conn, user_id)
+    if not isinstance(password, str) or not await verify_password(password_hash, password):
+        raise Forbidden("re-enter your current password to do this", "PASSWORD_INCORRECT")

@@ -1,0 +1,68 @@
+"""SQL for content.sessions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
+
+
+async def insert_session(
+    conn: Conn,
+    *,
+    token_hash: str,
+    user_id: str,
+    now: datetime,
+    expires_at: datetime,
+    ip: str,
+    user_agent: str,
+) -> int:
+    return int(
+        await fetch_val(
+            conn,
+            "INSERT INTO content.sessions (token_hash, user_id, created_at, expires_at, ip,"
+            " user_agent) VALUES (%s, %s, %s, %s, %s, %s) RETURNING id",
+            (token_hash, user_id, now, expires_at, ip, user_agent[:300]),
+        )
+    )
+
+
+async def session_user(conn: Conn, token_hash: str, now: datetime) -> dict[str, Any] | None:
+    """The live session and its user, re-read on every request."""
+    return await fetch_one(
+        conn,
+        "SELECT s.id AS session_id, u.id, u.email, u.name, u.role"
+        "  FROM content.sessions s JOIN content.users u ON u.id = s.user_id"
+        " WHERE s.token_hash = %s AND s.revoked_at IS NULL AND s.expires_at > %s",
+        (token_hash, now),
+    )
+
+
+async def revoke_session(conn: Conn, session_id: int, user_id: str, now: datetime) -> bool:
+    return (
+        await execute(
+            conn,
+            "UPDATE content.sessions SET revoked_at = %s"
+            " WHERE id = %s AND user_id = %s AND revoked_at IS NULL",
+            (now, session_id, user_id),
+        )
+        > 0
+    )
+
+
+async def revoke_user_sessions(conn: Conn, user_id: str, now: datetime) -> int:
+    return await execute(
+        conn,
+        "UPDATE content.sessions SET revoked_at = %s WHERE user_id = %s AND revoked_at IS NULL",
+        (now, user_id),
+    )
+
+
+async def live_sessions(conn: Conn, user_id: str, now: datetime) -> list[dict[str, Any]]:
+    return await fetch_all(
+        conn,
+        "SELECT id, created_at, expires_at, ip, user_agent FROM content.sessions"
+        " WHERE user_id = %s AND revoked_at IS NULL AND expires_at > %s ORDER BY created_at DESC",
+        (user_id, now),
+    )

@@ -1,0 +1,104 @@
+"""The content version counter and the cross-process change notification.
+
+Every content mutation calls :func:`notify` inside its own transaction, so
+Postgres delivers ``NOTIFY content_changes`` to every listening process
+exactly when (and only if) the change commits. Each process keeps a
+process-local counter (:meth:`Changes.version`) that moves after its own
+mutations and after every notification another process sends; hosts clear
+delivery caches when it changes, and later work (realtime socket, cache
+invalidation) subscribes to the same notifications.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import aiopg
+
+from common.db import Conn, execute
+from common.ids import short_id
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "content_changes"
+
+Listener = Callable[[dict[str, Any]], None]
+
+
+async def notify(conn: Conn, origin: str, event: str, **data: Any) -> None:
+    """Queue a change notification; Postgres sends it when the transaction commits."""
+    payload = json.dumps({"origin": origin, "event": event, **data}, default=str)
+    await execute(conn, "SELECT pg_notify(%s, %s)", (CHANNEL, payload))
+
+
+class Changes:
+    """The per-process counter, fed by local commits and by other processes."""
+
+    def __init__(self) -> None:
+        # Identifies this process's own notifications, already counted locally.
+        self.origin = short_id()
+        self._version = 0
+        self._listeners: list[Listener] = []
+
+    def version(self) -> int:
+        return self._version
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def committed(self, event: dict[str, Any]) -> None:
+        """A change made here has committed."""
+        self._bump(event)
+
+    def received(self, payload: str) -> None:
+        try:
+            event = json.loads(payload)
+        except ValueError:
+            log.warning("ignoring a malformed %s payload", CHANNEL)
+            return
+        if event.get("origin") == self.origin:
+            return
+        self._bump(event)
+
+    def _bump(self, event: dict[str, Any]) -> None:
+        self._version += 1
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:
+                log.exception("content change listener failed")
+
+    @asynccontextmanager
+    async def listening(self, dsn: str) -> AsyncIterator[None]:
+        """LISTEN on a dedicated connection for as long as the block runs."""
+        task = asyncio.create_task(self._listen_forever(dsn), name="content-changes")
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _listen_forever(self, dsn: str) -> None:
+        while True:
+            try:
+                async with aiopg.connect(dsn) as conn:
+                    async with conn.cursor() as cur:
+                        await cur.execute(f"LISTEN {CHANNEL}")
+                    # Something may have changed while we were not listening.
+                    self._bump({"event": "resync"})
+                    while True:
+                        message = await conn.notifies.get()
+                        self.received(message.payload)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("content change listener lost its connection; reconnecting")
+                await asyncio.sleep(1.0)

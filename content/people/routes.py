@@ -1,0 +1,54 @@
+"""User management under /api/users (users.manage; adding a user also needs users.create)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from common.web import json_response
+from content.auth.credentials import admin_route
+from content.auth.principal import Principal
+from content.context import context
+from content.http import page_body, paging, read_body
+from content.people import service, store
+from content.people.serializers import user_json
+
+routes = web.RouteTableDef()
+
+
+@routes.get("/api/users")
+@admin_route("users.manage")
+async def list_users(request: web.Request, principal: Principal) -> web.Response:
+    ctx = context(request)
+    page = paging(request)
+    async with ctx.db.connection() as conn:
+        rows, total = await store.list_users(conn, limit=page.limit, offset=page.offset)
+    return json_response(page_body([user_json(r) for r in rows], page, total))
+
+
+@routes.post("/api/users")
+@admin_route("users.manage", "users.create")
+async def create_user(request: web.Request, principal: Principal) -> web.Response:
+    user = await service.create_user(context(request), principal, await read_body(request))
+    return json_response(user_json(user), status=201)
+
+
+@routes.get("/api/users/{id}")
+@admin_route("users.manage")
+async def get_user(request: web.Request, principal: Principal) -> web.Response:
+    user = await service.get_user(context(request), request.match_info["id"])
+    return json_response(user_json(user))
+
+
+@routes.patch("/api/users/{id}")
+@admin_route("users.manage")
+async def update_user(request: web.Request, principal: Principal) -> web.Response:
+    body = await read_body(request)
+    user = await service.update_user(context(request), principal, request.match_info["id"], body)
+    return json_response(user_json(user))
+
+
+@routes.delete("/api/users/{id}")
+@admin_route("users.manage")
+async def delete_user(request: web.Request, principal: Principal) -> web.Response:
+    await service.delete_user(context(request), principal, request.match_info["id"])
+    return web.Response(status=204)

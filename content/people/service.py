@@ -1,0 +1,260 @@
+"""People: claiming the site, the unattended owner, and managing users by rank."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import psycopg2.errors
+from email_validator import EmailNotValidError, validate_email
+
+from common.db import Conn
+from common.ids import short_id
+from common.passwords import hash_password
+from content.activity.store import record
+from content.auth import store as session_store
+from content.auth.permissions import ROLES, outranks
+from content.auth.principal import Principal
+from content.context import Context
+from content.errors import Conflict, Forbidden, NotFound, Problems
+from content.people import store
+from content.settings import MIN_PASSWORD_LENGTH, Bootstrap
+
+log = logging.getLogger(__name__)
+
+MAX_PASSWORD_LENGTH = 1024
+MAX_NAME_LENGTH = 200
+
+
+def clean_email(problems: Problems, value: Any, key: str = "email") -> str:
+    if not isinstance(value, str) or not value.strip():
+        problems.add(key, "is required")
+        return ""
+    try:
+        return validate_email(value.strip(), check_deliverability=False).normalized
+    except EmailNotValidError as exc:
+        problems.add(key, f"is not a valid email address: {exc}")
+        return ""
+
+
+def clean_password(problems: Problems, value: Any, key: str = "password") -> str:
+    if not isinstance(value, str) or not value:
+        problems.add(key, "is required")
+        return ""
+    if len(value) < MIN_PASSWORD_LENGTH:
+        problems.add(key, f"must be at least {MIN_PASSWORD_LENGTH} characters")
+    elif len(value) > MAX_PASSWORD_LENGTH:
+        problems.add(key, f"must be at most {MAX_PASSWORD_LENGTH} characters")
+    return value
+
+
+def clean_name(problems: Problems, value: Any, key: str = "name") -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        problems.add(key, "must be a string")
+        return ""
+    if len(value.strip()) > MAX_NAME_LENGTH:
+        problems.add(key, f"must be at most {MAX_NAME_LENGTH} characters")
+    return value.strip()
+
+
+def clean_role(problems: Problems, value: Any, key: str = "role") -> str:
+    if value not in ROLES:
+        problems.add(key, f"must be one of {', '.join(ROLES)}")
+        return ""
+    return str(value)
+
+
+def _email_taken() -> Conflict:
+    return Conflict(
+        "a user with this email already exists",
+        details={"fields": [{"key": "email", "message": "is already in use"}]},
+    )
+
+
+async def _insert(conn: Conn, ctx: Context, **values: Any) -> dict[str, Any]:
+    try:
+        return await store.insert_user(conn, user_id=short_id(), now=ctx.clock.now(), **values)
+    except psycopg2.errors.UniqueViolation:
+        raise _email_taken() from None
+
+
+async def claim_site(ctx: Context, body: dict[str, Any]) -> dict[str, Any]:
+    """The first visit creates the first owner; refused once anyone exists."""
+    problems = Problems()
+    email = clean_email(problems, body.get("email"))
+    password = clean_password(problems, body.get("password"))
+    name = clean_name(problems, body.get("name"))
+    problems.raise_if_any()
+    async with ctx.db.connection() as conn:
+        if await store.count_users(conn):
+            raise Conflict("this site already has an owner; sign in instead", "SETUP_DONE")
+    password_hash = await hash_password(password)
+    async with ctx.db.transaction() as conn:
+        await store.lock_people(conn)
+        if await store.count_users(conn):
+            raise Conflict("this site already has an owner; sign in instead", "SETUP_DONE")
+        user = await _insert(
+            conn, ctx, email=email, name=name, role="owner", password_hash=password_hash
+        )
+        await record(
+            conn,
+            at=ctx.clock.now(),
+            actor={"kind": "user", "userId": user["id"], "name": user["name"] or email},
+            action="user.setup",
+            subject_kind="user",
+            subject_id=user["id"],
+            summary={"role": "owner"},
+        )
+    return user
+
+
+async def bootstrap_owner(ctx: Context, bootstrap: Bootstrap) -> bool:
+    """BOOTSTRAP_EMAIL/PASSWORD/NAME: create the first owner when nobody exists yet."""
+    async with ctx.db.connection() as conn:
+        if await store.count_users(conn):
+            return False
+    password_hash = await hash_password(bootstrap.password)
+    async with ctx.db.transaction() as conn:
+        await store.lock_people(conn)
+        if await store.count_users(conn):
+            return False
+        user = await _insert(
+            conn,
+            ctx,
+            email=bootstrap.email,
+            name=bootstrap.name,
+            role="owner",
+            password_hash=password_hash,
+        )
+        await record(
+            conn,
+            at=ctx.clock.now(),
+            actor={"kind": "system", "name": "bootstrap"},
+            action="user.bootstrap",
+            subject_kind="user",
+            subject_id=user["id"],
+            summary={"role": "owner"},
+        )
+    log.info("created the first owner %s from BOOTSTRAP_EMAIL", bootstrap.email)
+    return True
+
+
+def _rank_refusal(message: str) -> Forbidden:
+    return Forbidden(message, "RANK")
+
+
+async def create_user(ctx: Context, actor: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    problems = Problems()
+    email = clean_email(problems, body.get("email"))
+    name = clean_name(problems, body.get("name"))
+    role = clean_role(problems, body.get("role", "viewer"))
+    password = clean_password(problems, body.get("password"))
+    problems.raise_if_any()
+    if outranks(actor.user.role, role):
+        raise _rank_refusal(f"you cannot create a user above your own rank ({actor.user.role})")
+    password_hash = await hash_password(password)
+    async with ctx.db.transaction() as conn:
+        user = await _insert(
+            conn, ctx, email=email, name=name, role=role, password_hash=password_hash
+        )
+        await record(
+            conn,
+            at=ctx.clock.now(),
+            actor=actor.actor(),
+            action="user.created",
+            subject_kind="user",
+            subject_id=user["id"],
+            summary={"email": email, "role": role},
+        )
+    return user
+
+
+async def get_user(ctx: Context, user_id: str) -> dict[str, Any]:
+    async with ctx.db.connection() as conn:
+        user = await store.get_user(conn, user_id)
+    if user is None:
+        raise NotFound("no such user")
+    return user
+
+
+async def _ensure_not_last_owner(conn: Conn, target: dict[str, Any], doing: str) -> None:
+    if target["role"] == "owner" and await store.count_owners(conn) <= 1:
+        raise Conflict(f"the last owner cannot be {doing}", "LAST_OWNER")
+
+
+async def update_user(
+    ctx: Context, actor: Principal, user_id: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    problems = Problems()
+    changes: dict[str, Any] = {}
+    if "email" in body:
+        changes["email"] = clean_email(problems, body["email"])
+    if "name" in body:
+        changes["name"] = clean_name(problems, body["name"])
+    if "role" in body:
+        changes["role"] = clean_role(problems, body["role"])
+    password = clean_password(problems, body["password"]) if "password" in body else None
+    unknown = set(body) - {"email", "name", "role", "password"}
+    for key in sorted(unknown):
+        problems.add(key, "is not a user field")
+    problems.raise_if_any()
+    if "role" in changes and outranks(actor.user.role, changes["role"]):
+        raise _rank_refusal(f"you cannot promote anyone above your own rank ({actor.user.role})")
+    if password is not None:
+        changes["password_hash"] = await hash_password(password)
+    now = ctx.clock.now()
+    async with ctx.db.transaction() as conn:
+        await store.lock_people(conn)
+        target = await store.get_user_for_update(conn, user_id)
+        if target is None:
+            raise NotFound("no such user")
+        if outranks(actor.user.role, target["role"]):
+            raise _rank_refusal("you cannot edit a user above your own rank")
+        if changes.get("role", "owner") != "owner":
+            await _ensure_not_last_owner(conn, target, "demoted")
+        try:
+            user = await store.update_user(conn, user_id, changes, now)
+        except psycopg2.errors.UniqueViolation:
+            raise _email_taken() from None
+        assert user is not None
+        if password is not None:
+            # A new password ends every session of that account (agent keys stay).
+            await session_store.revoke_user_sessions(conn, user_id, now)
+        summary = {k: v for k, v in changes.items() if k != "password_hash"}
+        if password is not None:
+            summary["password"] = "changed"
+        if "role" in changes:
+            summary["previousRole"] = target["role"]
+        await record(
+            conn,
+            at=now,
+            actor=actor.actor(),
+            action="user.updated",
+            subject_kind="user",
+            subject_id=user_id,
+            summary=summary,
+        )
+    return user
+
+
+async def delete_user(ctx: Context, actor: Principal, user_id: str) -> None:
+    async with ctx.db.transaction() as conn:
+        await store.lock_people(conn)
+        target = await store.get_user_for_update(conn, user_id)
+        if target is None:
+            raise NotFound("no such user")
+        if outranks(actor.user.role, target["role"]):
+            raise _rank_refusal("you cannot delete a user above your own rank")
+        await _ensure_not_last_owner(conn, target, "deleted")
+        await store.delete_user(conn, user_id)
+        await record(
+            conn,
+            at=ctx.clock.now(),
+            actor=actor.actor(),
+            action="user.deleted",
+            subject_kind="user",
+            subject_id=user_id,
+            summary={"email": target["email"], "role": target["role"]},
+        )

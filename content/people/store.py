@@ -1,0 +1,97 @@
+"""SQL for content.users."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
+
+_COLUMNS = "id, email, name, role, created_at, updated_at"
+
+
+async def count_users(conn: Conn) -> int:
+    return int(await fetch_val(conn, "SELECT count(*) FROM content.users"))
+
+
+async def lock_people(conn: Conn) -> None:
+    """Serialise setup, bootstrap and owner changes (transaction-scoped)."""
+    await execute(conn, "SELECT pg_advisory_xact_lock(hashtext('content.users'))")
+
+
+async def insert_user(
+    conn: Conn,
+    *,
+    user_id: str,
+    email: str,
+    name: str,
+    role: str,
+    password_hash: str | None,
+    now: datetime,
+) -> dict[str, Any]:
+    row = await fetch_one(
+        conn,
+        f"INSERT INTO content.users (id, email, name, role, password_hash, created_at, updated_at)"
+        f" VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING {_COLUMNS}",
+        (user_id, email, name, role, password_hash, now, now),
+    )
+    assert row is not None
+    return row
+
+
+async def get_user(conn: Conn, user_id: str) -> dict[str, Any] | None:
+    return await fetch_one(conn, f"SELECT {_COLUMNS} FROM content.users WHERE id = %s", (user_id,))
+
+
+async def get_user_for_update(conn: Conn, user_id: str) -> dict[str, Any] | None:
+    return await fetch_one(
+        conn, f"SELECT {_COLUMNS} FROM content.users WHERE id = %s FOR UPDATE", (user_id,)
+    )
+
+
+async def get_login(conn: Conn, email: str) -> dict[str, Any] | None:
+    return await fetch_one(
+        conn,
+        f"SELECT {_COLUMNS}, password_hash FROM content.users WHERE lower(email) = lower(%s)",
+        (email,),
+    )
+
+
+async def password_hash(conn: Conn, user_id: str) -> str | None:
+    return await fetch_val(
+        conn, "SELECT password_hash FROM content.users WHERE id = %s", (user_id,)
+    )
+
+
+async def list_users(conn: Conn, *, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+    rows = await fetch_all(
+        conn,
+        f"SELECT {_COLUMNS} FROM content.users ORDER BY created_at, id LIMIT %s OFFSET %s",
+        (limit, offset),
+    )
+    return rows, await count_users(conn)
+
+
+async def count_owners(conn: Conn) -> int:
+    return int(await fetch_val(conn, "SELECT count(*) FROM content.users WHERE role = 'owner'"))
+
+
+async def update_user(
+    conn: Conn, user_id: str, changes: dict[str, Any], now: datetime
+) -> dict[str, Any] | None:
+    allowed = {"email", "name", "role", "password_hash"}
+    sets = [f"{column} = %({column})s" for column in changes if column in allowed]
+    return await fetch_one(
+        conn,
+        f"UPDATE content.users SET {', '.join([*sets, 'updated_at = %(now)s'])}"
+        f" WHERE id = %(id)s RETURNING {_COLUMNS}",
+        {**changes, "now": now, "id": user_id},
+    )
+
+
+async def delete_user(conn: Conn, user_id: str) -> bool:
+    return await execute(conn, "DELETE FROM content.users WHERE id = %s", (user_id,)) > 0
+
+
+async def all_accounts(conn: Conn) -> list[dict[str, Any]]:
+    return await fetch_all(conn, f"SELECT {_COLUMNS} FROM content.users ORDER BY created_at, id")
