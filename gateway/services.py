@@ -11,7 +11,8 @@ from common.client_ip import client_ip
 from common.jobs import Job
 from common.runtime import Runtime, Service
 from content import ContentService
-from mail import MailService
+from mail import Account, MailService, PublicAccounts
+from oauth.config import USER_ID_KEY
 from oauth.settings import load_oauth_settings
 from oauth.sweeps import SWEEP_EVERY_SECONDS, SWEEP_JOB_KIND
 
@@ -21,16 +22,19 @@ OAUTH_PREFIXES = ("/oauth", "/admin/oauth", "/.well-known/oauth-authorization-se
 class OAuthService:
     """Wraps oauth.create_app(config): the gateway is the OAuth server's host.
 
-    Until the mail service wires its accounts in (load_user, claims, guards),
-    the host is a safe default: no user loads, and the consent and admin
-    routes refuse every request with 401. The token, revocation, device and
-    discovery endpoints work as they do for any host.
+    The host is the mail service's account system, through its public
+    adapter (mail.PublicAccounts): load_user reads a mail account by its
+    integer number, require_user is the svc_session guard, require_admin
+    admits the instance owner, and tokens carry sub, email and name. Without
+    accounts (a host built on its own) the host is a safe default: no user
+    loads and the consent and admin routes refuse every request with 401.
     """
 
     name = "oauth"
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, accounts: PublicAccounts | None = None) -> None:
         self.runtime = runtime
+        self.accounts = accounts
         self.settings = load_oauth_settings(runtime.settings.environ)
         self._servers: dict[bool, oauth.AuthorizationServer] = {}
         runtime.jobs.register(SWEEP_JOB_KIND, self._sweep)
@@ -50,10 +54,11 @@ class OAuthService:
             db=self.runtime.db,
             secret=self.runtime.settings.secret,
             scopes=self.settings.scopes,
-            load_user=_no_user,
-            build_access_token_claims=_no_claims,
-            require_user=_refuse,
-            require_admin=_refuse,
+            load_user=self.accounts.load_user if self.accounts else _no_user,
+            build_access_token_claims=self.accounts.claims if self.accounts else _no_claims,
+            require_user=self._require_user if self.accounts else _refuse,
+            require_admin=self._require_admin if self.accounts else _refuse,
+            user_id_from_conn=_signed_in_user_id,
             request_context=request_context,
             base_path=base_path,
             admin_base_path=oauth.app.DEFAULT_ADMIN_BASE_PATH,
@@ -76,11 +81,32 @@ class OAuthService:
             self.server(at_root=at_root).config, server=self.server(at_root=at_root)
         )
 
+    async def _signed_in(self, request: web.Request) -> Account:
+        assert self.accounts is not None
+        account = await self.accounts.account_for_request(request)
+        if account is None:
+            raise web.HTTPUnauthorized(text="sign in first")
+        request[USER_ID_KEY] = account.number
+        return account
+
+    async def _require_user(self, request: web.Request) -> None:
+        await self._signed_in(request)
+
+    async def _require_admin(self, request: web.Request) -> None:
+        assert self.accounts is not None
+        if not self.accounts.is_instance_owner(await self._signed_in(request)):
+            raise web.HTTPForbidden(text="only the instance owner administers OAuth clients")
+
     async def _sweep(self, job: Job) -> None:
         await oauth.sweep_expired(self.server())
 
     def lifespan(self) -> AbstractAsyncContextManager[None] | None:
         return None
+
+
+def _signed_in_user_id(request: web.Request) -> int | None:
+    # The account number the guard recorded for this request.
+    return request.get(USER_ID_KEY)  # type: ignore[return-value]
 
 
 async def _no_user(db: object, user_id: int) -> None:
@@ -97,8 +123,9 @@ async def _refuse(request: web.Request) -> None:
 
 
 def build_services(runtime: Runtime) -> dict[str, Service]:
+    mail = MailService(runtime)
     return {
-        "oauth": OAuthService(runtime),
+        "oauth": OAuthService(runtime, mail.accounts),
         "content": ContentService(runtime),
-        "mail": MailService(runtime),
+        "mail": mail,
     }

@@ -16,6 +16,7 @@ from common.web import error_middleware
 from mail import errors
 from mail.accounts import service as accounts_service
 from mail.accounts import store as accounts_store
+from mail.accounts.public import PublicAccounts
 from mail.auth import store as sessions_store
 from mail.auth.sessions import session_middleware
 from mail.context import MAIL, MailContext
@@ -41,6 +42,8 @@ class MailService:
             limiter=RateLimiter(runtime.db, runtime.clock),
             totp_sealer=Sealer(runtime.settings.secret, "mail.totp"),
         )
+        # The public face of accounts for other packages (the gateway's OAuth host).
+        self.accounts = PublicAccounts(self.context)
         runtime.jobs.register(accounts_service.FORGOT_JOB, self._forgot)
         runtime.jobs.register(SWEEP_JOB, self._sweep)
         runtime.jobs.every(SWEEP_JOB, SWEEP_EVERY_SECONDS)

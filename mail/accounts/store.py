@@ -27,6 +27,7 @@ _FIELDS = (
     "referred_by",
     "created_at",
     "updated_at",
+    "number",
 )
 _TEXT_CAST = frozenset({"id", "referred_by"})  # uuids travel as str
 
@@ -64,6 +65,8 @@ class Account:
     referred_by: str | None
     created_at: datetime
     updated_at: datetime
+    # Integer id for integrations that need one (the OAuth server's user ids).
+    number: int
 
     @property
     def totp_enabled(self) -> bool:
@@ -77,6 +80,12 @@ def _account(row: dict[str, Any] | None) -> Account | None:
 async def get(conn: Conn, account_id: str) -> Account | None:
     return _account(
         await fetch_one(conn, f"SELECT {_COLUMNS} FROM mail.accounts WHERE id = %s", (account_id,))
+    )
+
+
+async def get_by_number(conn: Conn, number: int) -> Account | None:
+    return _account(
+        await fetch_one(conn, f"SELECT {_COLUMNS} FROM mail.accounts WHERE number = %s", (number,))
     )
 
 
