@@ -237,3 +237,24 @@ async def test_another_accounts_resource_is_404_like_a_missing_one(client, runti
     assert replies[0] == replies[1] == replies[2]
     # ...and the other account's session still works.
     assert (await client.get("/api/auth/me", headers=other_headers)).status == 200
+
+
+def test_owned_answers_404_for_missing_and_foreign_rows():
+    from types import SimpleNamespace
+
+    from mail.web.ownership import owned, parse_uuid
+
+    me = SimpleNamespace(id="11111111-1111-1111-1111-111111111111")
+    mine = {"id": "d1", "account_id": me.id}
+    assert owned(mine, me, "domain") is mine
+    for row in (None, {"id": "d2", "account_id": "22222222-2222-2222-2222-222222222222"}):
+        with pytest.raises(errors.MailError) as info:
+            owned(row, me, "domain")
+        assert (info.value.status, info.value.name, info.value.message) == (
+            404,
+            "not_found",
+            "domain not found",
+        )
+    with pytest.raises(errors.MailError) as info:
+        parse_uuid("../etc", "domain")
+    assert info.value.status == 404
