@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -18,6 +19,8 @@ MIGRATIONS = MigrationSet("oauth", Path(__file__).parent / "migrations")
 
 DEFAULT_BASE_PATH = "/oauth"
 DEFAULT_ADMIN_BASE_PATH = "/admin/oauth"
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 server_key = web.AppKey("oauth_server", AuthorizationServer)
 
@@ -44,7 +47,7 @@ def _paths(config: OAuthConfig, route: Route, issuer_path: str) -> list[str]:
     return [prefix + route.path]
 
 
-def _guarded(server: AuthorizationServer, route: Route) -> web.Handler:
+def _guarded(server: AuthorizationServer, route: Route) -> Handler:
     view: View = route.view
     if route.guard == "open":
 

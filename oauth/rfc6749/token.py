@@ -14,7 +14,8 @@ from oauth.server import AuthorizationServer, Call
 
 
 class Grant(Protocol):
-    grant_type: str
+    @property
+    def grant_type(self) -> str: ...
 
     async def exchange(
         self,
