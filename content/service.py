@@ -18,9 +18,12 @@ from content.activity import routes as activity_routes
 from content.auth import routes as auth_routes
 from content.changes import Changes
 from content.context import CONTEXT, Context
+from content.delivery import routes as delivery_routes
+from content.keys import routes as key_routes
 from content.people import routes as people_routes
 from content.people.service import bootstrap_owner
 from content.settings import load_content_settings
+from content.types import routes as type_routes
 
 MIGRATIONS = MigrationSet("content", Path(__file__).parent / "migrations")
 
@@ -31,6 +34,9 @@ ROUTE_TABLES = (
     auth_routes.routes,
     people_routes.routes,
     activity_routes.routes,
+    key_routes.routes,
+    type_routes.routes,
+    delivery_routes.routes,
 )
 
 

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
 from common.db import Conn, Json, execute, fetch_all, fetch_val
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, default=lambda v: v.isoformat() if hasattr(v, "isoformat") else str(v))
 
 
 async def record(
@@ -32,7 +37,7 @@ async def record(
             action,
             subject_kind,
             subject_id,
-            Json(summary or {}),
+            Json(summary or {}, dumps=_dumps),
         ),
     )
 

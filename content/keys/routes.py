@@ -1,0 +1,82 @@
+"""/api/agent-keys (anyone, for themselves) and /api/delivery-keys (keys.manage).
+
+Minting either kind also needs ``keys.mint``, a capability no agent key holds.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from common.web import json_response
+from content.auth.credentials import admin_route
+from content.auth.principal import Principal
+from content.context import context
+from content.http import read_body
+from content.keys import service, store
+from content.keys.serializers import agent_key_json, delivery_key_json
+
+routes = web.RouteTableDef()
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+@routes.get("/api/agent-keys")
+@admin_route()
+async def list_agent_keys(request: web.Request, principal: Principal) -> web.Response:
+    ctx = context(request)
+    async with ctx.db.connection() as conn:
+        rows = await store.list_agent_keys(conn, principal.user.id)
+    now = ctx.clock.now()
+    return json_response({"data": [agent_key_json(r, now) for r in rows]})
+
+
+@routes.post("/api/agent-keys")
+@admin_route("keys.mint")
+async def mint_agent_key(request: web.Request, principal: Principal) -> web.Response:
+    ctx = context(request)
+    row, token = await service.mint_agent_key(ctx, principal, await read_body(request))
+    body = {**agent_key_json(row, ctx.clock.now()), "key": token}
+    return json_response(body, status=201, headers=NO_STORE)
+
+
+@routes.delete("/api/agent-keys/{id}")
+@admin_route()
+async def revoke_agent_key(request: web.Request, principal: Principal) -> web.Response:
+    ctx = context(request)
+    row = await service.revoke_agent_key(ctx, principal, request.match_info["id"])
+    return json_response(agent_key_json(row, ctx.clock.now()))
+
+
+@routes.get("/api/delivery-keys")
+@admin_route("keys.manage")
+async def list_delivery_keys(request: web.Request, principal: Principal) -> web.Response:
+    ctx = context(request)
+    async with ctx.db.connection() as conn:
+        rows = await store.list_delivery_keys(conn)
+    now = ctx.clock.now()
+    return json_response({"data": [delivery_key_json(r, now) for r in rows]})
+
+
+@routes.post("/api/delivery-keys")
+@admin_route("keys.manage", "keys.mint")
+async def mint_delivery_key(request: web.Request, principal: Principal) -> web.Response:
+    ctx = context(request)
+    row, token = await service.mint_delivery_key(ctx, principal, await read_body(request))
+    body = {**delivery_key_json(row, ctx.clock.now()), "key": token}
+    return json_response(body, status=201, headers=NO_STORE)
+
+
+@routes.patch("/api/delivery-keys/{id}")
+@admin_route("keys.manage")
+async def update_delivery_key(request: web.Request, principal: Principal) -> web.Response:
+    ctx = context(request)
+    body = await read_body(request)
+    row = await service.update_delivery_key(ctx, principal, request.match_info["id"], body)
+    return json_response(delivery_key_json(row, ctx.clock.now()))
+
+
+@routes.delete("/api/delivery-keys/{id}")
+@admin_route("keys.manage")
+async def revoke_delivery_key(request: web.Request, principal: Principal) -> web.Response:
+    ctx = context(request)
+    row = await service.revoke_delivery_key(ctx, principal, request.match_info["id"])
+    return json_response(delivery_key_json(row, ctx.clock.now()))

@@ -1,0 +1,194 @@
+"""Agent keys (svcagt_) and delivery keys (svc_): minted once, stored as SHA-256."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from common.crypto import sha256_hex
+from common.ids import prefixed_token, short_id
+from content.activity.store import record
+from content.auth.permissions import PERMISSIONS, role_permissions
+from content.auth.principal import Principal
+from content.auth.service import confirm_password
+from content.context import Context
+from content.errors import NotFound, Problems
+from content.keys import store
+from content.types.store import type_names
+
+AGENT_PREFIX = "svcagt_"
+DELIVERY_PREFIX = "svc_"
+DEFAULT_DAYS = 90
+MAX_DAYS = 365
+ALL_TYPES = "*"
+# Characters of the key kept in clear so people can tell keys apart.
+HINT_CHARS = 4
+
+
+def _hint(token: str, prefix: str) -> str:
+    return token[: len(prefix) + HINT_CHARS]
+
+
+def _name(body: dict[str, Any], p: Problems, *, required: bool = True) -> str | None:
+    name = body.get("name")
+    if name is None and not required:
+        return None
+    if not isinstance(name, str) or not name.strip() or len(name) > 100:
+        p.add("name", "must be a non-empty string of at most 100 characters")
+        return None
+    return name.strip()
+
+
+async def mint_agent_key(
+    ctx: Context, actor: Principal, body: dict[str, Any]
+) -> tuple[dict[str, Any], str]:
+    p = Problems()
+    name = _name(body, p)
+    grants = body.get("grants")
+    mine = role_permissions(actor.user.role)
+    if not isinstance(grants, list) or not grants:
+        p.add("grants", "must be a non-empty list of permissions")
+        grants = []
+    for i, grant in enumerate(grants):
+        if grant not in PERMISSIONS:
+            p.add(f"grants.{i}", "is not a permission")
+        elif grant not in mine:
+            p.add(f"grants.{i}", f"is beyond your role ({actor.user.role})")
+    days = body.get("expiresInDays", DEFAULT_DAYS)
+    if not isinstance(days, int) or isinstance(days, bool) or not 1 <= days <= MAX_DAYS:
+        p.add("expiresInDays", f"must be a whole number of days from 1 to {MAX_DAYS}")
+    p.raise_if_any()
+    await confirm_password(ctx, actor.user.id, body.get("password"))
+    token = prefixed_token(AGENT_PREFIX)
+    now = ctx.clock.now()
+    async with ctx.db.transaction() as conn:
+        row = await store.insert_agent_key(
+            conn,
+            key_id=short_id(),
+            user_id=actor.user.id,
+            name=str(name),
+            token_hash=sha256_hex(token),
+            hint=_hint(token, AGENT_PREFIX),
+            grants=sorted(set(grants)),
+            now=now,
+            expires_at=now + timedelta(days=days),
+        )
+        await record(
+            conn,
+            at=now,
+            actor=actor.actor(),
+            action="agent_key.created",
+            subject_kind="agent_key",
+            subject_id=row["id"],
+            summary={"name": name, "grants": row["grants"], "expiresAt": row["expires_at"]},
+        )
+    return row, token
+
+
+async def revoke_agent_key(ctx: Context, actor: Principal, key_id: str) -> dict[str, Any]:
+    now = ctx.clock.now()
+    async with ctx.db.transaction() as conn:
+        row = await store.revoke_agent_key(conn, key_id, actor.user.id, now)
+        if row is None:
+            raise NotFound("no such agent key")
+        await record(
+            conn,
+            at=now,
+            actor=actor.actor(),
+            action="agent_key.revoked",
+            subject_kind="agent_key",
+            subject_id=key_id,
+        )
+    return row
+
+
+async def _scopes(
+    ctx: Context, body: dict[str, Any], p: Problems, *, required: bool
+) -> list[str] | None:
+    types = body.get("types")
+    if types is None and not required:
+        return None
+    if not isinstance(types, list) or not types:
+        p.add("types", 'must be a non-empty list of type names, or ["*"] for every type')
+        return None
+    async with ctx.db.connection() as conn:
+        known = await type_names(conn)
+    for i, name in enumerate(types):
+        if name != ALL_TYPES and name not in known:
+            p.add(f"types.{i}", "is not a content type")
+    return sorted(set(types))
+
+
+async def mint_delivery_key(
+    ctx: Context, actor: Principal, body: dict[str, Any]
+) -> tuple[dict[str, Any], str]:
+    p = Problems()
+    name = _name(body, p)
+    scopes = await _scopes(ctx, body, p, required=True)
+    p.raise_if_any()
+    token = prefixed_token(DELIVERY_PREFIX)
+    now = ctx.clock.now()
+    async with ctx.db.transaction() as conn:
+        row = await store.insert_delivery_key(
+            conn,
+            key_id=short_id(),
+            name=str(name),
+            token_hash=sha256_hex(token),
+            hint=_hint(token, DELIVERY_PREFIX),
+            type_scopes=scopes or [],
+            created_by=actor.user.id,
+            now=now,
+        )
+        await record(
+            conn,
+            at=now,
+            actor=actor.actor(),
+            action="delivery_key.created",
+            subject_kind="delivery_key",
+            subject_id=row["id"],
+            summary={"name": name, "types": scopes},
+        )
+    return row, token
+
+
+async def update_delivery_key(
+    ctx: Context, actor: Principal, key_id: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    p = Problems()
+    name = _name(body, p, required=False)
+    scopes = await _scopes(ctx, body, p, required=False)
+    for key in sorted(set(body) - {"name", "types"}):
+        p.add(key, "is not a delivery key property")
+    p.raise_if_any()
+    now = ctx.clock.now()
+    async with ctx.db.transaction() as conn:
+        row = await store.update_delivery_key(conn, key_id, name=name, type_scopes=scopes, now=now)
+        if row is None:
+            raise NotFound("no such delivery key")
+        await record(
+            conn,
+            at=now,
+            actor=actor.actor(),
+            action="delivery_key.updated",
+            subject_kind="delivery_key",
+            subject_id=key_id,
+            summary={k: v for k, v in (("name", name), ("types", scopes)) if v is not None},
+        )
+    return row
+
+
+async def revoke_delivery_key(ctx: Context, actor: Principal, key_id: str) -> dict[str, Any]:
+    now = ctx.clock.now()
+    async with ctx.db.transaction() as conn:
+        row = await store.revoke_delivery_key(conn, key_id, now)
+        if row is None:
+            raise NotFound("no such delivery key")
+        await record(
+            conn,
+            at=now,
+            actor=actor.actor(),
+            action="delivery_key.revoked",
+            subject_kind="delivery_key",
+            subject_id=key_id,
+        )
+    return row
