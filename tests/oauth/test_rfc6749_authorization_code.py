@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-
 import httpx
 import jwt
 import pytest
@@ -11,7 +9,7 @@ from authlib.integrations.base_client import OAuthError as AuthlibOAuthError
 
 from tests.conftest import TEST_SECRET
 from tests.oauth.conftest import ALICE, REDIRECT_URI, VERIFIER, OAuthServer
-from tests.oauth.host import USER_HEADER
+from tests.oauth.host import USER_HEADER, TestHost
 
 
 def decode_access_token(token: str, issuer: str) -> dict:
@@ -247,7 +245,7 @@ async def test_token_redirect_uri_off_by_one_is_invalid_grant(oauth_server: OAut
 
 
 async def test_reused_code_fails_and_revokes_what_the_first_use_issued(
-    oauth_server: OAuthServer,
+    oauth_server: OAuthServer, host: TestHost
 ):
     client = await oauth_server.create_client()
     async with oauth_server.oauth_client(client) as oauth:
@@ -271,6 +269,7 @@ async def test_reused_code_fails_and_revokes_what_the_first_use_issued(
             oauth_server.url("/introspect"), token=first["access_token"]
         )
     assert info.json() == {"active": False}
+    assert "oauth.authorization_code.reuse_detected" in host.event_names()
 
 
 async def test_expired_code_is_invalid_grant(oauth_server: OAuthServer, clock):
@@ -327,7 +326,3 @@ async def test_scope_defaults_to_the_clients_allowed_scopes(oauth_server: OAuthS
             code_verifier=VERIFIER,
         )
     assert token["scope"] == "openid mail.read"
-
-
-def basic(client_id: str, secret: str) -> str:
-    return "Basic " + base64.b64encode(f"{client_id}:{secret}".encode()).decode()
