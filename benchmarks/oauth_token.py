@@ -130,6 +130,7 @@ class Result:
     seconds: float
     latencies: list[float]
     errors: int
+    server_cpu_seconds: float = 0.0
 
     @property
     def rate(self) -> float:
@@ -140,9 +141,10 @@ class Result:
         return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
 
     def row(self) -> str:
+        cpu_ms = self.server_cpu_seconds / max(1, self.count) * 1000
         return (
             f"| {self.name} | {self.rate:,.0f} | {statistics.median(self.latencies) * 1000:.1f}"
-            f" | {self.pct(0.99):.1f} | {self.errors} |"
+            f" | {self.pct(0.99):.1f} | {cpu_ms:.2f} | {self.errors} |"
         )
 
 
@@ -151,17 +153,24 @@ async def drive(
     concurrency: int,
     duration: float,
     make_worker: Callable[[int], Awaitable[Callable[[], Awaitable[bool]]]],
+    server_pid: int,
     warmup: float = 1.5,
 ) -> Result:
     steps = [await make_worker(i) for i in range(concurrency)]
     latencies: list[float] = []
     errors = 0
-    measuring = False
     stop_at = time.perf_counter() + warmup + duration
     start_at = time.perf_counter() + warmup
+    cpu: list[float] = []
+
+    async def sample_cpu() -> None:
+        await asyncio.sleep(warmup)
+        cpu.append(process_cpu_seconds(server_pid))
+        await asyncio.sleep(duration)
+        cpu.append(process_cpu_seconds(server_pid))
 
     async def loop(step: Callable[[], Awaitable[bool]]) -> None:
-        nonlocal errors, measuring
+        nonlocal errors
         while True:
             t0 = time.perf_counter()
             if t0 >= stop_at:
@@ -172,8 +181,14 @@ async def drive(
                 latencies.append(t1 - t0)
                 errors += 0 if ok else 1
 
-    await asyncio.gather(*(loop(s) for s in steps))
-    return Result(name, len(latencies), duration, latencies, errors)
+    await asyncio.gather(sample_cpu(), *(loop(s) for s in steps))
+    return Result(name, len(latencies), duration, latencies, errors, cpu[1] - cpu[0])
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
@@ -222,7 +237,9 @@ async def bench_bare(args: argparse.Namespace) -> Result:
 
                 return step
 
-            return await drive("bare aiohttp handler", args.concurrency, args.duration, make)
+            return await drive(
+                "bare aiohttp handler", args.concurrency, args.duration, make, proc.pid
+            )
     finally:
         stop(proc)
 
@@ -314,13 +331,14 @@ async def bench_oauth(args: argparse.Namespace, dsn: str) -> tuple[Result, Resul
                 return step
 
             refresh = await drive(
-                "refresh_token grant", args.concurrency, args.duration, make_refresh
+                "refresh_token grant", args.concurrency, args.duration, make_refresh, proc.pid
             )
             code = await drive(
                 "authorization_code, end to end (approve + token)",
                 args.concurrency,
                 args.duration,
                 make_code,
+                proc.pid,
             )
             return refresh, code
     finally:
@@ -347,8 +365,8 @@ def report(results: list[Result], args: argparse.Namespace) -> str:
         f" Python {platform.python_version()}), {time.strftime('%Y-%m-%d')}; the load"
         " generator, the server and PostgreSQL share the machine.",
         "",
-        "| endpoint | requests/s (flows/s) | p50 ms | p99 ms | errors |",
-        "|---|---|---|---|---|",
+        "| endpoint | requests/s (flows/s) | p50 ms | p99 ms | server CPU ms/request (flow) | errors |",
+        "|---|---|---|---|---|---|",
         bare.row(),
         refresh.row(),
         code.row(),
