@@ -19,6 +19,8 @@ from content.auth import routes as auth_routes
 from content.changes import Changes
 from content.context import CONTEXT, Context
 from content.delivery import routes as delivery_routes
+from content.entries import publishing
+from content.entries import routes as entry_routes
 from content.keys import routes as key_routes
 from content.people import routes as people_routes
 from content.people.service import bootstrap_owner
@@ -36,6 +38,7 @@ ROUTE_TABLES = (
     activity_routes.routes,
     key_routes.routes,
     type_routes.routes,
+    entry_routes.routes,
     delivery_routes.routes,
 )
 
@@ -53,6 +56,10 @@ class ContentService:
             limiter=RateLimiter(runtime.db, runtime.clock),
             changes=self.changes,
         )
+        # One handler per queue: a second service on the same runtime (a path
+        # mount and a test client together) shares the first one's.
+        if publishing.PUBLISH_JOB not in runtime.jobs.kinds:
+            runtime.jobs.register(publishing.PUBLISH_JOB, publishing.handler(self.context))
 
     def content_version(self) -> int:
         """A process-local counter that changes after every content mutation."""

@@ -47,6 +47,9 @@ RICHTEXT_ATTRIBUTES = {
 RICHTEXT_URL_SCHEMES = {"http", "https", "mailto"}
 
 COMMON_KEYS = {"key", "type", "label", "required", "help"}
+# Entry properties: a top-level field with one of these keys would make a
+# validation error's key ambiguous.
+RESERVED_KEYS = {"id", "type", "title", "slug", "locale", "status", "data", "publishAt"}
 
 
 @dataclass
@@ -458,6 +461,8 @@ def check_definitions(
         field_key = d.get("key")
         if not isinstance(field_key, str) or not FIELD_KEY_RE.match(field_key):
             p.add(f"{key}.key", "must be camelCase: a lowercase letter, then letters and digits")
+        elif depth == 0 and field_key in RESERVED_KEYS:
+            p.add(f"{key}.key", f"{field_key} is an entry property; choose another key")
         elif field_key in seen:
             p.add(f"{key}.key", f"repeats the key {field_key}")
         else:

@@ -1,0 +1,342 @@
+"""Entries: create, edit, status moves, trash, revisions, with the role rules.
+
+Authors write only their own drafts; editors (content.publish) work on anyone's
+content and move it live. Every saved change writes a revision, an activity
+record and a change notification in the transaction that makes it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import psycopg2.errors
+
+from common.db import Conn
+from common.ids import short_id
+from content.activity.store import record
+from content.auth.credentials import require
+from content.auth.principal import Principal
+from content.changes import notify
+from content.context import Context
+from content.entries import publishing, store
+from content.entries.serializers import LAYOUT_KEY, visible_data
+from content.entries.validation import (
+    DEFAULT_LOCALE,
+    RESERVED_SLUGS,
+    check_data,
+    check_locale,
+    check_references,
+    check_slug,
+    check_title,
+    slugify,
+)
+from content.errors import Conflict, Forbidden, NotFound, Problems
+from content.types import store as type_store
+
+STATUSES = ("draft", "published", "unpublished")
+ENTRY_KEYS = {"type", "title", "slug", "locale", "data", "status", "publishAt"}
+
+
+def ensure_can_edit(principal: Principal, entry: dict[str, Any]) -> None:
+    require(principal, "content.write")
+    if principal.can("content.publish"):
+        return
+    if entry["author_id"] != principal.user.id:
+        raise Forbidden("authors change only their own entries", "NOT_YOUR_ENTRY")
+    if entry["status"] != "draft":
+        raise Forbidden(
+            f"authors change only drafts; this entry is {entry['status']}", "NOT_A_DRAFT"
+        )
+
+
+def _parse_moment(value: Any, p: Problems, key: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        p.add(key, "must be an ISO 8601 time with a time zone")
+        return None
+    return moment
+
+
+async def _unique_slug(conn: Conn, type_id: str, locale: str, base: str) -> str:
+    taken = await store.slugs_like(conn, type_id, locale, base) | RESERVED_SLUGS
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}-{n}" in taken:
+        n += 1
+    return f"{base}-{n}"
+
+
+def _slug_taken() -> Conflict:
+    return Conflict(
+        "another entry of this type and locale has this slug",
+        details={"fields": [{"key": "slug", "message": "is already in use"}]},
+    )
+
+
+def _event(entry: dict[str, Any], event: str) -> dict[str, Any]:
+    return {"event": event, "id": entry["id"], "slug": entry["slug"], "type": entry["type_name"]}
+
+
+async def _changed(
+    ctx: Context,
+    conn: Conn,
+    actor: dict[str, Any],
+    entry: dict[str, Any],
+    action: str,
+    summary: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Activity and the change notification, inside the transaction."""
+    await record(
+        conn,
+        at=ctx.clock.now(),
+        actor=actor,
+        action=action,
+        subject_kind="entry",
+        subject_id=entry["id"],
+        summary={"title": entry["title"], "type": entry["type_name"], **(summary or {})},
+    )
+    event = _event(entry, action)
+    await notify(conn, ctx.changes.origin, **event)
+    return event
+
+
+async def create_entry(ctx: Context, actor: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    require(actor, "content.write")
+    p = Problems()
+    for key in sorted(set(body) - ENTRY_KEYS):
+        p.add(key, "is not an entry property")
+    type_name = body.get("type")
+    title = check_title(body.get("title"), p)
+    locale = check_locale(body.get("locale", DEFAULT_LOCALE), p)
+    slug = check_slug(body["slug"], p) if body.get("slug") is not None else None
+    status = body.get("status", "draft")
+    if status not in STATUSES:
+        p.add("status", f"must be one of {', '.join(STATUSES)}")
+    publish_at = _parse_moment(body.get("publishAt"), p, "publishAt")
+    now = ctx.clock.now()
+    if publish_at is not None:
+        require(actor, "content.publish")
+        if publish_at <= now:
+            p.add("publishAt", "must be in the future")
+        if status != "draft":
+            p.add("publishAt", "only a draft can be scheduled")
+    if status in ("published", "unpublished"):
+        require(actor, "content.publish")
+    async with ctx.db.transaction() as conn:
+        ctype = (
+            await type_store.get_type(conn, type_name, lock=True)
+            if isinstance(type_name, str)
+            else None
+        )
+        if ctype is None:
+            p.add("type", "must name an existing content type")
+            p.raise_if_any()
+        assert ctype is not None
+        data, refs = check_data(body.get("data", {}), ctype["fields"], p)
+        await check_references(conn, refs, p)
+        p.raise_if_any()
+        if ctype["single"] and await store.count_of_type(conn, ctype["id"]):
+            raise Conflict("a single-kind type holds exactly one entry", "SINGLE_EXISTS")
+        if slug is None:
+            slug = await _unique_slug(conn, ctype["id"], locale, slugify(title))
+        entry_id = short_id()
+        try:
+            await store.insert_entry(
+                conn,
+                {
+                    "id": entry_id,
+                    "type_id": ctype["id"],
+                    "slug": slug,
+                    "title": title,
+                    "data": data,
+                    "status": status,
+                    "locale": locale,
+                    "author_id": actor.user.id,
+                    "publish_at": publish_at,
+                    "published_at": now if status == "published" else None,
+                    "now": now,
+                },
+            )
+        except psycopg2.errors.UniqueViolation:
+            raise _slug_taken() from None
+        entry = await store.get_entry(conn, entry_id)
+        assert entry is not None
+        await store.insert_revision(conn, entry, actor.actor(), "created", now)
+        if publish_at is not None:
+            await publishing.schedule(conn, entry_id, publish_at)
+        event = await _changed(ctx, conn, actor.actor(), entry, "entry.created", {"status": status})
+    ctx.changes.committed(event)
+    return entry
+
+
+async def get_entry(ctx: Context, entry_id: str, *, trashed: bool | None = False) -> dict[str, Any]:
+    async with ctx.db.connection() as conn:
+        entry = await store.get_entry(conn, entry_id, trashed=trashed)
+    if entry is None:
+        raise NotFound("no such entry")
+    return entry
+
+
+async def type_fields(ctx: Context, type_id: str) -> list[dict[str, Any]]:
+    async with ctx.db.connection() as conn:
+        ctype = await type_store.get_type_by_id(conn, type_id)
+    return ctype["fields"] if ctype else []
+
+
+def _status_action(before: str, after: str) -> str | None:
+    if before == after:
+        return None
+    return {"published": "entry.published", "unpublished": "entry.unpublished"}.get(
+        after, "entry.drafted"
+    )
+
+
+async def update_entry(
+    ctx: Context, actor: Principal, entry_id: str, body: dict[str, Any], *, note: str = ""
+) -> dict[str, Any]:
+    p = Problems()
+    for key in sorted(set(body) - (ENTRY_KEYS - {"type"})):
+        p.add(key, "is not an entry property" if key != "type" else "cannot change")
+    now = ctx.clock.now()
+    async with ctx.db.transaction() as conn:
+        entry = await store.get_entry(conn, entry_id, lock=True)
+        if entry is None:
+            raise NotFound("no such entry")
+        ensure_can_edit(actor, entry)
+        ctype = await type_store.get_type_by_id(conn, entry["type_id"])
+        assert ctype is not None
+        changes: dict[str, Any] = {}
+        if "title" in body:
+            changes["title"] = check_title(body["title"], p)
+        if "slug" in body:
+            changes["slug"] = check_slug(body["slug"], p)
+        if "locale" in body:
+            changes["locale"] = check_locale(body["locale"], p)
+        if "data" in body:
+            if not isinstance(body["data"], dict):
+                p.add("data", "must be an object")
+            else:
+                # Top-level keys merge onto the stored data; values of fields the
+                # type no longer declares are dropped from this revision.
+                merged = {**visible_data(entry["data"], ctype["fields"]), **body["data"]}
+                if body["data"].get(LAYOUT_KEY, "") is None:
+                    merged.pop(LAYOUT_KEY)
+                data, refs = check_data(merged, ctype["fields"], p)
+                await check_references(conn, refs, p)
+                changes["data"] = data
+        status = body.get("status", entry["status"])
+        if status not in STATUSES:
+            p.add("status", f"must be one of {', '.join(STATUSES)}")
+        elif status != entry["status"]:
+            # Going live, coming down or leaving unpublished: content.publish.
+            require(actor, "content.publish")
+            if status == "unpublished" and entry["status"] != "published":
+                p.add("status", "only a published entry can be unpublished")
+            changes["status"] = status
+            if status == "published":
+                changes["published_at"] = now
+                changes["publish_at"] = None
+        if "publishAt" in body:
+            require(actor, "content.publish")
+            publish_at = _parse_moment(body["publishAt"], p, "publishAt")
+            if publish_at is not None and publish_at <= now:
+                p.add("publishAt", "must be in the future")
+            if publish_at is not None and status == "published":
+                p.add("publishAt", "this entry is already published")
+            changes["publish_at"] = publish_at
+        p.raise_if_any()
+        if not changes:
+            return entry
+        try:
+            await store.update_entry(conn, entry_id, changes, now)
+        except psycopg2.errors.UniqueViolation:
+            raise _slug_taken() from None
+        if "publish_at" in changes and changes["publish_at"] != entry["publish_at"]:
+            await publishing.reschedule(conn, entry_id, entry["publish_at"], changes["publish_at"])
+        updated = await store.get_entry(conn, entry_id)
+        assert updated is not None
+        await store.insert_revision(conn, updated, actor.actor(), note, now)
+        action = _status_action(entry["status"], updated["status"])
+        if "publish_at" in changes and changes["publish_at"] and not action:
+            action = "entry.scheduled"
+        event = await _changed(
+            ctx,
+            conn,
+            actor.actor(),
+            updated,
+            action or "entry.updated",
+            {"fields": sorted(k for k in body if k != "status")},
+        )
+    ctx.changes.committed(event)
+    return updated
+
+
+async def trash_entry(ctx: Context, actor: Principal, entry_id: str) -> dict[str, Any]:
+    now = ctx.clock.now()
+    async with ctx.db.transaction() as conn:
+        entry = await store.get_entry(conn, entry_id, lock=True)
+        if entry is None:
+            raise NotFound("no such entry")
+        ensure_can_edit(actor, entry)
+        await store.set_trashed(conn, entry_id, now, now)
+        await publishing.reschedule(conn, entry_id, entry["publish_at"], None)
+        event = await _changed(ctx, conn, actor.actor(), entry, "entry.deleted")
+        trashed = await store.get_entry(conn, entry_id, trashed=True)
+    ctx.changes.committed(event)
+    assert trashed is not None
+    return trashed
+
+
+async def restore_entry(ctx: Context, actor: Principal, entry_id: str) -> dict[str, Any]:
+    """Back from the trash, as a draft: nothing goes live again unreviewed."""
+    now = ctx.clock.now()
+    async with ctx.db.transaction() as conn:
+        entry = await store.get_entry(conn, entry_id, lock=True, trashed=True)
+        if entry is None:
+            raise NotFound("no such entry in the trash")
+        ensure_can_edit(actor, {**entry, "status": "draft"})
+        await store.set_trashed(conn, entry_id, None, now)
+        restored = await store.get_entry(conn, entry_id)
+        assert restored is not None
+        event = await _changed(ctx, conn, actor.actor(), restored, "entry.restored")
+    ctx.changes.committed(event)
+    return restored
+
+
+async def purge_entry(ctx: Context, actor: Principal, entry_id: str) -> None:
+    require(actor, "content.publish")
+    async with ctx.db.transaction() as conn:
+        entry = await store.get_entry(conn, entry_id, lock=True, trashed=True)
+        if entry is None:
+            raise NotFound("no such entry in the trash")
+        await store.purge_entry(conn, entry_id)
+        event = await _changed(ctx, conn, actor.actor(), entry, "entry.purged")
+    ctx.changes.committed(event)
+
+
+async def restore_revision(
+    ctx: Context, actor: Principal, entry_id: str, number: int
+) -> dict[str, Any]:
+    """Bring back an earlier version's title, slug, locale and data, as a new revision."""
+    async with ctx.db.connection() as conn:
+        revision = await store.get_revision(conn, entry_id, number)
+    if revision is None:
+        raise NotFound("no such revision")
+    entry = await get_entry(ctx, entry_id)
+    # Values of fields the type has since dropped stay in the old revision only.
+    data = visible_data(revision["data"], await type_fields(ctx, entry["type_id"]))
+    data.setdefault(LAYOUT_KEY, None)
+    body = {
+        "title": revision["title"],
+        "slug": revision["slug"],
+        "locale": revision["locale"],
+        "data": data,
+    }
+    return await update_entry(ctx, actor, entry_id, body, note=f"restored from revision {number}")

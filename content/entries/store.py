@@ -1,0 +1,191 @@
+"""SQL for content.entries and content.revisions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from common.db import Conn, Json, execute, fetch_all, fetch_one, fetch_val
+
+_ENTRY = (
+    "e.id, e.type_id, t.name AS type_name, e.slug, e.title, e.data, e.status, e.locale,"
+    " e.author_id, e.publish_at, e.published_at, e.created_at, e.updated_at, e.deleted_at,"
+    " e.revision"
+)
+_FROM = "content.entries e JOIN content.content_types t ON t.id = e.type_id"
+
+SORTS = {
+    "updatedAt": "e.updated_at",
+    "createdAt": "e.created_at",
+    "publishedAt": "e.published_at",
+    "title": "e.title",
+}
+
+
+async def insert_entry(conn: Conn, values: dict[str, Any]) -> None:
+    await execute(
+        conn,
+        "INSERT INTO content.entries (id, type_id, slug, title, data, status, locale, author_id,"
+        " publish_at, published_at, created_at, updated_at)"
+        " VALUES (%(id)s, %(type_id)s, %(slug)s, %(title)s, %(data)s, %(status)s, %(locale)s,"
+        " %(author_id)s, %(publish_at)s, %(published_at)s, %(now)s, %(now)s)",
+        {**values, "data": Json(values["data"])},
+    )
+
+
+async def get_entry(
+    conn: Conn, entry_id: str, *, lock: bool = False, trashed: bool | None = False
+) -> dict[str, Any] | None:
+    """One entry; ``trashed`` False (live only), True (trash only) or None (either)."""
+    where = {False: " AND e.deleted_at IS NULL", True: " AND e.deleted_at IS NOT NULL", None: ""}
+    suffix = " FOR UPDATE OF e" if lock else ""
+    return await fetch_one(
+        conn,
+        f"SELECT {_ENTRY} FROM {_FROM} WHERE e.id = %s{where[trashed]}{suffix}",
+        (entry_id,),
+    )
+
+
+async def update_entry(conn: Conn, entry_id: str, changes: dict[str, Any], now: datetime) -> None:
+    """Apply changes and count a new revision."""
+    params = {**changes, "id": entry_id, "now": now}
+    if "data" in params:
+        params["data"] = Json(params["data"])
+    sets = [f"{column} = %({column})s" for column in changes]
+    await execute(
+        conn,
+        f"UPDATE content.entries SET {', '.join([*sets, 'updated_at = %(now)s'])},"
+        " revision = revision + 1 WHERE id = %(id)s",
+        params,
+    )
+
+
+async def set_trashed(
+    conn: Conn, entry_id: str, deleted_at: datetime | None, now: datetime
+) -> None:
+    """Trash (deleted_at set) or restore (None); neither is a content revision."""
+    await execute(
+        conn,
+        "UPDATE content.entries SET deleted_at = %s, updated_at = %s,"
+        " status = CASE WHEN %s::timestamptz IS NULL THEN 'draft' ELSE status END,"
+        " publish_at = NULL WHERE id = %s",
+        (deleted_at, now, deleted_at, entry_id),
+    )
+
+
+async def purge_entry(conn: Conn, entry_id: str) -> None:
+    await execute(conn, "DELETE FROM content.entries WHERE id = %s", (entry_id,))
+
+
+async def count_of_type(conn: Conn, type_id: str) -> int:
+    return int(
+        await fetch_val(conn, "SELECT count(*) FROM content.entries WHERE type_id = %s", (type_id,))
+    )
+
+
+async def slugs_like(conn: Conn, type_id: str, locale: str, base: str) -> set[str]:
+    rows = await fetch_all(
+        conn,
+        "SELECT slug FROM content.entries WHERE type_id = %s AND locale = %s"
+        " AND (slug = %s OR slug LIKE %s)",
+        (type_id, locale, base, base.replace("_", r"\_").replace("%", r"\%") + "-%"),
+    )
+    return {row["slug"] for row in rows}
+
+
+async def reference_types(conn: Conn, ids: list[str]) -> dict[str, str]:
+    """Live entry id -> its type name, for references being saved."""
+    rows = await fetch_all(
+        conn,
+        f"SELECT e.id, t.name FROM {_FROM} WHERE e.id = ANY(%s) AND e.deleted_at IS NULL",
+        (ids,),
+    )
+    return {row["id"]: row["name"] for row in rows}
+
+
+def _escape_like(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_")
+
+
+async def list_entries(
+    conn: Conn,
+    *,
+    trashed: bool,
+    filters: dict[str, Any],
+    sort: tuple[str, bool],
+    limit: int,
+    offset: int,
+) -> tuple[list[dict[str, Any]], int]:
+    where = ["e.deleted_at IS NOT NULL" if trashed else "e.deleted_at IS NULL"]
+    params: dict[str, Any] = {"limit": limit, "offset": offset}
+    for name, column in (
+        ("type", "t.name"),
+        ("status", "e.status"),
+        ("author", "e.author_id"),
+        ("locale", "e.locale"),
+    ):
+        if filters.get(name) is not None:
+            where.append(f"{column} = %({name})s")
+            params[name] = filters[name]
+    if filters.get("search"):
+        where.append("(e.title ILIKE %(search)s OR e.slug ILIKE %(search)s)")
+        params["search"] = f"%{_escape_like(filters['search'])}%"
+    clause = " AND ".join(where)
+    column, descending = sort
+    order = f"{SORTS[column]} {'DESC' if descending else 'ASC'} NULLS LAST, e.id"
+    rows = await fetch_all(
+        conn,
+        f"SELECT {_ENTRY} FROM {_FROM} WHERE {clause}"
+        f" ORDER BY {order} LIMIT %(limit)s OFFSET %(offset)s",
+        params,
+    )
+    total = await fetch_val(conn, f"SELECT count(*) FROM {_FROM} WHERE {clause}", params)
+    return rows, int(total)
+
+
+# --- revisions ---------------------------------------------------------------
+
+
+async def insert_revision(
+    conn: Conn, entry: dict[str, Any], actor: dict[str, Any], note: str, now: datetime
+) -> None:
+    await execute(
+        conn,
+        "INSERT INTO content.revisions (entry_id, number, title, slug, locale, status, data,"
+        " actor, note, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        (
+            entry["id"],
+            entry["revision"],
+            entry["title"],
+            entry["slug"],
+            entry["locale"],
+            entry["status"],
+            Json(entry["data"]),
+            Json(actor),
+            note,
+            now,
+        ),
+    )
+
+
+async def list_revisions(
+    conn: Conn, entry_id: str, *, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
+    rows = await fetch_all(
+        conn,
+        "SELECT * FROM content.revisions WHERE entry_id = %s"
+        " ORDER BY number DESC LIMIT %s OFFSET %s",
+        (entry_id, limit, offset),
+    )
+    total = await fetch_val(
+        conn, "SELECT count(*) FROM content.revisions WHERE entry_id = %s", (entry_id,)
+    )
+    return rows, int(total)
+
+
+async def get_revision(conn: Conn, entry_id: str, number: int) -> dict[str, Any] | None:
+    return await fetch_one(
+        conn,
+        "SELECT * FROM content.revisions WHERE entry_id = %s AND number = %s",
+        (entry_id, number),
+    )
