@@ -66,7 +66,7 @@ def serve_bare(port: int) -> None:
     _run(app, port)
 
 
-def serve_oauth(port: int, dsn: str) -> None:
+def serve_oauth(port: int, dsn: str, pool_size: int) -> None:
     from aiohttp import web
 
     import oauth
@@ -90,7 +90,7 @@ def serve_oauth(port: int, dsn: str) -> None:
             raise web.HTTPForbidden()
 
     async def build() -> web.Application:
-        db = await Database.connect(dsn, size=10)
+        db = await Database.connect(dsn, size=pool_size)
         config = oauth.OAuthConfig(
             db=db,
             secret=SECRET,
@@ -197,9 +197,22 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(kind: str, port: int, dsn: str = "") -> subprocess.Popen[bytes]:
+def start_server(
+    kind: str, port: int, dsn: str = "", pool_size: int = 10
+) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
-        [sys.executable, __file__, "--serve", kind, "--port", str(port), "--dsn", dsn],
+        [
+            sys.executable,
+            __file__,
+            "--serve",
+            kind,
+            "--port",
+            str(port),
+            "--dsn",
+            dsn,
+            "--pool-size",
+            str(pool_size),
+        ],
         cwd=ROOT,
     )
     deadline = time.monotonic() + 20
@@ -250,7 +263,7 @@ async def bench_oauth(args: argparse.Namespace, dsn: str) -> tuple[Result, Resul
     from oauth.rfc7636 import s256_challenge
 
     port = free_port()
-    proc = start_server("oauth", port, dsn)
+    proc = start_server("oauth", port, dsn, args.pool_size)
     base = f"http://127.0.0.1:{port}"
     try:
         async with aiohttp.ClientSession(
@@ -361,7 +374,7 @@ def report(results: list[Result], args: argparse.Namespace) -> str:
     bare, refresh, code = results
     lines = [
         f"Run: `benchmarks/oauth_token.py --duration {args.duration:g} --concurrency"
-        f" {args.concurrency}` on {os.cpu_count()} CPUs ({platform.machine()},"
+        f" {args.concurrency} --pool-size {args.pool_size}` on {os.cpu_count()} CPUs ({platform.machine()},"
         f" Python {platform.python_version()}), {time.strftime('%Y-%m-%d')}; the load"
         " generator, the server and PostgreSQL share the machine.",
         "",
@@ -436,6 +449,7 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=10.0)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""))
+    parser.add_argument("--pool-size", type=int, default=10, help="server's database pool")
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--serve", choices=("bare", "oauth"), help=argparse.SUPPRESS)
@@ -445,7 +459,7 @@ def main() -> None:
     if args.serve == "bare":
         serve_bare(args.port)
     elif args.serve == "oauth":
-        serve_oauth(args.port, args.dsn)
+        serve_oauth(args.port, args.dsn, args.pool_size)
     else:
         import uvloop
 
