@@ -58,3 +58,7 @@ async def make_client(
     yield make
     for db in opened:
         await db.close()
+
+
+# Domains, DNS and discovery: a loopback DNS server and a Cloudflare stand-in.
+from tests.mail.hosting_fixtures import cloudflare, dns_server  # noqa: E402, F401

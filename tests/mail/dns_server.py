@@ -13,6 +13,7 @@ import contextlib
 import struct
 from collections.abc import Iterable
 
+import dns.exception
 import dns.flags
 import dns.message
 import dns.name

@@ -1,0 +1,1 @@
+"""What mail clients discover: client-config, autoconfig, autodiscover, MTA-STS."""

@@ -1,0 +1,1 @@
+"""DKIM keys of hosted domains: generation, sealing at rest, the published record."""

@@ -1,0 +1,1 @@
+"""DNS hosting providers: detection from NS records and publishing through their APIs."""

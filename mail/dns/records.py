@@ -1,0 +1,129 @@
+"""The DNS record set a hosted domain needs, each record with its expected value.
+
+What is published, and why (mailcow, Mail-in-a-Box and Stalwart show the same):
+
+| purpose | record | value |
+|---|---|---|
+| mx | MX at the domain | ``10 <MAIL_HOSTNAME>.`` |
+| spf | TXT at the domain | ``v=spf1 mx -all``: only the domain's MX hosts send for it |
+| dkim | TXT at ``<selector>._domainkey`` for every key | ``v=DKIM1; k=rsa|ed25519; p=...`` |
+| dmarc | TXT at ``_dmarc`` | ``v=DMARC1; p=<policy>`` (quarantine unless the operator chose) |
+| mta_sts | TXT at ``_mta-sts`` | ``v=STSv1; id=<policy id>`` (RFC 8461) |
+| mta_sts_host | CNAME ``mta-sts`` -> this web host | serves the policy over HTTPS |
+| tls_rpt | TXT at ``_smtp._tls`` | ``v=TLSRPTv1; rua=mailto:postmaster@<domain>`` (RFC 8460) |
+| autoconfig | CNAME ``autoconfig`` -> this web host | Thunderbird autoconfig |
+| autodiscover | CNAME ``autodiscover`` -> this web host | Outlook autodiscover |
+| submission_srv | SRV ``_submission._tcp`` (RFC 6186) | ``0 1 <port> <MAIL_HOSTNAME>.`` |
+| jmap_srv | SRV ``_jmap._tcp`` (RFC 8620 2.2) | ``0 1 <https port> <web host>.`` |
+
+Values are in presentation form: names absolute with a trailing dot, TXT as
+the text itself (unquoted, unsplit, as DNS control panels take it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mail.discovery import mta_sts
+from mail.dkim.keys import record_value
+from mail.domains.settings import HostingSettings
+
+MX_PRIORITY = 10
+DMARC_POLICIES = ("none", "quarantine", "reject")
+DEFAULT_DMARC_POLICY = "quarantine"
+
+
+@dataclass(frozen=True)
+class Record:
+    purpose: str
+    type: str
+    # Absolute, lower-case, without the trailing dot.
+    name: str
+    value: str
+    ttl: int
+
+    @property
+    def key(self) -> str:
+        """Identifies the record within the set (DKIM has one per selector)."""
+        return f"{self.type} {self.name}"
+
+    @property
+    def rdata_text(self) -> str:
+        """The value as zone-file RDATA (TXT quoted, in strings of at most 255)."""
+        if self.type == "TXT":
+            return txt_rdata(self.value)
+        return self.value
+
+
+@dataclass(frozen=True)
+class DkimKeyRef:
+    selector: str
+    algorithm: str
+    public_key_b64: str
+
+
+def txt_rdata(text: str) -> str:
+    """TXT character-strings: one per 255 bytes (RFC 1035 3.3), quoted."""
+    data = text.encode()
+    chunks = [data[i : i + 255] for i in range(0, len(data), 255)] or [b""]
+    return " ".join(
+        '"' + c.decode().replace("\\", "\\\\").replace('"', '\\"') + '"' for c in chunks
+    )
+
+
+def mx_hosts(hosting: HostingSettings) -> list[str]:
+    return [hosting.mail_hostname]
+
+
+def policy_for(hosting: HostingSettings) -> str:
+    return mta_sts.policy_text(
+        mode=hosting.mta_sts_mode, mx_hosts=mx_hosts(hosting), max_age=hosting.mta_sts_max_age
+    )
+
+
+def record_set(
+    domain: str,
+    hosting: HostingSettings,
+    keys: Sequence[DkimKeyRef],
+    *,
+    dmarc_policy: str = DEFAULT_DMARC_POLICY,
+) -> list[Record]:
+    ttl = hosting.dns_ttl
+    mail_host = f"{hosting.mail_hostname}."
+    web_host = f"{hosting.web_hostname}."
+
+    def rec(purpose: str, rtype: str, name: str, value: str) -> Record:
+        return Record(purpose, rtype, name, value, ttl)
+
+    records = [
+        rec("mx", "MX", domain, f"{MX_PRIORITY} {mail_host}"),
+        rec("spf", "TXT", domain, "v=spf1 mx -all"),
+    ]
+    records += [
+        rec(
+            "dkim",
+            "TXT",
+            f"{key.selector}._domainkey.{domain}",
+            record_value(key.algorithm, key.public_key_b64),
+        )
+        for key in keys
+    ]
+    records += [
+        rec("dmarc", "TXT", f"_dmarc.{domain}", f"v=DMARC1; p={dmarc_policy}"),
+        rec("mta_sts", "TXT", f"_mta-sts.{domain}", mta_sts.txt_record(policy_for(hosting))),
+        rec("mta_sts_host", "CNAME", f"mta-sts.{domain}", web_host),
+        rec(
+            "tls_rpt", "TXT", f"_smtp._tls.{domain}", f"v=TLSRPTv1; rua=mailto:postmaster@{domain}"
+        ),
+        rec("autoconfig", "CNAME", f"autoconfig.{domain}", web_host),
+        rec("autodiscover", "CNAME", f"autodiscover.{domain}", web_host),
+        rec(
+            "submission_srv",
+            "SRV",
+            f"_submission._tcp.{domain}",
+            f"0 1 {hosting.submission_port} {mail_host}",
+        ),
+        rec("jmap_srv", "SRV", f"_jmap._tcp.{domain}", f"0 1 {hosting.web_port} {web_host}"),
+    ]
+    return records

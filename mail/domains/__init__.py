@@ -1,0 +1,1 @@
+"""Hosted mail domains: adding, reading, updating, deleting, fallback domains."""
