@@ -18,6 +18,7 @@ from typing import Any
 
 import psycopg2.errors
 from psycopg2 import sql
+from psycopg2.extensions import TRANSACTION_STATUS_IDLE
 
 from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
 from oauth.config import Tables
@@ -42,7 +43,9 @@ UPDATABLE_CLIENT_FIELDS = (
 )
 
 
-async def _fetch_row(conn: Conn, statement: str, params: Sequence[Any]) -> Row | None:
+async def _fetch_row(
+    conn: Conn, statement: str, params: Sequence[Any] | dict[str, Any]
+) -> Row | None:
     # A plain cursor and one zip: the hot path skips RealDictCursor's per-column work.
     async with conn.cursor() as cur:
         await cur.execute(statement, params)
@@ -90,6 +93,9 @@ class Store:
         the statement yet answers InvalidSqlStatementName once; it is
         prepared then and the call retried.
         """
+        if conn.raw.info.transaction_status != TRANSACTION_STATUS_IDLE:
+            # Inside a transaction a failed EXECUTE would abort it: run it plainly.
+            return await _fetch_row(conn, self.q(conn, template), params)
         name, prepare, order = self._prepared_form(conn, template)
         execute_sql = f"EXECUTE {name}(" + ", ".join(["%s"] * len(order)) + ")"
         values = [params[key] for key in order]

@@ -44,3 +44,20 @@ async def test_flows_run_against_renamed_tables(runtime, start_oauth):
     }
     for default, _ in RENAMED.values():
         assert await runtime.db.fetch_val(f"SELECT count(*) FROM oauth.{default}") == 0
+
+
+async def test_prepared_statements_survive_discard_and_run_inside_transactions(
+    oauth_server: OAuthServer,
+):
+    client = await oauth_server.create_client()
+    store = oauth_server.server.store
+    db = oauth_server.config.db
+    async with db.connection() as conn:
+        assert (await store.get_client(conn, client["client_id"]))["name"] == "Test client"
+        from common.db import execute, transaction
+
+        await execute(conn, "DEALLOCATE ALL")
+        assert (await store.get_client(conn, client["client_id"]))["name"] == "Test client"
+        async with transaction(conn):
+            await execute(conn, "DEALLOCATE ALL")
+            assert (await store.get_client(conn, client["client_id"]))["id"] == client["id"]
