@@ -37,13 +37,12 @@ from oauth.errors import (
     ExpiredToken,
     InvalidGrant,
     InvalidRequest,
-    InvalidScope,
     NotFound,
     SlowDown,
     TooManyAttempts,
 )
 from oauth.ids import random_id
-from oauth.rfc6749.authorize import public_client
+from oauth.rfc6749.authorize import public_client, requested_scopes
 from oauth.rfc6749.client_auth import Credentials, authenticate_client
 from oauth.scope import format_scope, parse_scope
 from oauth.server import AuthorizationServer, Call
@@ -87,14 +86,7 @@ async def authorize_device(
     client: Mapping[str, Any],
     form: Mapping[str, str],
 ) -> dict[str, Any]:
-    allowed = [s for s in client["allowed_scopes"] if s in server.scopes]
-    raw_scope = form.get("scope")
-    scopes = parse_scope(raw_scope) if raw_scope else list(allowed)
-    refused = [s for s in scopes if s not in allowed]
-    if refused:
-        raise InvalidScope(f"scope not allowed for this client: {format_scope(refused)}")
-    if not scopes:
-        raise InvalidScope("this client has no scope it may request")
+    scopes = requested_scopes(server, client, form.get("scope"))
     device_code = random_id()
     now = server.now()
     for attempt in range(_INSERT_ATTEMPTS):

@@ -45,6 +45,24 @@ class AuthorizationRequest:
     nonce: str | None
 
 
+def requested_scopes(
+    server: AuthorizationServer, client: Mapping[str, Any], raw_scope: str | None
+) -> list[str]:
+    """The scopes a request asks for, within the client's and the server's.
+
+    No scope asked: the client's allowed scopes (RFC 6749 3.3 lets the server
+    pick a default).
+    """
+    allowed = [s for s in client["allowed_scopes"] if s in server.scopes]
+    scopes = parse_scope(raw_scope) if raw_scope else list(allowed)
+    refused = [s for s in scopes if s not in allowed]
+    if refused:
+        raise InvalidScope(f"scope not allowed for this client: {format_scope(refused)}")
+    if not scopes:
+        raise InvalidScope("this client has no scope it may request")
+    return scopes
+
+
 def public_client(client: Mapping[str, Any]) -> dict[str, Any]:
     """What a consent screen may show about a client."""
     return {
@@ -98,15 +116,7 @@ def _validate_rest(
         raise InvalidRequest("response_type is required")
     if response_type != "code":
         raise UnsupportedResponseType("only response_type=code is supported")
-    allowed = [s for s in client["allowed_scopes"] if s in server.scopes]
-    raw_scope = params.get("scope")
-    # No scope asked: the client's allowed scopes (RFC 6749 3.3 lets us pick a default).
-    scopes = parse_scope(raw_scope) if raw_scope else list(allowed)
-    refused = [s for s in scopes if s not in allowed]
-    if refused:
-        raise InvalidScope(f"scope not allowed for this client: {format_scope(refused)}")
-    if not scopes:
-        raise InvalidScope("this client has no scope it may request")
+    scopes = requested_scopes(server, client, params.get("scope"))
     challenge = params.get("code_challenge")
     if not challenge:
         raise InvalidRequest("code_challenge is required (PKCE with S256)")
