@@ -71,10 +71,10 @@ class RefreshTokenGrant:
         client = await verify_client(server, call, creds, client)
         client_id = client["client_id"]
         if row is None:
+            # Not rotated: say why, burn a reused chain, or replay within the grace window.
             async with server.db.connection() as conn:
                 old = await server.store.get_refresh_token(conn, token_hash)
                 outcome = await self._refusal_or_replay(server, conn, client_id, old, requested)
-        if row is None:
             if isinstance(outcome, Reused):
                 await server.audit(
                     audit.REFRESH_TOKEN_REUSED,
@@ -86,7 +86,7 @@ class RefreshTokenGrant:
                 raise InvalidGrant(
                     "refresh token was already used or revoked; its grant is revoked"
                 )
-            # Grace replay: the same pair again, signed again with the same claims.
+            # The same pair again, re-signed with the same jti, iat and exp.
             tokens, row = outcome
         return await server.respond_with_tokens(
             call,
