@@ -12,7 +12,6 @@ invalidation) subscribes to the same notifications.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Callable
@@ -27,6 +26,7 @@ from common.ids import short_id
 log = logging.getLogger(__name__)
 
 CHANNEL = "content_changes"
+LISTENER_STOP_SECONDS = 2.0
 
 Listener = Callable[[dict[str, Any]], None]
 
@@ -83,8 +83,11 @@ class Changes:
             yield
         finally:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            # Bounded: aiopg can leave a connect cancelled mid-handshake
+            # waiting forever, and shutdown must not wait with it.
+            done, _ = await asyncio.wait({task}, timeout=LISTENER_STOP_SECONDS)
+            if not done:
+                log.warning("content change listener did not stop in time; left behind")
 
     async def _listen_forever(self, dsn: str) -> None:
         while True:

@@ -21,10 +21,12 @@ import asyncio
 import logging
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -64,12 +66,16 @@ def _admin(dsn: str) -> Any:
 
 
 @pytest.fixture(scope="session")
-def pg_admin_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def pg_admin_dsn() -> Iterator[str]:
     external = os.environ.get("TEST_DATABASE_URL")
     if external:
         yield external
         return
-    pg = EmbeddedPostgres(tmp_path_factory.mktemp("pg") / "pgdata", delete_on_stop=True)
+    # Not under pytest's basetemp: pytest prunes old basetemps when another
+    # run starts, which would delete a running server's data directory.
+    pg = EmbeddedPostgres(
+        Path(tempfile.mkdtemp(prefix="svc-test-pg-")) / "pgdata", delete_on_stop=True
+    )
     pg.start()
     try:
         yield pg.dsn("postgres")
