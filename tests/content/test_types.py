@@ -15,7 +15,11 @@ ARTICLE = {
         {"key": "summary", "type": "textarea", "required": True, "maxLength": 300},
         {"key": "heroImage", "type": "media"},
         {"key": "rating", "type": "number", "min": 0, "max": 5, "integer": True},
-        {"key": "tags", "type": "multiselect", "options": ["news", {"value": "howto", "label": "How-to"}]},
+        {
+            "key": "tags",
+            "type": "multiselect",
+            "options": ["news", {"value": "howto", "label": "How-to"}],
+        },
         {
             "key": "sections",
             "type": "list",
@@ -58,7 +62,9 @@ async def test_crud_and_permissions(cms, team):
         "/api/types/article", json={"label": "Story", "single": True}, headers=team["owner"].headers
     )
     assert (await patched.json())["label"] == "Story"
-    rename = await cms.patch("/api/types/article", json={"name": "story"}, headers=team["admin"].headers)
+    rename = await cms.patch(
+        "/api/types/article", json={"name": "story"}, headers=team["admin"].headers
+    )
     assert rename.status == 400
     assert (await cms.get("/api/types/nope", headers=team["viewer"].headers)).status == 404
     assert (await cms.delete("/api/types/article", headers=team["editor"].headers)).status == 403
@@ -67,7 +73,9 @@ async def test_crud_and_permissions(cms, team):
 
 
 async def test_agent_key_with_types_manage(cms, team, runtime):
-    token = await make_agent_key(runtime.db, runtime.clock, team["admin"].id, ["types.manage", "content.read"])
+    token = await make_agent_key(
+        runtime.db, runtime.clock, team["admin"].id, ["types.manage", "content.read"]
+    )
     resp = await cms.post("/api/types", json=ARTICLE, headers=bearer(token))
     assert resp.status == 201
     activity = await (await cms.get("/api/activity", headers=team["admin"].headers)).json()
@@ -92,12 +100,17 @@ async def test_agent_key_with_types_manage(cms, team, runtime):
         ([{"key": "a", "type": "multiselect", "options": ["x", 3]}], "fields.0.options.1"),
         ([{"key": "a", "type": "reference", "to": "ghost"}], "fields.0.to"),
         ([{"key": "a", "type": "list"}], "fields.0.fields"),
-        ([{"key": "a", "type": "list", "fields": [{"key": "b_c", "type": "text"}]}], "fields.0.fields.0.key"),
+        (
+            [{"key": "a", "type": "list", "fields": [{"key": "b_c", "type": "text"}]}],
+            "fields.0.fields.0.key",
+        ),
         ("nope", "fields"),
     ],
 )
 async def test_definition_errors_name_the_key(cms, team, fields, key):
-    resp = await cms.post("/api/types", json={"name": "thing", "fields": fields}, headers=team["admin"].headers)
+    resp = await cms.post(
+        "/api/types", json={"name": "thing", "fields": fields}, headers=team["admin"].headers
+    )
     assert resp.status == 400
     body = await resp.json()
     assert body["code"] == "VALIDATION_FAILED"
@@ -124,7 +137,16 @@ async def test_self_reference_and_referenced_type_cannot_be_deleted(cms, team):
     admin = team["admin"].headers
     page = {"name": "page", "fields": [{"key": "parent", "type": "reference", "to": "page"}]}
     assert (await cms.post("/api/types", json=page, headers=admin)).status == 201
-    post = {"name": "post", "fields": [{"key": "related", "type": "list", "fields": [{"key": "page", "type": "reference", "to": "page", "multiple": True}]}]}
+    post = {
+        "name": "post",
+        "fields": [
+            {
+                "key": "related",
+                "type": "list",
+                "fields": [{"key": "page", "type": "reference", "to": "page", "multiple": True}],
+            }
+        ],
+    }
     assert (await cms.post("/api/types", json=post, headers=admin)).status == 201
     resp = await cms.delete("/api/types/page", headers=admin)
     assert resp.status == 409 and (await resp.json())["code"] == "TYPE_IN_USE"
