@@ -73,14 +73,14 @@ def pg_admin_dsn() -> Iterator[str]:
         return
     # Not under pytest's basetemp: pytest prunes old basetemps when another
     # run starts, which would delete a running server's data directory.
-    pg = EmbeddedPostgres(
-        Path(tempfile.mkdtemp(prefix="svc-test-pg-")) / "pgdata", delete_on_stop=True
-    )
+    home = Path(tempfile.mkdtemp(prefix="svc-test-pg-"))
+    pg = EmbeddedPostgres(home / "pgdata", delete_on_stop=True)
     pg.start()
     try:
         yield pg.dsn("postgres")
     finally:
         pg.stop()
+        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
