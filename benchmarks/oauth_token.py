@@ -376,7 +376,8 @@ def report(results: list[Result], args: argparse.Namespace) -> str:
         f"Run: `benchmarks/oauth_token.py --duration {args.duration:g} --concurrency"
         f" {args.concurrency} --pool-size {args.pool_size}` on {os.cpu_count()} CPUs ({platform.machine()},"
         f" Python {platform.python_version()}), {time.strftime('%Y-%m-%d')}; the load"
-        " generator, the server and PostgreSQL share the machine.",
+        " generator, the server and PostgreSQL share the machine"
+        f" (load average {os.getloadavg()[0]:.1f} at the end of the run).",
         "",
         "| endpoint | requests/s (flows/s) | p50 ms | p99 ms | server CPU ms/request (flow) | errors |",
         "|---|---|---|---|---|---|",

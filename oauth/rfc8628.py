@@ -50,6 +50,9 @@ from oauth.server import AuthorizationServer, Call
 USER_CODE_ALPHABET: Final = "BCDFGHJKLMNPQRSTVWXZ"
 USER_CODE_LENGTH: Final = 8
 _INSERT_ATTEMPTS = 5
+# Device authorization requests per client address and window.
+DEVICE_AUTHORIZE_LIMIT: Final = 60
+DEVICE_AUTHORIZE_WINDOW_SECONDS: Final = 60
 # Pairing page lookups (info, approve, deny) per signed-in user and window.
 PAIRING_ATTEMPTS: Final = 30
 PAIRING_WINDOW_SECONDS: Final = 600
@@ -86,6 +89,13 @@ async def authorize_device(
     client: Mapping[str, Any],
     form: Mapping[str, str],
 ) -> dict[str, Any]:
+    # Device codes cost a row each and anyone can ask for one: bound it per address.
+    ip = server.call(request).info.ip or "unknown"
+    decision = await server.limiter.hit(
+        f"oauth:device-authorize:{ip}", DEVICE_AUTHORIZE_LIMIT, DEVICE_AUTHORIZE_WINDOW_SECONDS
+    )
+    if not decision.allowed:
+        raise TooManyAttempts(decision.retry_after, "too many device authorization requests")
     scopes = requested_scopes(server, client, form.get("scope"))
     device_code = random_id()
     now = server.now()

@@ -241,3 +241,15 @@ async def test_user_code_entry_is_rate_limited_per_user(oauth_server: OAuthServe
     clock.advance(600)
     fresh = await start_device(oauth_server, client)
     assert (await decide(oauth_server, fresh["user_code"])).status_code == 200
+
+
+async def test_device_authorization_is_rate_limited_per_address(oauth_server: OAuthServer, clock):
+    client = await oauth_server.create_client(public=True)
+    clock.advance(60 - clock.now().timestamp() % 60)  # the start of a window
+    for _ in range(60):
+        await start_device(oauth_server, client)
+    resp = await oauth_server.form("/device/authorize", {"client_id": client["client_id"]})
+    assert resp.status_code == 429
+    assert resp.json()["error"] == "slow_down"
+    clock.advance(60)
+    assert (await start_device(oauth_server, client))["device_code"]
