@@ -20,6 +20,9 @@ from mail.accounts.public import PublicAccounts
 from mail.auth import store as sessions_store
 from mail.auth.sessions import session_middleware
 from mail.context import MAIL, MailContext
+from mail.domains import service as domains_service
+from mail.domains.context import HOSTING, build_hosting_context
+from mail.domains.tables import HOSTING_ROUTE_TABLES
 from mail.routes import ROUTE_TABLES
 from mail.settings import load_mail_settings
 from mail.web.csrf import csrf_middleware
@@ -47,6 +50,12 @@ class MailService:
         runtime.jobs.register(accounts_service.FORGOT_JOB, self._forgot)
         runtime.jobs.register(SWEEP_JOB, self._sweep)
         runtime.jobs.every(SWEEP_JOB, SWEEP_EVERY_SECONDS)
+        # Domains, DNS, DKIM, addresses and mail-client discovery (mail/domains/...).
+        self.hosting = build_hosting_context(runtime.settings)
+        runtime.jobs.register(domains_service.CHECK_JOB, self._dns_check)
+        runtime.jobs.every(
+            domains_service.CHECK_JOB, self.hosting.hosting.dns_check_interval_seconds
+        )
 
     def create_app(self, *, prefix: str = "") -> web.Application:
         # Mail always sits at a root: mail clients look for its paths there.
@@ -61,7 +70,8 @@ class MailService:
             ]
         )
         app[MAIL] = self.context
-        for table in ROUTE_TABLES:
+        app[HOSTING] = self.hosting
+        for table in (*ROUTE_TABLES, *HOSTING_ROUTE_TABLES):
             app.add_routes(table)
         return app
 
@@ -70,6 +80,9 @@ class MailService:
 
     async def _forgot(self, job: Job) -> None:
         await accounts_service.run_forgot_job(self.context, job)
+
+    async def _dns_check(self, job: Job) -> None:
+        await domains_service.check_due(self.runtime.db, self.hosting, self.runtime.clock.now())
 
     async def _sweep(self, job: Job) -> None:
         now = self.runtime.clock.now()

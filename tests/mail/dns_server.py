@@ -107,10 +107,19 @@ class DnsServer:
                 if reply is not None:
                     self.transport.sendto(reply, addr)  # type: ignore[attr-defined]
 
-        transport, _ = await loop.create_datagram_endpoint(Udp, local_addr=("127.0.0.1", 0))
-        self._udp = transport  # type: ignore[assignment]
-        self.port = transport.get_extra_info("sockname")[1]
-        self._tcp = await asyncio.start_server(self._serve_tcp, "127.0.0.1", self.port)
+        # UDP and TCP on one port: take a free UDP port, retry if its TCP twin is taken.
+        for _ in range(50):
+            transport, _ = await loop.create_datagram_endpoint(Udp, local_addr=("127.0.0.1", 0))
+            port = transport.get_extra_info("sockname")[1]
+            try:
+                self._tcp = await asyncio.start_server(self._serve_tcp, "127.0.0.1", port)
+            except OSError:
+                transport.close()
+                continue
+            self._udp = transport  # type: ignore[assignment]
+            self.port = port
+            return
+        raise RuntimeError("no free port for the test DNS server")
 
     def _truncated(self, wire: bytes) -> bytes:
         query = dns.message.from_wire(wire)

@@ -61,3 +61,24 @@ def hosting_for(settings: Settings, env: dict[str, str]) -> HostingSettings:
     return load_hosting_settings(
         replace(settings, environ=MappingProxyType({**settings.environ, **env}))
     )
+
+
+@pytest.fixture
+def settings(settings: Settings, dns_server: DnsServer, cloudflare: Any) -> Settings:
+    """Settings whose resolvers and Cloudflare URL point at the local servers.
+
+    Modules import this fixture to override the mail conftest's ``settings``.
+    """
+    from dataclasses import replace
+    from types import MappingProxyType
+
+    env = {**settings.environ, **hosting_env(dns_server, cloudflare.base_url)}
+    return replace(settings, environ=MappingProxyType(env))
+
+
+async def add_domain(
+    client: Any, headers: dict[str, str], name: str = "example.com"
+) -> dict[str, Any]:
+    resp = await client.post("/api/domains", json={"name": name}, headers=headers)
+    assert resp.status == 201, await resp.text()
+    return await resp.json()

@@ -1,0 +1,1 @@
+"""Addresses (mailboxes) on hosted domains."""

@@ -1,0 +1,104 @@
+"""What mail clients discover: client-config, autoconfig, autodiscover and MTA-STS.
+
+All but client-config are public: mail clients and sending MTAs call them
+without credentials. They answer only for domains hosted here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from common.web import json_response
+from mail.auth import sessions
+from mail.context import mail_context
+from mail.discovery import autoconfig, autodiscover, client_config
+from mail.dns.records import policy_for
+from mail.domains import store as domains_store
+from mail.domains.context import hosting_context
+from mail.domains.names import InvalidDomainName, normalize_domain, unicode_domain
+from mail.errors import not_found
+
+routes = web.RouteTableDef()
+
+XML = "text/xml"
+
+
+async def _hosted_domain(request: web.Request, raw: str) -> dict[str, Any] | None:
+    try:
+        name = normalize_domain(raw)
+    except InvalidDomainName:
+        return None
+    ctx = mail_context(request)
+    async with ctx.db.connection() as conn:
+        return await domains_store.get_by_name(conn, name)
+
+
+def _host_domain(request: web.Request, prefix: str) -> str | None:
+    """``mta-sts.example.com:443`` with prefix ``mta-sts.`` -> ``example.com``."""
+    host = (request.host or "").lower()
+    if host.startswith("["):
+        return None  # an IPv6 literal names no domain
+    host = host.rsplit(":", 1)[0].rstrip(".")
+    if not host.startswith(prefix):
+        return None
+    return host[len(prefix) :]
+
+
+@routes.get("/api/client-config")
+async def client_config_route(request: web.Request) -> web.Response:
+    sessions.require(request)
+    ep = client_config.endpoints(hosting_context(request).hosting)
+    return json_response(client_config.serialize(ep))
+
+
+@routes.get("/mail/config-v1.1.xml")
+@routes.get("/.well-known/autoconfig/mail/config-v1.1.xml")
+async def autoconfig_route(request: web.Request) -> web.Response:
+    # Thunderbird sends ?emailaddress=; older clients only the autoconfig.<domain> host.
+    address = request.query.get("emailaddress", "")
+    raw_domain = (
+        address.rpartition("@")[2] if "@" in address else _host_domain(request, "autoconfig.")
+    )
+    domain = await _hosted_domain(request, raw_domain or "")
+    if domain is None:
+        raise not_found("mail domain")
+    ep = client_config.endpoints(hosting_context(request).hosting)
+    body = autoconfig.render(domain["name"], unicode_domain(domain["name"]), ep)
+    return web.Response(body=body, content_type=XML, charset="utf-8")
+
+
+def _pox(body: bytes, status: int = 200) -> web.Response:
+    return web.Response(body=body, status=status, content_type=XML, charset="utf-8")
+
+
+@routes.post("/autodiscover/autodiscover.xml")
+@routes.post("/Autodiscover/Autodiscover.xml")
+async def autodiscover_route(request: web.Request) -> web.Response:
+    now = mail_context(request).clock.now()
+    raw = await request.content.read(autodiscover.MAX_BODY_BYTES + 1)
+    try:
+        parsed = autodiscover.parse_request(raw)
+    except autodiscover.AutodiscoverError as exc:
+        return _pox(autodiscover.render_error(exc.code, exc.message, now), status=400)
+    local_part, _, raw_domain = parsed.email.rpartition("@")
+    domain = await _hosted_domain(request, raw_domain)
+    if domain is None:
+        error = autodiscover.render_error(
+            autodiscover.ADDRESS_NOT_FOUND, "The e-mail address cannot be found.", now
+        )
+        return _pox(error, status=404)
+    email = f"{local_part.lower()}@{domain['name']}"
+    ep = client_config.endpoints(hosting_context(request).hosting)
+    return _pox(autodiscover.render_settings(email, email, ep))
+
+
+@routes.get("/.well-known/mta-sts.txt")
+async def mta_sts_route(request: web.Request) -> web.Response:
+    raw_domain = _host_domain(request, "mta-sts.")
+    domain = await _hosted_domain(request, raw_domain) if raw_domain else None
+    if domain is None:
+        raise not_found("MTA-STS policy")
+    policy = policy_for(hosting_context(request).hosting)
+    return web.Response(text=policy, content_type="text/plain", charset="utf-8")

@@ -1,0 +1,90 @@
+"""SQL for ``mail.dkim_keys``. The sealed private key is selected only by the MTA."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
+
+# Never the private key: what the panel shows and the record set needs.
+PUBLIC_COLUMNS = (
+    "id::text, domain_id::text, selector, algorithm, public_key_b64, active, created_at"
+)
+
+
+async def insert(
+    conn: Conn,
+    *,
+    domain_id: str,
+    selector: str,
+    algorithm: str,
+    private_key_sealed: str,
+    public_key_b64: str,
+    active: bool,
+    now: datetime,
+) -> str:
+    return str(
+        await fetch_val(
+            conn,
+            "INSERT INTO mail.dkim_keys (domain_id, selector, algorithm, private_key_sealed,"
+            " public_key_b64, active, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+            " RETURNING id",
+            (domain_id, selector, algorithm, private_key_sealed, public_key_b64, active, now),
+        )
+    )
+
+
+async def list_for_domain(conn: Conn, domain_id: str) -> list[dict[str, Any]]:
+    return await fetch_all(
+        conn,
+        f"SELECT {PUBLIC_COLUMNS} FROM mail.dkim_keys WHERE domain_id = %s"
+        " ORDER BY created_at, selector",
+        (domain_id,),
+    )
+
+
+async def list_for_domains(conn: Conn, domain_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """Keys of several domains in one query (the periodic check), by domain id."""
+    rows = await fetch_all(
+        conn,
+        f"SELECT {PUBLIC_COLUMNS} FROM mail.dkim_keys WHERE domain_id = ANY(%s::uuid[])"
+        " ORDER BY created_at, selector",
+        (domain_ids,),
+    )
+    grouped: dict[str, list[dict[str, Any]]] = {d: [] for d in domain_ids}
+    for row in rows:
+        grouped[row["domain_id"]].append(row)
+    return grouped
+
+
+async def get(conn: Conn, domain_id: str, key_id: str) -> dict[str, Any] | None:
+    return await fetch_one(
+        conn,
+        f"SELECT {PUBLIC_COLUMNS} FROM mail.dkim_keys WHERE domain_id = %s AND id = %s",
+        (domain_id, key_id),
+    )
+
+
+async def activate(conn: Conn, domain_id: str, key_id: str) -> None:
+    """Make one key the signing key (inside a transaction: off first, then on)."""
+    await execute(
+        conn,
+        "UPDATE mail.dkim_keys SET active = false WHERE domain_id = %s AND active AND id <> %s",
+        (domain_id, key_id),
+    )
+    await execute(
+        conn,
+        "UPDATE mail.dkim_keys SET active = true WHERE domain_id = %s AND id = %s",
+        (domain_id, key_id),
+    )
+
+
+async def sealed_active_key(conn: Conn, domain_id: str) -> dict[str, Any] | None:
+    """The signing key with its sealed private key: for signing only, never a response."""
+    return await fetch_one(
+        conn,
+        "SELECT selector, algorithm, private_key_sealed FROM mail.dkim_keys"
+        " WHERE domain_id = %s AND active",
+        (domain_id,),
+    )
