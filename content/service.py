@@ -30,7 +30,8 @@ from content.types import routes as type_routes
 MIGRATIONS = MigrationSet("content", Path(__file__).parent / "migrations")
 
 # Hosts read the version as app[CONTENT_VERSION]() (or ContentService.content_version()).
-CONTENT_VERSION = web.AppKey("content_version", Callable[[], int])
+VersionFunction = Callable[[], int]
+CONTENT_VERSION: web.AppKey[VersionFunction] = web.AppKey("content_version")
 
 ROUTE_TABLES = (
     auth_routes.routes,

@@ -88,13 +88,13 @@ async def login(request: web.Request) -> web.Response:
     body = await read_body(request)
     mode = _mode(body)
     email, password = body.get("email"), body.get("password")
-    if not isinstance(email, str) or not isinstance(password, str) or not email or not password:
-        problems = Problems()
-        if not isinstance(email, str) or not email:
-            problems.add("email", "is required")
-        if not isinstance(password, str) or not password:
-            problems.add("password", "is required")
-        problems.raise_if_any()
+    problems = Problems()
+    if not isinstance(email, str) or not email:
+        problems.add("email", "is required")
+    if not isinstance(password, str) or not password:
+        problems.add("password", "is required")
+    problems.raise_if_any()
+    assert isinstance(email, str) and isinstance(password, str)
     ip, agent = _client(request, ctx)
     session = await service.sign_in(ctx, email, password, ip=ip, user_agent=agent)
     return _session_response(request, ctx, session, mode)
