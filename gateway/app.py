@@ -21,7 +21,7 @@ from aiohttp import web
 from common.runtime import Runtime, Service
 from common.web import json_response
 from gateway.mounts import Everything, PathPrefixes, mount_by_rule
-from gateway.services import OAUTH_PREFIXES, build_services
+from gateway.services import OAUTH_PREFIXES, build_daemons, build_services
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,10 @@ def build_app(runtime: Runtime, *, only: str | None = None) -> web.Application:
     root.router.add_get(HEALTH_PATH, healthz)
     for service in chosen.values():
         root.cleanup_ctx.append(_service_lifespan(service))
+    if only in (None, "mail"):
+        # The SMTP daemon runs with mail (SMTP_ENABLED, off when RUN_WORKERS is off).
+        for daemon in build_daemons(runtime):
+            root.cleanup_ctx.append(_service_lifespan(daemon))
     if runtime.settings.run_workers:
         root.cleanup_ctx.append(_job_workers)
     return root

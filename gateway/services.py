@@ -12,6 +12,7 @@ from common.jobs import Job
 from common.runtime import Runtime, Service
 from content import ContentService
 from mail import Account, MailService, PublicAccounts
+from mta.service import MtaService
 from oauth.config import USER_ID_KEY
 from oauth.settings import load_oauth_settings
 from oauth.sweeps import SWEEP_EVERY_SECONDS, SWEEP_JOB_KIND
@@ -129,3 +130,8 @@ def build_services(runtime: Runtime) -> dict[str, Service]:
         "content": ContentService(runtime),
         "mail": mail,
     }
+
+
+def build_daemons(runtime: Runtime) -> list[MtaService]:
+    """Protocol daemons the all-in-one gateway runs in its process (their lifespans only)."""
+    return [MtaService(runtime)]

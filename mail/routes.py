@@ -10,6 +10,8 @@ from aiohttp import web
 
 from mail.accounts.routes import routes as accounts
 from mail.auth.routes import routes as auth
+from mail.filters.routes import routes as filters
+from mail.mailboxes.routes import routes as mailboxes
 from mail.wellknown.routes import routes as wellknown
 
-ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (auth, accounts, wellknown)
+ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (auth, accounts, wellknown, filters, mailboxes)

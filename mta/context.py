@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from common.blobs import BlobStore, LocalBlobStore
 from common.runtime import Runtime
 from mta.authentication.dns import Resolver
+from mta.commit import GroupCommit
 from mta.settings import MtaSettings, load_mta_settings
 from mta.sieve.compiler import Script, compile_script
 
@@ -36,6 +37,7 @@ class MtaContext:
     config: MtaSettings
     blobs: BlobStore
     resolver: Resolver
+    committer: GroupCommit
     scripts: ScriptCache = field(default_factory=ScriptCache)
 
     @classmethod
@@ -46,4 +48,5 @@ class MtaContext:
             config=config,
             blobs=LocalBlobStore(runtime.settings.blob_dir),
             resolver=Resolver(config.dns_resolvers, timeout=config.dns_timeout),
+            committer=GroupCommit(runtime.db),
         )

@@ -2,8 +2,9 @@
 
 Order matters for "nothing accepted is ever lost": the raw message (with our
 trace fields) is written to the blob store and fsynced first, then every row
-for every recipient is written in ONE transaction; the SMTP 250 is sent only
-after that commit. A crash before the commit leaves at most an unreferenced
+for every recipient is written in ONE transaction (shared with other messages
+arriving at the same moment: mta/commit.py); the SMTP 250 is sent only after
+that commit. A crash before the commit leaves at most an unreferenced
 blob (harmless: the client got no 250 and sends again).
 
 Filters run here, per recipient. A filter that fails at run time (or names a
@@ -96,13 +97,18 @@ async def deliver(ctx: MtaContext, inbound: Inbound) -> Report:
     parsed = parse_message(stored)
     plans = [await _plan(ctx, inbound, parsed, stored, mb, junk) for mb in _distinct(inbound)]
     blob_id = await ctx.blobs.put(stored)
-    report = Report(queue_id)
-    async with ctx.runtime.db.transaction() as conn:
+
+    async def store_all(conn: Conn) -> Report:
+        report = Report(queue_id)
         for plan in plans:
             report.email_ids[plan.mailbox.address_id] = await _store_one(
                 ctx, conn, inbound, parsed, plan, blob_id, len(stored), dmarc_note
             )
-    return report
+        return report
+
+    # Shares its transaction (and its fsync) with deliveries arriving at the same time.
+    result: Report = await ctx.committer.run(store_all)
+    return result
 
 
 def _distinct(inbound: Inbound) -> list[Mailbox]:

@@ -7,9 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from common.db import Conn, Json, fetch_all, fetch_val
+from common.db import Conn, Json, fetch_all, fetch_one
 from mta.message import ParsedMessage
-from mta.store import changes, quota
 
 SYSTEM_KEYWORDS = ("$seen", "$flagged", "$answered", "$draft", "$forwarded", "$junk")
 
@@ -30,92 +29,103 @@ async def thread_for(conn: Conn, address_id: str, keys: Sequence[str], now: date
     """The thread of any message-id in ``keys`` (oldest thread wins), else a new one.
 
     Every key is then recorded for this thread, so a later reply that only
-    references this message finds it.
+    references this message finds it. One statement: delivery is hot.
     """
-    thread_id = None
-    if keys:
-        thread_id = await fetch_val(
-            conn,
-            """
-            SELECT r.thread_id FROM mta.thread_refs r JOIN mta.threads t ON t.id = r.thread_id
-             WHERE r.address_id = %s AND r.message_id = ANY(%s)
+    row = await fetch_one(
+        conn,
+        """
+        WITH found AS (
+            SELECT r.thread_id AS id FROM mta.thread_refs r
+              JOIN mta.threads t ON t.id = r.thread_id
+             WHERE r.address_id = %(a)s AND r.message_id = ANY(%(keys)s)
              ORDER BY t.created_at, t.id LIMIT 1
-            """,
-            (address_id, list(keys)),
-        )
-    created = thread_id is None
-    if created:
-        thread_id = await fetch_val(
-            conn,
-            "INSERT INTO mta.threads (address_id, created_at) VALUES (%s, %s) RETURNING id",
-            (address_id, now),
-        )
-    thread_id = str(thread_id)
-    if keys:
-        await fetch_all(
-            conn,
-            """
+        ), made AS (
+            INSERT INTO mta.threads (address_id, created_at)
+            SELECT %(a)s::uuid, %(now)s WHERE NOT EXISTS (SELECT 1 FROM found)
+            RETURNING id
+        ), thread AS (
+            SELECT id, false AS created FROM found UNION ALL SELECT id, true FROM made
+        ), refs AS (
             INSERT INTO mta.thread_refs (address_id, message_id, thread_id)
-            SELECT %s, unnest(%s::text[]), %s ON CONFLICT DO NOTHING RETURNING 1
-            """,
-            (address_id, list(keys), thread_id),
+            SELECT %(a)s::uuid, k, (SELECT id FROM thread) FROM unnest(%(keys)s::text[]) AS k
+            ON CONFLICT DO NOTHING
+        ), change AS (
+            INSERT INTO mta.changes (address_id, type_name, object_id, change, created_at)
+            SELECT %(a)s::uuid, 'Thread', id, CASE WHEN created THEN 'created' ELSE 'updated' END,
+                   %(now)s
+              FROM thread
         )
-    await changes.record(
-        conn, address_id, "Thread", [thread_id], "created" if created else "updated", now
+        SELECT id FROM thread
+        """,
+        {"a": address_id, "keys": list(keys), "now": now},
     )
-    return thread_id
+    assert row is not None
+    return str(row["id"])
 
 
 async def insert(conn: Conn, new: NewEmail, now: datetime) -> str:
-    """Store one email in its mailboxes; the caller holds the transaction."""
+    """Store one email in its mailboxes; the caller holds the transaction.
+
+    The email row, its memberships (the triggers count them), the quota usage
+    and the change log entries are written by one statement.
+    """
     p = new.parsed
     thread_id = await thread_for(conn, new.address_id, p.thread_keys, now)
     keywords = sorted({k.lower() for k in new.keywords})
-    email_id = str(
-        await fetch_val(
-            conn,
-            """
+    row = await fetch_one(
+        conn,
+        """
+        WITH e AS (
             INSERT INTO mta.emails
                 (address_id, blob_id, thread_id, size, received_at, keywords, message_id,
                  in_reply_to, "references", subject, from_addrs, to_addrs, cc_addrs, sent_at,
                  preview, has_attachment, envelope_from)
-            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+            VALUES (%(a)s, %(blob)s, %(thread)s, %(size)s, %(received)s, %(keywords)s, %(mid)s,
+                    %(irt)s, %(refs)s, %(subject)s, %(from)s, %(to)s, %(cc)s, %(sent)s,
+                    %(preview)s, %(attach)s, %(env_from)s)
             RETURNING id
-            """,
-            (
-                new.address_id,
-                new.blob_id,
-                thread_id,
-                new.size,
-                new.received_at,
-                keywords,
-                p.message_id,
-                p.in_reply_to,
-                p.references,
-                p.subject,
-                Json(p.from_addrs),
-                Json(p.to_addrs),
-                Json(p.cc_addrs),
-                p.sent_at,
-                p.preview,
-                p.has_attachment,
-                new.envelope_from[:320],
-            ),
+        ), member AS (
+            INSERT INTO mta.email_mailboxes (mailbox_id, email_id, received_at, seen)
+            SELECT m, (SELECT id FROM e), %(received)s, %(seen)s
+              FROM unnest(%(mailboxes)s::uuid[]) AS m
+        ), usage AS (
+            INSERT INTO mta.quota_usage (address_id, used_bytes, emails) VALUES (%(a)s, %(size)s, 1)
+            ON CONFLICT (address_id) DO UPDATE
+               SET used_bytes = mta.quota_usage.used_bytes + EXCLUDED.used_bytes,
+                   emails = mta.quota_usage.emails + 1
+        ), change AS (
+            INSERT INTO mta.changes (address_id, type_name, object_id, change, created_at)
+            SELECT %(a)s::uuid, 'Email', id, 'created', %(now)s::timestamptz FROM e
+            UNION ALL
+            SELECT %(a)s::uuid, 'Mailbox', m, 'updated', %(now)s::timestamptz FROM unnest(%(mailboxes)s::uuid[]) AS m
         )
-    )
-    seen = "$seen" in keywords
-    await fetch_all(
-        conn,
-        """
-        INSERT INTO mta.email_mailboxes (mailbox_id, email_id, received_at, seen)
-        SELECT unnest(%s::uuid[]), %s, %s, %s RETURNING 1
+        SELECT id FROM e
         """,
-        (sorted(set(new.mailbox_ids)), email_id, new.received_at, seen),
+        {
+            "a": new.address_id,
+            "blob": new.blob_id,
+            "thread": thread_id,
+            "size": new.size,
+            "received": new.received_at,
+            "keywords": keywords,
+            "mid": p.message_id,
+            "irt": p.in_reply_to,
+            "refs": p.references,
+            "subject": p.subject,
+            "from": Json(p.from_addrs),
+            "to": Json(p.to_addrs),
+            "cc": Json(p.cc_addrs),
+            "sent": p.sent_at,
+            "preview": p.preview,
+            "attach": p.has_attachment,
+            "env_from": new.envelope_from[:320],
+            "seen": "$seen" in keywords,
+            "mailboxes": sorted(set(new.mailbox_ids)),
+            "now": now,
+        },
     )
-    await quota.add(conn, new.address_id, new.size)
-    await changes.record(conn, new.address_id, "Email", [email_id], "created", now)
-    await changes.record(conn, new.address_id, "Mailbox", list(new.mailbox_ids), "updated", now)
-    return email_id
+    assert row is not None
+    return str(row["id"])
 
 
 async def in_mailbox(
