@@ -3,6 +3,10 @@
 Parsing never fails: mail from the internet is often malformed, and a
 message we cannot read well is still stored whole (the raw bytes are the
 truth; these fields only serve listings, search and threading).
+
+The stdlib's compat32 parser is used, with RFC 2047 decoding done here: the
+``policy.default`` parser is several times slower (10 ms for a 10 KB message
+on a busy 2-core machine), and this runs for every message received.
 """
 
 from __future__ import annotations
@@ -12,7 +16,8 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email import policy
-from email.message import EmailMessage, Message
+from email.header import Header, decode_header, make_header
+from email.message import Message
 from email.parser import BytesParser
 
 PREVIEW_LENGTH = 256
@@ -47,7 +52,7 @@ class ParsedMessage:
 
 
 def parse_message(raw: bytes) -> ParsedMessage:
-    msg = BytesParser(policy=policy.default).parsebytes(raw)
+    msg = BytesParser(policy=policy.compat32).parsebytes(raw)
     return ParsedMessage(
         message_id=_first_msgid(_header(msg, "Message-ID")),
         in_reply_to=_msgids(_header(msg, "In-Reply-To"))[:MAX_REFERENCES],
@@ -63,12 +68,44 @@ def parse_message(raw: bytes) -> ParsedMessage:
     )
 
 
-def _header(msg: Message, name: str) -> str:
-    try:
-        value = msg.get(name)
-    except Exception:  # a malformed header the parser chokes on
-        return ""
+def raw_text(value: object) -> str:
+    """A header value as text: raw 8-bit bytes (SMTPUTF8 mail) read as UTF-8."""
+    if isinstance(value, Header):  # compat32 wraps 8-bit values as unknown-8bit
+        out = []
+        for chunk, charset in decode_header(value):
+            if isinstance(chunk, bytes):
+                name = charset if charset and charset != "unknown-8bit" else "utf-8"
+                try:
+                    out.append(chunk.decode(name, errors="replace"))
+                except LookupError:
+                    out.append(chunk.decode("utf-8", errors="replace"))
+            else:
+                out.append(chunk)
+        return "".join(out)
     return "" if value is None else str(value)
+
+
+def decoded(value: object) -> str:
+    """A header value with RFC 2047 encoded words decoded (raw UTF-8 passes through)."""
+    value = raw_text(value)
+    if "=?" not in value:
+        return value
+    try:
+        return str(make_header(decode_header(value)))
+    except Exception:
+        return value
+
+
+def header_values(msg: Message, name: str) -> list[str]:
+    try:
+        return [decoded(v) for v in msg.get_all(name) or []]
+    except Exception:
+        return []
+
+
+def _header(msg: Message, name: str) -> str:
+    values = header_values(msg, name)
+    return values[0] if values else ""
 
 
 def _clean(value: str) -> str:
@@ -86,11 +123,11 @@ def _msgids(value: str) -> list[str]:
 
 def _addresses(msg: Message, name: str) -> list[dict[str, str]]:
     try:
-        values = msg.get_all(name) or []
-        pairs = email.utils.getaddresses([str(v) for v in values])
+        raw_values = [raw_text(v) for v in msg.get_all(name) or []]
+        pairs = email.utils.getaddresses(raw_values)
     except Exception:
         return []
-    return [{"name": _clean(n), "email": a.strip()} for n, a in pairs if a.strip()][:100]
+    return [{"name": _clean(decoded(n)), "email": a.strip()} for n, a in pairs if a.strip()][:100]
 
 
 def _date(value: str) -> datetime | None:
@@ -105,28 +142,49 @@ def _date(value: str) -> datetime | None:
     return parsed
 
 
+def text_body(msg: Message) -> tuple[str, str]:
+    """(text, subtype) of the first text/plain part, else the first text/html one."""
+    found: dict[str, Message] = {}
+    for part in msg.walk():
+        if part.is_multipart() or part.get_content_maintype() != "text":
+            continue
+        if (part.get("Content-Disposition") or "").lower().startswith("attachment"):
+            continue
+        found.setdefault(part.get_content_subtype(), part)
+        if "plain" in found:
+            break
+    part = found.get("plain") or found.get("html")
+    if part is None:
+        return "", ""
+    payload = part.get_payload(decode=True)
+    if not isinstance(payload, bytes):
+        return "", ""
+    charset = part.get_content_charset() or "utf-8"
+    try:
+        text = payload.decode(charset, errors="replace")
+    except LookupError:  # an unknown charset name
+        text = payload.decode("utf-8", errors="replace")
+    return text, part.get_content_subtype()
+
+
 def _preview(msg: Message) -> str:
     """Up to 256 characters of the text body, whitespace folded (RFC 8621 preview)."""
-    if not isinstance(msg, EmailMessage):
-        return ""
     try:
-        part = msg.get_body(preferencelist=("plain", "html"))
-        if part is None:
-            return ""
-        text = part.get_content()
+        text, subtype = text_body(msg)
     except Exception:
         return ""
-    if not isinstance(text, str):
-        return ""
-    if part.get_content_subtype() == "html":
+    # Only the start matters: folding whitespace over a whole large body costs milliseconds.
+    text = text[: PREVIEW_LENGTH * (40 if subtype == "html" else 4)]
+    if subtype == "html":
         text = _TAGS.sub(" ", text)
     return _clean(text)[:PREVIEW_LENGTH]
 
 
 def _has_attachment(msg: Message) -> bool:
-    if not isinstance(msg, EmailMessage):
-        return False
     try:
-        return any(True for _ in msg.iter_attachments()) if msg.is_multipart() else False
+        return any(
+            (part.get("Content-Disposition") or "").lower().startswith("attachment")
+            for part in msg.walk()
+        )
     except Exception:
         return False

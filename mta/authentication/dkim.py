@@ -30,6 +30,9 @@ class DkimResult:
 
 async def verify(resolver: Resolver, raw: bytes) -> list[DkimResult]:
     """One result per DKIM-Signature (at most five), or ``[none]`` if unsigned."""
+    end = raw.find(b"\r\n\r\n")
+    if b"dkim-signature:" not in raw[: end if end >= 0 else len(raw)].lower():
+        return [DkimResult("none")]  # skip dkimpy's header parse for unsigned mail
     try:
         signer = dkim.DKIM(raw)
     except Exception as exc:  # unparsable header section

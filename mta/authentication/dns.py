@@ -17,6 +17,8 @@ import dns.name
 import dns.resolver
 import dns.reversename
 
+CACHE_SIZE = 10_000
+
 
 class TempError(Exception):
     """The DNS could not answer now."""
@@ -41,8 +43,9 @@ class Resolver:
                 self._resolver.nameservers = ["127.0.0.1"]
         self._resolver.lifetime = timeout
         self._resolver.timeout = timeout
-        # Only our own lookups are cached (per message); no cross-message cache here.
-        self._resolver.cache = None
+        # Answers (and NXDOMAINs) are kept for their TTL: mail from one sender domain
+        # comes in bursts, and SPF/DMARC ask the same names for each message.
+        self._resolver.cache = dns.resolver.LRUCache(CACHE_SIZE)
 
     async def _query(self, name: str, rdtype: str) -> list[object]:
         try:

@@ -15,11 +15,12 @@ from __future__ import annotations
 import email.utils
 import re
 from dataclasses import dataclass, field
-from email.message import EmailMessage, Message
+from email.message import Message
 
 from sievelib.commands import Command
 from sievelib.tools import unquote
 
+from mta.message import header_values, text_body
 from mta.sieve.compiler import Script
 
 # IMAP system flags as JMAP keywords (RFC 8621 4.1.1).
@@ -234,25 +235,17 @@ class _Run:
         raise SieveRuntimeError(f"test {name} cannot run here")
 
     def _header(self, name: str) -> list[str]:
-        try:
-            return [str(v) for v in self.msg.message.get_all(name) or []]
-        except Exception as exc:
-            raise SieveRuntimeError(f"cannot read header {name}: {exc}") from exc
+        return header_values(self.msg.message, name)
 
     @staticmethod
     def _addresses(values: list[str]) -> list[str]:
         return [addr for _n, addr in email.utils.getaddresses(values) if addr]
 
     def _body_text(self) -> str:
-        msg = self.msg.message
-        if not isinstance(msg, EmailMessage):
-            return ""
         try:
-            part = msg.get_body(preferencelist=("plain", "html"))
-            content = part.get_content() if part is not None else ""
+            return text_body(self.msg.message)[0]
         except Exception as exc:
             raise SieveRuntimeError(f"cannot decode the body: {exc}") from exc
-        return content if isinstance(content, str) else ""
 
 
 def _strings(value: object) -> list[str]:
