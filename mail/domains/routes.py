@@ -16,7 +16,6 @@ from mail.dns.providers.base import ProviderError
 from mail.dns.records import DMARC_POLICIES
 from mail.domains import serializers, service, store
 from mail.domains.context import hosting_context
-from mail.domains.names import parent_names
 from mail.errors import MailError, missing_required_field, not_found, validation_error
 from mail.web.body import optional_str, read_body, required_str
 from mail.web.lists import list_envelope, parse_list_params
@@ -153,25 +152,13 @@ async def dns_zone(request: web.Request) -> web.Response:
     )
 
 
-async def _nameservers(request: web.Request, name: str) -> list[str] | None:
-    """NS of the zone holding ``name``: the name itself, else the closest parent."""
-    resolver = hosting_context(request).resolver
-    for candidate in parent_names(name):
-        found = await resolver.lookup(candidate, "NS")
-        if found is None:
-            return None
-        if found:
-            return sorted(found)
-    return []
-
-
 @routes.get("/api/domains/{domain_id}/dns/provider")
 async def dns_provider(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     hctx = hosting_context(request)
     async with ctx.db.connection() as conn:
         row = await _owned_domain(request, conn)
-    nameservers = await _nameservers(request, row["name"])
+    nameservers = await service.nameservers(hctx, row["name"])
     found = detect.detect(nameservers or [])
     return json_response(
         serializers.provider(found, nameservers, found.id in hctx.publish_providers)
@@ -190,7 +177,7 @@ async def dns_publish(request: web.Request) -> web.Response:
         row = await _owned_domain(request, conn)
         key_rows = await keys_store.list_for_domain(conn, row["id"])
     if provider_id is None:
-        provider_id = detect.detect(await _nameservers(request, row["name"]) or []).id
+        provider_id = detect.detect(await service.nameservers(hctx, row["name"]) or []).id
     elif detect.by_id(provider_id) is None:
         raise validation_error(
             f"provider must be one of {', '.join(p.id for p in detect.PROVIDERS)}"

@@ -14,7 +14,7 @@ from mail.dns import status
 from mail.dns.records import DkimKeyRef, Record, record_set
 from mail.domains import store
 from mail.domains.context import HostingContext
-from mail.domains.names import InvalidDomainName, normalize_domain
+from mail.domains.names import InvalidDomainName, normalize_domain, parent_names
 from mail.errors import conflict, not_found, validation_error
 
 log = logging.getLogger(__name__)
@@ -127,6 +127,20 @@ async def check_due(db: Database, hctx: HostingContext, now: datetime) -> int:
             # One broken domain must not starve the others; the next run retries it.
             log.exception("DNS check of domain %s failed", domain_id)
     return len(due)
+
+
+async def nameservers(hctx: HostingContext, name: str) -> list[str] | None:
+    """NS of the zone holding ``name``: the name's own, else its closest parent's.
+
+    None when a lookup failed (we cannot tell), [] when no parent has any.
+    """
+    for candidate in parent_names(name):
+        found = await hctx.resolver.lookup(candidate, "NS")
+        if found is None:
+            return None
+        if found:
+            return sorted(found)
+    return []
 
 
 async def set_fallback(
