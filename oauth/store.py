@@ -32,6 +32,15 @@ CLIENT_COLUMNS = (
     " allowed_scopes, is_official, created_by, created_at, revoked_at, updated_at,"
     " auth_failures, auth_locked_until"
 )
+# The client read and gate shared by the token endpoint's one-statement grants:
+# work happens only for an active, unlocked client whose stored secret hash
+# equals the presented one (both NULL for a public client).
+CLIENT_CTE = "c AS (SELECT " + CLIENT_COLUMNS + " FROM {clients} WHERE client_id = %(client_id)s)"
+CLIENT_GATE = (
+    "EXISTS (SELECT 1 FROM c WHERE c.revoked_at IS NULL"
+    " AND (c.auth_locked_until IS NULL OR c.auth_locked_until <= %(now)s)"
+    " AND c.client_secret_hash IS NOT DISTINCT FROM %(secret_hash)s)"
+)
 # Columns PATCH may change; anything else never reaches the SET list.
 UPDATABLE_CLIENT_FIELDS = (
     "name",
@@ -329,19 +338,98 @@ class Store:
             ),
         )
 
-    async def consume_code(
-        self, conn: Conn, code_hash: str, now: datetime, chain_id: str
-    ) -> Row | None:
-        """Mark an unused code used; the row lock makes exactly one caller win."""
-        return await fetch_one(
+    async def authenticate_and_exchange_code(
+        self,
+        conn: Conn,
+        *,
+        client_id: str,
+        secret_hash: str | None,
+        code_hash: str,
+        challenge: str | None,
+        redirect_uri: str | None,
+        chain_id: str,
+        new_hash: str,
+        access_jti: str,
+        access_expires_at: datetime,
+        now: datetime,
+        expires_at: datetime,
+    ) -> tuple[Row | None, Row | None, bool]:
+        """Read the client, consume the code and start its token chain, in one statement.
+
+        Returns (client, code, issued). The code is consumed (used_at set,
+        committed) whenever the client passes the gate, even if a check then
+        fails: a code is good for one attempt. The refresh token is inserted
+        only if the code belongs to this client, is unexpired, matches a sent
+        redirect_uri exactly and its S256 challenge equals the verifier's.
+        The row lock makes a concurrent second use wait and then find the
+        code used, after the first use's tokens are committed.
+        """
+        row = await self.fetch_prepared(
             conn,
-            self.q(
-                conn,
-                "UPDATE {codes} SET used_at = %s, chain_id = %s"
-                " WHERE code = %s AND used_at IS NULL RETURNING *",
+            (
+                "WITH "
+                + CLIENT_CTE
+                + """,
+                used AS (
+                    UPDATE {codes} SET used_at = %(now)s, chain_id = %(chain)s
+                     WHERE code = %(code)s AND used_at IS NULL AND """
+                + CLIENT_GATE
+                + """
+                 RETURNING *),
+                ok AS (
+                    SELECT * FROM used
+                     WHERE client_id = %(client_id)s AND expires_at > %(now)s
+                       AND (%(redirect_uri)s::text IS NULL OR redirect_uri = %(redirect_uri)s)
+                       AND code_challenge_method = 'S256'
+                       AND code_challenge = %(challenge)s::text),
+                new AS (
+                    INSERT INTO {refresh} (token_hash, client_id, user_id, scope, chain_id,
+                           access_jti, access_expires_at, created_at, expires_at)
+                    SELECT %(new_hash)s::text, client_id, user_id, scope, %(chain)s::text,
+                           %(jti)s::text, %(access_exp)s::timestamptz, %(now)s::timestamptz,
+                           %(exp)s::timestamptz
+                      FROM ok
+                    RETURNING token_hash)
+                SELECT c.*, used.client_id AS code_client_id, used.user_id AS code_user_id,
+                       used.scope AS code_scope, used.redirect_uri AS code_redirect_uri,
+                       used.code_challenge AS code_challenge,
+                       used.code_challenge_method AS code_challenge_method,
+                       used.expires_at AS code_expires_at,
+                       used.code IS NOT NULL AS code_consumed,
+                       EXISTS (SELECT 1 FROM new) AS code_issued
+                  FROM c LEFT JOIN used ON true
+                """
             ),
-            (now, chain_id, code_hash),
+            {
+                "client_id": client_id,
+                "secret_hash": secret_hash,
+                "code": code_hash,
+                "challenge": challenge,
+                "redirect_uri": redirect_uri,
+                "chain": chain_id,
+                "new_hash": new_hash,
+                "jti": access_jti,
+                "access_exp": access_expires_at,
+                "now": now,
+                "exp": expires_at,
+            },
         )
+        if row is None:
+            return None, None, False
+        code = None
+        if row.pop("code_consumed"):
+            code = {
+                "client_id": row["code_client_id"],
+                "user_id": row["code_user_id"],
+                "scope": row["code_scope"],
+                "redirect_uri": row["code_redirect_uri"],
+                "code_challenge": row["code_challenge"],
+                "code_challenge_method": row["code_challenge_method"],
+                "expires_at": row["code_expires_at"],
+            }
+        issued = bool(row.pop("code_issued"))
+        client = {k: v for k, v in row.items() if not k.startswith("code_")}
+        return _client(client), code, issued
 
     async def get_code(self, conn: Conn, code_hash: str) -> Row | None:
         return await fetch_one(
@@ -417,10 +505,9 @@ class Store:
             conn,
             (
                 """
-                WITH c AS (
-                    SELECT """
-                + CLIENT_COLUMNS
-                + """ FROM {clients} WHERE client_id = %(client_id)s),
+                WITH """
+                + CLIENT_CTE
+                + """,
                 old AS (
                     UPDATE {refresh} SET revoked_at = %(now)s, revoked_reason = 'rotated',
                            successor_sealed = %(sealed)s
@@ -428,10 +515,9 @@ class Store:
                        AND revoked_at IS NULL AND expires_at > %(now)s
                        AND (%(scopes)s::text[] IS NULL
                             OR %(scopes)s::text[] <@ string_to_array(scope, ' '))
-                       AND EXISTS (
-                           SELECT 1 FROM c WHERE c.revoked_at IS NULL
-                              AND (c.auth_locked_until IS NULL OR c.auth_locked_until <= %(now)s)
-                              AND c.client_secret_hash IS NOT DISTINCT FROM %(secret_hash)s)
+                       AND """
+                + CLIENT_GATE
+                + """
                  RETURNING token_hash, client_id, user_id, scope, chain_id),
                 new AS (
                     INSERT INTO {refresh} (token_hash, client_id, user_id, scope,

@@ -1,8 +1,9 @@
 """The authorization_code grant (RFC 6749 4.1.3, OAuth 2.1 4.1.3) with PKCE (RFC 7636 4.6).
 
-The code is consumed, checked and exchanged in one transaction. A failed
-check still consumes it (the transaction commits, then the error is raised),
-so a code is good for one attempt. A code presented again burns what its
+The client is authenticated and the code consumed, checked and exchanged in
+one statement (one round trip). A failed check still consumes the code (the
+statement commits, then the error is raised), so a code is good for one
+attempt. A code presented again burns what its
 first use issued (RFC 6749 4.1.2 and 10.5): its chain of refresh tokens and
 their access tokens. A concurrent second use waits on the row lock and then
 sees the code used, so it can never race the first one to tokens.
@@ -14,12 +15,11 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from common.crypto import sha256_hex
-from common.db import transaction
 from oauth import audit, rfc7636
 from oauth.constants import GRANT_AUTHORIZATION_CODE
-from oauth.errors import InvalidGrant, InvalidRequest, OAuthError
+from oauth.errors import InvalidClient, InvalidGrant, InvalidRequest, OAuthError
 from oauth.ids import random_id
-from oauth.rfc6749.client_auth import Credentials, authenticate_client
+from oauth.rfc6749.client_auth import Credentials, presented_secret_hash, verify_client
 from oauth.server import AuthorizationServer, Call
 
 
@@ -33,7 +33,8 @@ class AuthorizationCodeGrant:
         creds: Credentials,
         form: Mapping[str, str],
     ) -> dict[str, Any]:
-        client = await authenticate_client(server, call, creds)
+        if creds.client_id is None:
+            raise InvalidClient("client authentication is required")
         code = form.get("code")
         if not code:
             raise InvalidRequest("code is required")
@@ -41,60 +42,64 @@ class AuthorizationCodeGrant:
         if not verifier:
             raise InvalidRequest("code_verifier is required (PKCE)")
         redirect_uri = form.get("redirect_uri")
-        client_id = client["client_id"]
         tokens = server.new_tokens()
         now = tokens.issued_at
-        failure: OAuthError | None = None
-        reused: dict[str, Any] | None = None
-        row: dict[str, Any] | None = None
         chain_id = random_id(16)
-        async with server.db.connection() as conn, transaction(conn):
-            code_hash = sha256_hex(code)
-            row = await server.store.consume_code(conn, code_hash, now, chain_id)
-            if row is None:
-                prior = await server.store.get_code(conn, code_hash)
-                if prior is not None and prior["used_at"] is not None:
-                    reused = prior
-                    if prior["chain_id"]:
-                        await server.store.burn_chain(conn, prior["chain_id"], now, "code_reuse")
-                    failure = InvalidGrant("authorization code was already used")
-                else:
-                    failure = InvalidGrant("unknown authorization code")
-            else:
-                failure = _check(row, client_id, redirect_uri, verifier, now)
-                if failure is None:
-                    await server.store.insert_refresh_token(
-                        conn,
-                        token_hash=tokens.refresh_hash,
-                        client_id=client_id,
-                        user_id=row["user_id"],
-                        scope=row["scope"],
-                        chain_id=chain_id,
-                        access_jti=tokens.jti,
-                        access_expires_at=tokens.access_expires_at,
-                        now=now,
-                        expires_at=tokens.refresh_expires_at,
-                    )
-        if reused is not None:
-            await server.audit(
-                audit.AUTHORIZATION_CODE_REUSED,
-                call,
-                client_id=reused["client_id"],
-                user_id=reused["user_id"],
+        code_hash = sha256_hex(code)
+        async with server.db.connection() as conn:
+            client, row, issued = await server.store.authenticate_and_exchange_code(
+                conn,
+                client_id=creds.client_id,
+                secret_hash=presented_secret_hash(creds),
+                code_hash=code_hash,
+                # A malformed verifier matches no challenge.
+                challenge=(
+                    rfc7636.s256_challenge(verifier)
+                    if rfc7636.is_valid_verifier(verifier)
+                    else None
+                ),
+                redirect_uri=redirect_uri,
+                chain_id=chain_id,
+                new_hash=tokens.refresh_hash,
+                access_jti=tokens.jti,
+                access_expires_at=tokens.access_expires_at,
+                now=now,
+                expires_at=tokens.refresh_expires_at,
             )
-        if failure is not None:
-            raise failure
+        client = await verify_client(server, call, creds, client)
+        if row is None:
+            await self._unusable(server, call, code_hash)
         assert row is not None
+        if not issued:
+            raise _check(row, client["client_id"], redirect_uri, verifier, now) or InvalidGrant(
+                "authorization code could not be exchanged"
+            )
         return await server.respond_with_tokens(
             call,
             tokens,
-            client_id=client_id,
+            client_id=client["client_id"],
             user_id=row["user_id"],
             scope=row["scope"],
             chain_id=chain_id,
             event=audit.TOKEN_ISSUED,
             grant_type=self.grant_type,
         )
+
+    async def _unusable(self, server: AuthorizationServer, call: Call, code_hash: str) -> None:
+        """Raise for a code that was not consumed: unknown, or used before (then burn)."""
+        async with server.db.connection() as conn:
+            prior = await server.store.get_code(conn, code_hash)
+            if prior is None or prior["used_at"] is None:
+                raise InvalidGrant("unknown authorization code")
+            if prior["chain_id"]:
+                await server.store.burn_chain(conn, prior["chain_id"], server.now(), "code_reuse")
+        await server.audit(
+            audit.AUTHORIZATION_CODE_REUSED,
+            call,
+            client_id=prior["client_id"],
+            user_id=prior["user_id"],
+        )
+        raise InvalidGrant("authorization code was already used")
 
 
 def _check(

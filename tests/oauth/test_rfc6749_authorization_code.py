@@ -326,3 +326,45 @@ async def test_scope_defaults_to_the_clients_allowed_scopes(oauth_server: OAuthS
             code_verifier=VERIFIER,
         )
     assert token["scope"] == "openid mail.read"
+
+
+async def test_a_failed_client_authentication_does_not_consume_the_code(
+    oauth_server: OAuthServer,
+):
+    client = await oauth_server.create_client()
+    async with oauth_server.oauth_client(client) as oauth:
+        redirect_url = await oauth_server.authorize(oauth, VERIFIER)
+    code = httpx.URL(redirect_url).params["code"]
+    data = {"grant_type": "authorization_code", "code": code, "code_verifier": VERIFIER}
+    wrong = await oauth_server.form("/token", data, auth=(client["client_id"], "wrong"))
+    assert wrong.status_code == 401
+    right = await oauth_server.form(
+        "/token", data, auth=(client["client_id"], client["client_secret"])
+    )
+    assert right.status_code == 200
+
+
+async def test_concurrent_exchanges_of_one_code_issue_once_then_burn(
+    oauth_server: OAuthServer,
+):
+    import asyncio
+
+    client = await oauth_server.create_client()
+    async with oauth_server.oauth_client(client) as oauth:
+        redirect_url = await oauth_server.authorize(oauth, VERIFIER)
+    code = httpx.URL(redirect_url).params["code"]
+    data = {"grant_type": "authorization_code", "code": code, "code_verifier": VERIFIER}
+    responses = await asyncio.gather(
+        *(
+            oauth_server.form("/token", data, auth=(client["client_id"], client["client_secret"]))
+            for _ in range(4)
+        )
+    )
+    assert sorted(r.status_code for r in responses) == [200, 400, 400, 400]
+    issued = await oauth_server.config.db.fetch_val(
+        "SELECT count(*) FROM oauth.oauth_refresh_tokens"
+    )
+    live = await oauth_server.config.db.fetch_val(
+        "SELECT count(*) FROM oauth.oauth_refresh_tokens WHERE revoked_at IS NULL"
+    )
+    assert (issued, live) == (1, 0)
