@@ -21,7 +21,9 @@ from aiohttp import web
 from mail.errors import not_found
 
 
-class HasAccountId(Protocol):
+class Owner(Protocol):
+    """An account, or anything with the owning account's id."""
+
     @property
     def id(self) -> str: ...
 
@@ -42,7 +44,7 @@ def parse_uuid(raw: str, what: str) -> str:
         raise not_found(what) from None
 
 
-def owned(row: T | None, owner: HasAccountId, what: str) -> T:
+def owned(row: T | None, owner: Owner, what: str) -> T:
     """``row`` if it exists and belongs to ``owner`` (an account); otherwise 404."""
     if row is None or str(row.get("account_id")) != str(owner.id):
         raise not_found(what)
