@@ -61,7 +61,7 @@ async def _fetch_row(
         row = await cur.fetchone()
         if row is None:
             return None
-        return dict(zip([d[0] for d in cur.description], row, strict=True))
+        return dict(zip([d[0] for d in cur.description or ()], row, strict=True))
 
 
 def _client(row: Row | None) -> Row | None:
