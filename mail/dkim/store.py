@@ -58,11 +58,20 @@ async def list_for_domains(conn: Conn, domain_ids: list[str]) -> dict[str, list[
     return grouped
 
 
-async def get(conn: Conn, domain_id: str, key_id: str) -> dict[str, Any] | None:
+async def get(
+    conn: Conn, domain_id: str, key_id: str, *, for_update: bool = False
+) -> dict[str, Any] | None:
+    lock = " FOR UPDATE" if for_update else ""
     return await fetch_one(
         conn,
-        f"SELECT {PUBLIC_COLUMNS} FROM mail.dkim_keys WHERE domain_id = %s AND id = %s",
+        f"SELECT {PUBLIC_COLUMNS} FROM mail.dkim_keys WHERE domain_id = %s AND id = %s{lock}",
         (domain_id, key_id),
+    )
+
+
+async def delete(conn: Conn, domain_id: str, key_id: str) -> int:
+    return await execute(
+        conn, "DELETE FROM mail.dkim_keys WHERE domain_id = %s AND id = %s", (domain_id, key_id)
     )
 
 

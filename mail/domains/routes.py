@@ -9,6 +9,7 @@ from aiohttp import web
 from common.web import json_response
 from mail.auth import sessions
 from mail.context import mail_context
+from mail.dkim import keys
 from mail.dkim import store as keys_store
 from mail.dns import zone
 from mail.dns.providers import detect
@@ -218,6 +219,38 @@ async def list_keys(request: web.Request) -> web.Response:
         key_rows = await keys_store.list_for_domain(conn, row["id"])
     data = [serializers.dkim_key(k, row["name"]) for k in key_rows]
     return json_response({"object": "list", "data": data})
+
+
+@routes.post("/api/domains/{domain_id}/keys")
+async def create_key(request: web.Request) -> web.Response:
+    """Not in the spec's table: a new standby key, for rotation (published, then activated)."""
+    ctx = mail_context(request)
+    hctx = hosting_context(request)
+    body = await read_body(request, allowed={"algorithm"})
+    algorithm = optional_str(body, "algorithm", max_length=50, default=keys.RSA)
+    if algorithm not in keys.ALGORITHMS:
+        raise validation_error(f"algorithm must be one of {', '.join(keys.ALGORITHMS)}")
+    async with ctx.db.connection() as conn:
+        await _owned_domain(request, conn)
+    pair = await keys.generate(algorithm)
+    async with ctx.db.transaction() as conn:
+        row = await _owned_domain(request, conn)
+        key_id = await service.insert_key(
+            conn, hctx, row["id"], pair, active=False, now=ctx.clock.now()
+        )
+        key = await keys_store.get(conn, row["id"], key_id)
+    assert key is not None
+    return json_response(serializers.dkim_key(key, row["name"]), status=201)
+
+
+@routes.delete("/api/domains/{domain_id}/keys/{key_id}")
+async def delete_key(request: web.Request) -> web.Response:
+    """Not in the spec's table: retire a standby key (never the active one)."""
+    ctx = mail_context(request)
+    async with ctx.db.connection() as conn:
+        row = await _owned_domain(request, conn)
+    await service.delete_key(ctx.db, domain_id=row["id"], key_id=parse_id(request, "key_id"))
+    return web.Response(status=204)
 
 
 @routes.post("/api/domains/{domain_id}/keys/{key_id}/activate")

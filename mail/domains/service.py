@@ -31,6 +31,27 @@ def parse_name(raw: str) -> str:
         raise validation_error(f"name: {exc}") from None
 
 
+async def insert_key(
+    conn: Conn,
+    hctx: HostingContext,
+    domain_id: str,
+    pair: keys.KeyPair,
+    *,
+    active: bool,
+    now: datetime,
+) -> str:
+    return await keys_store.insert(
+        conn,
+        domain_id=domain_id,
+        selector=keys.new_selector(pair.algorithm, now),
+        algorithm=pair.algorithm,
+        private_key_sealed=keys.seal_private_key(hctx.dkim_sealer, pair),
+        public_key_b64=pair.public_key_b64,
+        active=active,
+        now=now,
+    )
+
+
 async def add(
     db: Database,
     hctx: HostingContext,
@@ -51,17 +72,8 @@ async def add(
         domain_id = await store.insert(
             conn, account_id=account_id, name=name, description=description, now=now
         )
-        for pair, active in ((rsa, True), (ed, False)):
-            await keys_store.insert(
-                conn,
-                domain_id=domain_id,
-                selector=keys.new_selector(pair.algorithm, now),
-                algorithm=pair.algorithm,
-                private_key_sealed=keys.seal_private_key(hctx.dkim_sealer, pair),
-                public_key_b64=pair.public_key_b64,
-                active=active,
-                now=now,
-            )
+        await insert_key(conn, hctx, domain_id, rsa, active=True, now=now)
+        await insert_key(conn, hctx, domain_id, ed, active=False, now=now)
     return domain_id
 
 
@@ -166,6 +178,16 @@ async def set_fallback(
                     " (directly or through others) to this domain"
                 )
         await store.set_fallback(conn, domain_id, fallback_id, now)
+
+
+async def delete_key(db: Database, *, domain_id: str, key_id: str) -> None:
+    async with db.transaction() as conn:
+        key = await keys_store.get(conn, domain_id, key_id, for_update=True)
+        if key is None:
+            raise not_found("key")
+        if key["active"]:
+            raise conflict("the active key signs mail: activate another key before deleting it")
+        await keys_store.delete(conn, domain_id, key_id)
 
 
 async def activate_key(db: Database, *, domain_id: str, key_id: str) -> dict[str, Any]:

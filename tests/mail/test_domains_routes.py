@@ -273,3 +273,31 @@ async def test_fallback_is_set_shown_cleared_and_loops_refused(client, runtime):
     assert (await client.delete(f"/api/domains/{c['id']}", headers=headers)).status == 204
     shown = await (await client.get(f"/api/domains/{a['id']}", headers=headers)).json()
     assert shown["fallback_domain_id"] is None
+
+
+async def test_key_rotation_create_standby_then_retire_the_old(client, runtime):
+    _, headers = await signed_in(runtime)
+    domain = await add_domain(client, headers)
+    url = f"/api/domains/{domain['id']}/keys"
+    resp = await client.post(url, json={"algorithm": "rsa-sha256"}, headers=headers)
+    assert resp.status == 201
+    new = await resp.json()
+    assert (new["algorithm"], new["active"]) == ("rsa-sha256", False)
+    assert (await client.post(url, json={"algorithm": "dsa"}, headers=headers)).status == 400
+    keys = (await (await client.get(url, headers=headers)).json())["data"]
+    old = next(k for k in keys if k["active"])
+    # The new standby key is published in the record set before it signs.
+    records = (
+        await (await client.get(f"/api/domains/{domain['id']}/dns", headers=headers)).json()
+    )["records"]
+    assert new["public_key_record"]["name"] in {
+        r["name"] for r in records if r["purpose"] == "dkim"
+    }
+
+    resp = await client.delete(f"{url}/{old['id']}", headers=headers)
+    assert resp.status == 409  # the active key signs mail
+    assert (await client.post(f"{url}/{new['id']}/activate", headers=headers)).status == 200
+    assert (await client.delete(f"{url}/{old['id']}", headers=headers)).status == 204
+    keys = (await (await client.get(url, headers=headers)).json())["data"]
+    assert old["id"] not in {k["id"] for k in keys}
+    assert [k["id"] for k in keys if k["active"]] == [new["id"]]
