@@ -1,7 +1,7 @@
 """Benchmark of the SMTP inbound daemon against Postfix's smtp-sink, in one run.
 
     .venv/bin/python benchmarks/smtp_inbound.py [--messages 2000] [--sessions 10]
-        [--size 10240] [--database-url postgresql://...] [--write-docs]
+        [--size 10240] [--processes N] [--database-url postgresql://...] [--write-docs]
 
 Postfix's smtp-source (the load generator) sends ``--messages`` messages of
 ``--size`` bytes over ``--sessions`` concurrent SMTP sessions, first to
@@ -200,17 +200,23 @@ async def bench_daemon(args: argparse.Namespace, dsn: str, data_dir: Path) -> Re
         "SMTP_HOSTNAME": "mx.bench.test",
         "DNS_RESOLVERS": dns.address,
         "DB_POOL_SIZE": str(max(args.sessions, 5)),
+        "SMTP_REUSE_PORT": "true",
     }
-    daemon = await asyncio.to_thread(start_daemon, env, data_dir / "mta.log")
+    daemons = []
     try:
-        await asyncio.to_thread(wait_listening, port, daemon)
+        for n in range(args.processes):
+            daemon = await asyncio.to_thread(start_daemon, env, data_dir / f"mta-{n}.log")
+            daemons.append(daemon)
+            await asyncio.to_thread(wait_listening, port, daemon)
         seconds = await asyncio.to_thread(smtp_source, port, args)
     finally:
-        daemon.terminate()
-        daemon.wait()
+        for daemon in daemons:
+            daemon.terminate()
+            daemon.wait()
         dns.stop()
     stored = await count_stored(dsn, address_id)
-    return Result("mta smtp (stored, fsynced, committed)", seconds, args.messages, stored)
+    name = f"mta smtp x{args.processes} (stored, fsynced, committed)"
+    return Result(name, seconds, args.messages, stored)
 
 
 def report(args: argparse.Namespace, sink: Result, daemon: Result) -> str:
@@ -219,7 +225,8 @@ def report(args: argparse.Namespace, sink: Result, daemon: Result) -> str:
         f"Run on {platform.machine()} with {os.cpu_count()} cores, Python "
         f"{platform.python_version()}: {args.messages} messages of {args.size} bytes over "
         f"{args.sessions} concurrent sessions (Postfix smtp-source, a new connection per "
-        "message), one recipient each.",
+        f"message), one recipient each; {args.processes} daemon processes on one port "
+        f"(SO_REUSEPORT). Load average when the run ended: {os.getloadavg()[0]:.1f}.",
         "",
         "| server | seconds | messages/s | stored |",
         "|---|---|---|---|",
@@ -283,6 +290,9 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=2000)
     parser.add_argument("--sessions", type=int, default=10)
     parser.add_argument("--size", type=int, default=10240)
+    parser.add_argument(
+        "--processes", type=int, default=os.cpu_count() or 1, help="daemon processes (one port)"
+    )
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--write-docs", action="store_true")
     asyncio.run(run(parser.parse_args()))

@@ -127,6 +127,8 @@ async def _plan(
     mailbox: Mailbox,
     junk: bool,
 ) -> _Plan:
+    if not mailbox.has_filters:
+        return _Plan(mailbox, None, None, junk)
     async with ctx.runtime.db.connection() as conn:
         rows = await filter_store.enabled_for(conn, mailbox.address_id)
     if not rows:
@@ -160,8 +162,11 @@ async def _store_one(
 ) -> str | None:
     now = ctx.runtime.clock.now()
     address_id = plan.mailbox.address_id
-    roles = await mailboxes.ensure_defaults(conn, address_id, now)
-    default_box = roles["junk"] if plan.junk else roles["inbox"]
+    box = plan.mailbox.junk_id if plan.junk else plan.mailbox.inbox_id
+    if box is None:  # first delivery to this address: make its folders
+        roles = await mailboxes.ensure_defaults(conn, address_id, now)
+        box = roles["junk"] if plan.junk else roles["inbox"]
+    default_box = box
     event = activity.Event(
         address_id=address_id,
         kind="received",

@@ -25,6 +25,8 @@ class MtaSettings:
     # Advertised with SIZE and enforced while DATA is read.
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
     max_recipients: int = 100
+    # SO_REUSEPORT, so several daemon processes can listen on one port.
+    smtp_reuse_port: bool = False
     # Seconds an idle SMTP connection is kept.
     smtp_timeout: int = 300
     # host or host:port of the DNS resolvers SPF, DKIM and DMARC ask; empty: the system's.
@@ -66,6 +68,7 @@ def load_mta_settings(settings: Settings) -> MtaSettings:
         ),
         max_recipients=read_int(env, "SMTP_MAX_RECIPIENTS", 100, minimum=1),
         smtp_timeout=read_int(env, "SMTP_TIMEOUT", 300, minimum=1),
+        smtp_reuse_port=read_bool(env, "SMTP_REUSE_PORT", False),
         dns_resolvers=read_list(env, "DNS_RESOLVERS"),
         dns_timeout=float(read_int(env, "DNS_TIMEOUT", 5, minimum=1)),
         dmarc_reject_action=action,

@@ -46,7 +46,14 @@ async def serve(ctx: MtaContext) -> AsyncIterator[asyncio.Server]:
             loop=loop,
         )
 
-    server = await loop.create_server(factory, host=config.smtp_host, port=config.smtp_port)
+    server = await loop.create_server(
+        factory,
+        host=config.smtp_host,
+        port=config.smtp_port,
+        # Several `python -m mta smtp` processes may share the port (one per core):
+        # the kernel spreads connections over them, as Postfix spreads them over smtpd.
+        reuse_port=config.smtp_reuse_port,
+    )
     port = server.sockets[0].getsockname()[1]
     log.info("SMTP inbound listening on %s:%s (TLS %s)", config.smtp_host, port, bool(tls))
     try:

@@ -19,6 +19,10 @@ class Mailbox:
     email: str
     quota_bytes: int | None
     used_bytes: int
+    # Read with the lookup so delivery needs no query for them; None when missing.
+    has_filters: bool = True
+    inbox_id: str | None = None
+    junk_id: str | None = None
 
     def over_quota(self, incoming: int = 0) -> bool:
         # NULL or 0 quota: unlimited.
@@ -55,7 +59,13 @@ async def lookup(conn: Conn, local_part: str, domain: str) -> Lookup:
         """
         SELECT a.id AS address_id, d.account_id, a.local_part, d.name AS domain,
                a.quota_bytes, coalesce(q.used_bytes, 0) AS used_bytes,
-               a.domain_id::text AS domain_id
+               a.domain_id::text AS domain_id,
+               EXISTS (SELECT 1 FROM mta.filters f WHERE f.address_id = a.id AND f.enabled)
+                   AS has_filters,
+               (SELECT m.id FROM mta.mailboxes m WHERE m.address_id = a.id AND m.role = 'inbox')
+                   AS inbox_id,
+               (SELECT m.id FROM mta.mailboxes m WHERE m.address_id = a.id AND m.role = 'junk')
+                   AS junk_id
           FROM mail.addresses a
           JOIN mail.domains d ON d.id = a.domain_id
           LEFT JOIN mta.quota_usage q ON q.address_id = a.id
@@ -75,6 +85,9 @@ async def lookup(conn: Conn, local_part: str, domain: str) -> Lookup:
                     email=f"{row['local_part']}@{row['domain']}",
                     quota_bytes=row["quota_bytes"],
                     used_bytes=int(row["used_bytes"]),
+                    has_filters=bool(row["has_filters"]),
+                    inbox_id=_str(row["inbox_id"]),
+                    junk_id=_str(row["junk_id"]),
                 ),
             )
     return Lookup(domain_hosted=True, mailbox=None)
@@ -91,3 +104,7 @@ async def address_owner(conn: Conn, address_id: str) -> dict[str, object] | None
         """,
         (address_id,),
     )
+
+
+def _str(value: object) -> str | None:
+    return None if value is None else str(value)

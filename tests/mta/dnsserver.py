@@ -73,6 +73,19 @@ class LoopbackDNS:
         self.queries.append((name, rdtype))
         if name not in self.records:
             response.set_rcode(dns.rcode.NXDOMAIN)
+            # An SOA in the authority section, as real servers send: resolvers cache
+            # the NXDOMAIN for its minimum TTL (RFC 2308).
+            zone = dns.name.from_text(name.rsplit(".", 1)[-1] + ".")
+            soa = dns.rrset.RRset(zone, dns.rdataclass.IN, dns.rdatatype.SOA)
+            soa.add(
+                dns.rdata.from_text(
+                    dns.rdataclass.IN,
+                    dns.rdatatype.SOA,
+                    "ns.invalid. host.invalid. 1 3600 600 86400 60",
+                ),
+                ttl=60,
+            )
+            response.authority.append(soa)
             return response
         values = self.records[name].get(rdtype, [])
         if values:
