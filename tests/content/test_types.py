@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from content.types.fields import FIELD_TYPES
 from tests.content.factories import bearer, make_agent_key
 
@@ -83,54 +81,54 @@ async def test_agent_key_with_types_manage(cms, team, runtime):
     assert actor["kind"] == "agent_key" and actor["userId"] == team["admin"].id and actor["keyId"]
 
 
-@pytest.mark.parametrize(
-    ("fields", "key"),
-    [
-        ([{"key": "hero_image", "type": "media"}], "fields.0.key"),
-        ([{"key": "HeroImage", "type": "media"}], "fields.0.key"),
-        ([{"key": "a", "type": "text"}, {"key": "a", "type": "text"}], "fields.1.key"),
-        ([{"key": "a", "type": "blob"}], "fields.0.type"),
-        ([{"key": "a", "type": "text", "colour": 1}], "fields.0.colour"),
-        ([{"key": "a", "type": "text", "maxLength": -1}], "fields.0.maxLength"),
-        ([{"key": "a", "type": "text", "minLength": 5, "maxLength": 2}], "fields.0.minLength"),
-        ([{"key": "a", "type": "number", "min": "0"}], "fields.0.min"),
-        ([{"key": "a", "type": "text", "required": "yes"}], "fields.0.required"),
-        ([{"key": "a", "type": "select"}], "fields.0.options"),
-        ([{"key": "a", "type": "select", "options": ["x", "x"]}], "fields.0.options"),
-        ([{"key": "a", "type": "multiselect", "options": ["x", 3]}], "fields.0.options.1"),
-        ([{"key": "a", "type": "reference", "to": "ghost"}], "fields.0.to"),
-        ([{"key": "a", "type": "list"}], "fields.0.fields"),
-        (
-            [{"key": "a", "type": "list", "fields": [{"key": "b_c", "type": "text"}]}],
-            "fields.0.fields.0.key",
-        ),
-        ("nope", "fields"),
-    ],
-)
-async def test_definition_errors_name_the_key(cms, team, fields, key):
-    resp = await cms.post(
-        "/api/types", json={"name": "thing", "fields": fields}, headers=team["admin"].headers
-    )
-    assert resp.status == 400
-    body = await resp.json()
-    assert body["code"] == "VALIDATION_FAILED"
-    assert key in [f["key"] for f in body["details"]["fields"]]
+DEFINITION_ERRORS = [
+    ([{"key": "hero_image", "type": "media"}], "fields.0.key"),
+    ([{"key": "HeroImage", "type": "media"}], "fields.0.key"),
+    ([{"key": "a", "type": "text"}, {"key": "a", "type": "text"}], "fields.1.key"),
+    ([{"key": "a", "type": "blob"}], "fields.0.type"),
+    ([{"key": "a", "type": "text", "colour": 1}], "fields.0.colour"),
+    ([{"key": "a", "type": "text", "maxLength": -1}], "fields.0.maxLength"),
+    ([{"key": "a", "type": "text", "minLength": 5, "maxLength": 2}], "fields.0.minLength"),
+    ([{"key": "a", "type": "number", "min": "0"}], "fields.0.min"),
+    ([{"key": "a", "type": "text", "required": "yes"}], "fields.0.required"),
+    ([{"key": "a", "type": "select"}], "fields.0.options"),
+    ([{"key": "a", "type": "select", "options": ["x", "x"]}], "fields.0.options"),
+    ([{"key": "a", "type": "multiselect", "options": ["x", 3]}], "fields.0.options.1"),
+    ([{"key": "a", "type": "reference", "to": "ghost"}], "fields.0.to"),
+    ([{"key": "a", "type": "list"}], "fields.0.fields"),
+    (
+        [{"key": "a", "type": "list", "fields": [{"key": "b_c", "type": "text"}]}],
+        "fields.0.fields.0.key",
+    ),
+    ("nope", "fields"),
+]
 
 
-@pytest.mark.parametrize(
-    ("body", "key"),
-    [
-        ({"name": "Bad Name"}, "name"),
-        ({"name": "ok", "single": "yes"}, "single"),
-        ({"name": "ok", "previewUrl": "https://x.example/{nope}"}, "previewUrl"),
-        ({"name": "ok", "previewUrl": "ftp://x.example/{slug}"}, "previewUrl"),
-        ({"name": "ok", "colour": "red"}, "colour"),
-    ],
-)
-async def test_type_property_errors(cms, team, body, key):
-    resp = await cms.post("/api/types", json=body, headers=team["admin"].headers)
-    assert resp.status == 400
-    assert key in [f["key"] for f in (await resp.json())["details"]["fields"]]
+async def test_definition_errors_name_the_key(cms, team):
+    for fields, key in DEFINITION_ERRORS:
+        resp = await cms.post(
+            "/api/types", json={"name": "thing", "fields": fields}, headers=team["admin"].headers
+        )
+        assert resp.status == 400, fields
+        body = await resp.json()
+        assert body["code"] == "VALIDATION_FAILED"
+        assert key in [f["key"] for f in body["details"]["fields"]], fields
+
+
+PROPERTY_ERRORS = [
+    ({"name": "Bad Name"}, "name"),
+    ({"name": "ok", "single": "yes"}, "single"),
+    ({"name": "ok", "previewUrl": "https://x.example/{nope}"}, "previewUrl"),
+    ({"name": "ok", "previewUrl": "ftp://x.example/{slug}"}, "previewUrl"),
+    ({"name": "ok", "colour": "red"}, "colour"),
+]
+
+
+async def test_type_property_errors(cms, team):
+    for body, key in PROPERTY_ERRORS:
+        resp = await cms.post("/api/types", json=body, headers=team["admin"].headers)
+        assert resp.status == 400, body
+        assert key in [f["key"] for f in (await resp.json())["details"]["fields"]], body
 
 
 async def test_self_reference_and_referenced_type_cannot_be_deleted(cms, team):
