@@ -30,6 +30,9 @@ def tls_context(ctx: MtaContext) -> ssl.SSLContext | None:
 async def serve(ctx: MtaContext) -> AsyncIterator[asyncio.Server]:
     """Listen on SMTP_HOST:SMTP_PORT until the block exits; yields the server."""
     config = ctx.config
+    # aiosmtpd logs every connection, sender and recipient at INFO ("mail.log"): at
+    # thousands of messages a minute that is a log write per line of SMTP.
+    logging.getLogger("mail.log").setLevel(logging.WARNING)
     handler = InboundHandler(ctx)
     tls = tls_context(ctx)
     loop = asyncio.get_running_loop()

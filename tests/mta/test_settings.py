@@ -1,0 +1,40 @@
+"""The mta's settings: defaults, and one clear error per bad value."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from types import MappingProxyType
+
+import pytest
+
+from common.settings import Settings, SettingsError
+from mta.settings import load_mta_settings
+
+
+def load(env: dict[str, str], **changes: object):  # type: ignore[no-untyped-def]
+    return load_mta_settings(replace(Settings(), environ=MappingProxyType(env), **changes))
+
+
+def test_defaults() -> None:
+    config = load({}, public_url="https://mail.example.com")
+    assert config.smtp_port == 2525
+    assert config.smtp_hostname == "mail.example.com"
+    assert config.smtp_enabled and not config.tls_enabled
+    assert config.dmarc_reject_action == "junk"
+    # A pure API node (no workers) runs no SMTP daemon unless told to.
+    assert not load({}, run_workers=False).smtp_enabled
+    assert load({"SMTP_ENABLED": "true"}, run_workers=False).smtp_enabled
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"SMTP_TLS_CERT": "/etc/cert.pem"}, "SMTP_TLS_CERT and SMTP_TLS_KEY go together"),
+        ({"DMARC_REJECT_ACTION": "bounce"}, "DMARC_REJECT_ACTION must be junk or refuse"),
+        ({"SMTP_PORT": "70000"}, "SMTP_PORT must be at most 65535"),
+        ({"SMTP_MAX_MESSAGE_SIZE": "10"}, "SMTP_MAX_MESSAGE_SIZE must be at least 1024"),
+    ],
+)
+def test_bad_values(env: dict[str, str], message: str) -> None:
+    with pytest.raises(SettingsError, match=message):
+        load(env)
