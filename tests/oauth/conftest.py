@@ -10,13 +10,13 @@ from typing import Any
 
 import httpx
 import pytest
-from authlib.integrations.httpx_client import AsyncOAuth2Client
 
 from common.clock import ManualClock
 from common.runtime import Runtime
 from oauth import OAuthConfig, create_app
 from oauth.server import AuthorizationServer
 from tests.conftest import TEST_SECRET
+from tests.oauth.authlib_client import AsyncOAuth2Client
 from tests.oauth.host import USER_HEADER, TestHost, User
 
 SCOPES = ("openid", "profile", "email", "mail.read", "mail.send")
