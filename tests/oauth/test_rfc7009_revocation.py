@@ -201,7 +201,7 @@ async def test_forged_access_token_is_inactive(oauth_server: OAuthServer):
     client = await oauth_server.create_client()
     forged = jwt.encode(
         {"client_id": client["client_id"], "scope": "openid", "jti": "x", "exp": 4102444800},
-        "not-the-secret",
+        "not-the-secret-" + "y" * 40,
         algorithm="HS256",
         headers={"typ": "at+jwt"},
     )
