@@ -9,9 +9,21 @@ from __future__ import annotations
 from aiohttp import web
 
 from mail.accounts.routes import routes as accounts
+from mail.addresses.routes import routes as addresses
 from mail.auth.routes import routes as auth
+from mail.discovery.routes import routes as discovery
+from mail.domains.routes import routes as domains
 from mail.filters.routes import routes as filters
 from mail.mailboxes.routes import routes as mailboxes
 from mail.wellknown.routes import routes as wellknown
 
-ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (auth, accounts, wellknown, filters, mailboxes)
+ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (
+    auth,
+    accounts,
+    wellknown,
+    filters,
+    mailboxes,
+    domains,
+    addresses,
+    discovery,
+)

@@ -22,7 +22,6 @@ from mail.auth.sessions import session_middleware
 from mail.context import MAIL, MailContext
 from mail.domains import service as domains_service
 from mail.domains.context import HOSTING, build_hosting_context
-from mail.domains.tables import HOSTING_ROUTE_TABLES
 from mail.routes import ROUTE_TABLES
 from mail.settings import load_mail_settings
 from mail.web.csrf import csrf_middleware
@@ -71,7 +70,7 @@ class MailService:
         )
         app[MAIL] = self.context
         app[HOSTING] = self.hosting
-        for table in (*ROUTE_TABLES, *HOSTING_ROUTE_TABLES):
+        for table in ROUTE_TABLES:
             app.add_routes(table)
         return app
 

@@ -25,6 +25,7 @@ from mail.errors import conflict, missing_required_field, not_found, validation_
 from mail.web.body import optional_str, read_body, required_str
 from mail.web.lists import list_envelope, parse_list_params
 from mail.web.ownership import parse_id
+from mta.store import mailboxes
 
 routes = web.RouteTableDef()
 
@@ -125,6 +126,8 @@ async def create_address(request: web.Request) -> web.Response:
             recovery_email=recovery_email,
             now=now,
         )
+        # Inbox, Drafts, Sent... exist from the start (the mailbox store's defaults).
+        await mailboxes.create_default_mailboxes(conn, address_id, now)
         row = await store.get(conn, address_id)
     assert row is not None
     return json_response(serializers.address(row), status=201)

@@ -45,6 +45,12 @@ async def test_create_read_list_and_password_is_hashed(client, runtime):
 
     read = await (await client.get(f"/api/addresses/{address['id']}", headers=headers)).json()
     assert read == address
+    # The mailbox starts with its default folders.
+    folders = await (
+        await client.get(f"/api/addresses/{address['id']}/folders", headers=headers)
+    ).json()
+    roles = {f.get("role") for f in folders["data"]}
+    assert {"inbox", "drafts", "sent", "trash", "junk"} <= roles
     resp = await create(client, headers, domain, local_part="bob", quota_bytes=0)
     assert (await resp.json())["quota_bytes"] == 0  # unlimited
     listing = await (

@@ -158,8 +158,25 @@ async def test_delete_removes_domain_keys_and_addresses_in_one_go(client, runtim
         headers=headers,
     )
     assert resp.status == 201
+    address = await resp.json()
+    # Mail in the mailbox store: a thread and an email of the address.
+    now = runtime.clock.now()
+    thread_id = await runtime.db.fetch_val(
+        "INSERT INTO mta.threads (address_id, created_at) VALUES (%s, %s) RETURNING id",
+        (address["id"], now),
+    )
+    await runtime.db.execute(
+        "INSERT INTO mta.emails (address_id, blob_id, thread_id, size, received_at)"
+        " VALUES (%s, %s, %s, 10, %s)",
+        (address["id"], "a" * 64, thread_id, now),
+    )
     resp = await client.delete(f"/api/domains/{domain['id']}", headers=headers)
     assert resp.status == 204
+    for table in ("emails", "threads", "mailboxes"):
+        count = await runtime.db.fetch_val(
+            f"SELECT count(*) FROM mta.{table} WHERE address_id = %s", (address["id"],)
+        )
+        assert count == 0, table
     for table in ("domains", "dkim_keys", "addresses"):
         column = "id" if table == "domains" else "domain_id"
         count = await runtime.db.fetch_val(
