@@ -32,7 +32,7 @@ async def test_gateway_process_serves_discovery_and_the_device_flow(gateway_proc
         assert doc["token_endpoint"] == "https://id.example.com/oauth/token"
         started = (await http.post("/oauth/device/authorize", data={"client_id": "tv-app"})).json()
         assert started["interval"] == 5
-        # The default host has no accounts yet: nobody can pair.
+        # Without a signed-in account nobody can pair.
         refused = await http.post("/oauth/device/approve", json={"user_code": started["user_code"]})
         assert refused.status_code == 401
     async with AsyncOAuth2Client(client_id="tv-app", token_endpoint_auth_method="none") as oauth:

@@ -85,7 +85,7 @@ async def test_gateway_serves_metadata_with_public_url_issuer(gateway_client, se
         assert (await resp.json())["issuer"] == issuer
 
 
-async def test_gateway_default_host_refuses_consent_and_admin(gateway_client):
+async def test_gateway_consent_and_admin_need_a_signed_in_account(gateway_client):
     for method, path in (
         ("GET", "/oauth/authorize/info"),
         ("POST", "/oauth/device/approve"),
@@ -117,3 +117,13 @@ async def test_only_oauth_serves_at_the_root(service_client):
     resp = await client.post("/token", data={})
     assert resp.status == 400
     assert (await resp.json())["error"] == "invalid_request"
+
+
+async def test_oauth_service_without_accounts_refuses_consent_and_admin(runtime, aiohttp_client):
+    from gateway.services import OAuthService
+
+    client = await aiohttp_client(OAuthService(runtime).create_app(prefix="/oauth"))
+    for method, path in (("GET", "/oauth/authorize/info"), ("GET", "/admin/oauth/clients")):
+        resp = await client.request(method, path, headers={"Cookie": "svc_session=anything"})
+        assert resp.status == 401
+        assert (await resp.json())["error"] == "login_required"
