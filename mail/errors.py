@@ -32,7 +32,8 @@ _NAME_BY_KIND = {
     "not_found": "not_found",
     "method_not_allowed": "method_not_allowed",
     "conflict": "conflict",
-    "payload_too_large": "invalid_parameter",
+    # A body over the size limit is over a limit: 413 is the table's quota_exceeded.
+    "payload_too_large": "quota_exceeded",
     "rate_limited": "rate_limit_exceeded",
 }
 
@@ -47,6 +48,9 @@ def render(status: int, kind: str, message: str) -> web.Response:
         name = "application_error" if status >= 500 else "invalid_parameter"
     if status >= 500:
         message = "internal error"  # never leak internals
+    else:
+        # A name always travels with its status from the spec's table.
+        status = STATUS_BY_NAME[name]
     return json_response(error_body(status, name, message), status=status)
 
 

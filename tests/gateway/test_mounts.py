@@ -126,3 +126,27 @@ async def test_housekeeping_forgets_old_windows_and_recurring_slots(runtime, clo
     assert next(k["key"] for k in keys) == "user-key"
     assert len(keys) == 2
     assert await runtime.db.fetch_val("SELECT count(*) FROM common.rate_limits") == 0
+
+
+async def test_mail_names_always_carry_their_table_status(aiohttp_client):
+    from aiohttp import web
+
+    from common.web import error_middleware
+    from mail.errors import STATUS_BY_NAME, render
+
+    async def too_big(request):
+        await request.read()
+        return web.json_response({})
+
+    async def unsupported(request):
+        raise web.HTTPUnsupportedMediaType()
+
+    app = web.Application(middlewares=[error_middleware(render)], client_max_size=10)
+    app.router.add_post("/big", too_big)
+    app.router.add_get("/media", unsupported)
+    client = await aiohttp_client(app)
+    for resp in (await client.post("/big", data=b"x" * 100), await client.get("/media")):
+        body = await resp.json()
+        assert resp.status == body["statusCode"] == STATUS_BY_NAME[body["name"]]
+    big = await client.post("/big", data=b"x" * 100)
+    assert (await big.json())["name"] == "quota_exceeded"
