@@ -84,6 +84,7 @@ async def test_provider_errors_become_provider_errors(cloudflare):
         await publisher.publish("example.com", records, CLOUDFLARE_TOKEN)
     assert rejected.value.kind == "rejected"
     assert "Record already exists. (code 81057)" in rejected.value.message
+    assert "at MX example.com; created before: none" in rejected.value.message
 
     unreachable = CloudflarePublisher("http://127.0.0.1:9/client/v4", timeout=2)
     with pytest.raises(ProviderError) as down:

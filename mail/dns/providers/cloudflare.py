@@ -145,9 +145,17 @@ class CloudflarePublisher:
             conflicting=todo.conflicting,
         )
         for record in todo.create:
-            await self._call(
-                http, "POST", f"/zones/{zone_id}/dns_records", json=create_payload(record)
-            )
+            try:
+                await self._call(
+                    http, "POST", f"/zones/{zone_id}/dns_records", json=create_payload(record)
+                )
+            except ProviderError as exc:
+                # Say what is already there, so publishing again is understood.
+                done = ", ".join(f"{r.type} {r.name}" for r in result.created) or "none"
+                raise ProviderError(
+                    exc.kind,
+                    f"{exc.message} (at {record.type} {record.name}; created before: {done})",
+                ) from None
             result.created.append(record)
         return result
 
