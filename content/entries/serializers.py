@@ -4,17 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from content.types.fields import empty_value
+
 LAYOUT_KEY = "__layout"
 
 
 def visible_data(data: dict[str, Any], fields: list[dict[str, Any]]) -> dict[str, Any]:
-    """Stored data restricted to the type's current fields (and the layout).
+    """Stored data shaped by the type's current fields (and the layout).
 
-    Values of removed fields stay stored but are not shown; see
+    Values of removed fields stay stored but are not shown; a field added
+    since the entry was saved shows its empty value. See
     content/types/service.py for what type changes do to entries.
     """
-    declared = {d["key"] for d in fields} | {LAYOUT_KEY}
-    return {k: v for k, v in data.items() if k in declared}
+    shaped = {d["key"]: data[d["key"]] if d["key"] in data else empty_value(d) for d in fields}
+    if LAYOUT_KEY in data:
+        shaped[LAYOUT_KEY] = data[LAYOUT_KEY]
+    return shaped
 
 
 def entry_json(row: dict[str, Any], fields: list[dict[str, Any]]) -> dict[str, Any]:

@@ -161,3 +161,29 @@ async def _login(cms, email, password=PASSWORD, headers=None, **extra):
     return await cms.post(
         "/api/auth/login", json={"email": email, "password": password, **extra}, headers=headers
     )
+
+
+async def test_only_content_serves_the_cms_at_the_root_in_a_real_process(
+    gateway_process, database_url
+):
+    import aiohttp
+
+    gw = gateway_process(
+        "--only",
+        "content",
+        env={
+            "DATABASE_URL": database_url,
+            "BOOTSTRAP_EMAIL": "root@example.com",
+            "BOOTSTRAP_PASSWORD": "unattended owner pw",
+            "RUN_WORKERS": "false",
+        },
+    )
+    async with aiohttp.ClientSession() as http:
+        login = await http.post(
+            f"{gw.base_url}/api/auth/login",
+            json={"email": "root@example.com", "password": "unattended owner pw"},
+        )
+        assert login.status == 200
+        token = (await login.json())["token"]
+        me = await http.get(f"{gw.base_url}/api/auth/me", headers=bearer(token))
+        assert (await me.json())["user"]["role"] == "owner"

@@ -315,6 +315,18 @@ async def test_removing_and_retyping_a_field_never_corrupts_entries(cms, team, p
     ]
     resp = await cms.patch(url, json={"data": {"rating": "good"}}, headers=editor)
     assert resp.status == 200 and (await resp.json())["data"]["rating"] == "good"
+    # Removed, then the entry's data is saved: the value is dropped from the new
+    # revision (the old revision keeps it), so re-adding the field finds it empty.
+    await cms.patch(
+        "/api/types/post",
+        json={"fields": [{"key": "rating", "type": "select", "options": ["good", "bad"]}]},
+        headers=team["admin"].headers,
+    )
+    await cms.patch(url, json={"data": {"rating": "bad"}}, headers=editor)
+    await cms.patch("/api/types/post", json={"fields": retyped}, headers=team["admin"].headers)
+    assert (await (await cms.get(url, headers=editor)).json())["data"]["body"] == ""
+    revs = await (await cms.get(f"{url}/revisions", headers=editor)).json()
+    assert "body" not in revs["data"][0]["data"] and revs["data"][1]["data"]["body"] == "text"
     # A type with entries cannot be deleted.
     resp = await cms.delete("/api/types/post", headers=team["admin"].headers)
     assert resp.status == 409 and (await resp.json())["code"] == "TYPE_IN_USE"
