@@ -86,20 +86,8 @@ async def mint_agent_key(
 
 
 async def revoke_agent_key(ctx: Context, actor: Principal, key_id: str) -> dict[str, Any]:
-    now = ctx.clock.now()
-    async with ctx.db.transaction() as conn:
-        row = await store.revoke_agent_key(conn, key_id, actor.user.id, now)
-        if row is None:
-            raise NotFound("no such agent key")
-        await record(
-            conn,
-            at=now,
-            actor=actor.actor(),
-            action="agent_key.revoked",
-            subject_kind="agent_key",
-            subject_id=key_id,
-        )
-    return row
+    """Revoke one of your own agent keys; sessions and other keys are untouched."""
+    return await _revoke(ctx, actor, "agent_key", key_id)
 
 
 async def _scopes(
@@ -178,17 +166,25 @@ async def update_delivery_key(
 
 
 async def revoke_delivery_key(ctx: Context, actor: Principal, key_id: str) -> dict[str, Any]:
+    return await _revoke(ctx, actor, "delivery_key", key_id)
+
+
+async def _revoke(ctx: Context, actor: Principal, kind: str, key_id: str) -> dict[str, Any]:
     now = ctx.clock.now()
     async with ctx.db.transaction() as conn:
-        row = await store.revoke_delivery_key(conn, key_id, now)
+        if kind == "agent_key":
+            # Only your own: someone else's key is not found.
+            row = await store.revoke_agent_key(conn, key_id, actor.user.id, now)
+        else:
+            row = await store.revoke_delivery_key(conn, key_id, now)
         if row is None:
-            raise NotFound("no such delivery key")
+            raise NotFound(f"no such {kind.replace('_', ' ')}")
         await record(
             conn,
             at=now,
             actor=actor.actor(),
-            action="delivery_key.revoked",
-            subject_kind="delivery_key",
+            action=f"{kind}.revoked",
+            subject_kind=kind,
             subject_id=key_id,
         )
     return row
