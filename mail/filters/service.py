@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from common.db import Conn
-from mail.errors import validation_error
+from mail.addresses import store as addresses_store
+from mail.errors import not_found, validation_error
 from mail.web.body import optional_str, required_str
-from mail.web.ownership import owned, parse_uuid
+from mail.web.ownership import parse_uuid
 from mta.sieve.compiler import MAX_SCRIPT_BYTES, Script, SieveError, compile_script
-from mta.store.recipients import address_owner
 
 MAX_NAME = 200
 MAX_POSITION = 1_000_000
@@ -48,5 +48,7 @@ async def owned_address(conn: Conn, account: Any, raw_id: object) -> dict[str, A
     """The address ``raw_id`` if this account owns it; 404 otherwise (also for a foreign one)."""
     if not isinstance(raw_id, str):
         raise validation_error("address_id must be a string")
-    address_id = parse_uuid(raw_id, "address")
-    return owned(await address_owner(conn, address_id), account, "address")
+    row = await addresses_store.get_owned(conn, account.id, parse_uuid(raw_id, "address"))
+    if row is None:
+        raise not_found("address")
+    return row

@@ -8,11 +8,12 @@ from mta.authentication.dkim import DkimResult
 from mta.authentication.dmarc import DmarcResult
 from mta.authentication.spf import SpfResult
 
-_UNSAFE = re.compile(r"[^\x21-\x7e]")
+_UNSAFE = re.compile(r"[\x00-\x20\x7f;()\"\\]")
 
 
 def _value(text: str) -> str:
-    # Property values are tokens or quoted strings; keep them tokens.
+    # Property values are tokens (UTF-8 allowed, RFC 8601 2.2): no spaces, controls,
+    # comments, quotes or the ";" that separates results.
     return _UNSAFE.sub("", text)[:255] or "unknown"
 
 

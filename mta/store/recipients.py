@@ -93,18 +93,5 @@ async def lookup(conn: Conn, local_part: str, domain: str) -> Lookup:
     return Lookup(domain_hosted=True, mailbox=None)
 
 
-async def address_owner(conn: Conn, address_id: str) -> dict[str, object] | None:
-    """``{id, account_id, email}`` of an address, for ownership checks."""
-    return await fetch_one(
-        conn,
-        """
-        SELECT a.id, d.account_id, a.local_part || '@' || d.name AS email
-          FROM mail.addresses a JOIN mail.domains d ON d.id = a.domain_id
-         WHERE a.id = %s
-        """,
-        (address_id,),
-    )
-
-
 def _str(value: object) -> str | None:
     return None if value is None else str(value)

@@ -239,6 +239,7 @@ async def test_utf8_message_with_smtputf8(
     assert row["envelope_from"] == "jörg@bücher.test"
     raw_stored = await mta_ctx.blobs.get(row["blob_id"])
     assert b"with UTF8SMTP id" in raw_stored
+    assert "smtp.mailfrom=jörg@bücher.test".encode() in raw_stored
 
 
 async def test_pipelined_transaction_with_aiosmtplib_send_message(
