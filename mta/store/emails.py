@@ -25,16 +25,11 @@ class NewEmail:
     envelope_from: str = ""
 
 
-async def thread_for(conn: Conn, address_id: str, keys: Sequence[str], now: datetime) -> str:
-    """The thread of any message-id in ``keys`` (oldest thread wins), else a new one.
-
-    Every key is then recorded for this thread, so a later reply that only
-    references this message finds it. One statement: delivery is hot.
-    """
-    row = await fetch_one(
-        conn,
-        """
-        WITH found AS (
+# Find (oldest wins) or make the thread of a message from its ids, record the ids,
+# log the change: common table expressions ending in ``thread(id, created)``, shared
+# by thread_for and insert (which resolves the thread in the same statement).
+THREAD_CTES = """
+        found AS (
             SELECT r.thread_id AS id FROM mta.thread_refs r
               JOIN mta.threads t ON t.id = r.thread_id
              WHERE r.address_id = %(a)s AND r.message_id = ANY(%(keys)s)
@@ -49,12 +44,25 @@ async def thread_for(conn: Conn, address_id: str, keys: Sequence[str], now: date
             INSERT INTO mta.thread_refs (address_id, message_id, thread_id)
             SELECT %(a)s::uuid, k, (SELECT id FROM thread) FROM unnest(%(keys)s::text[]) AS k
             ON CONFLICT DO NOTHING
-        ), change AS (
+        ), thread_change AS (
             INSERT INTO mta.changes (address_id, type_name, object_id, change, created_at)
             SELECT %(a)s::uuid, 'Thread', id, CASE WHEN created THEN 'created' ELSE 'updated' END,
                    %(now)s
               FROM thread
         )
+"""
+
+
+async def thread_for(conn: Conn, address_id: str, keys: Sequence[str], now: datetime) -> str:
+    """The thread of any message-id in ``keys`` (oldest thread wins), else a new one.
+
+    Every key is then recorded for this thread, so a later reply that only
+    references this message finds it. One statement: delivery is hot.
+    """
+    row = await fetch_one(
+        conn,
+        f"""
+        WITH {THREAD_CTES}
         SELECT id FROM thread
         """,
         {"a": address_id, "keys": list(keys), "now": now},
@@ -66,21 +74,20 @@ async def thread_for(conn: Conn, address_id: str, keys: Sequence[str], now: date
 async def insert(conn: Conn, new: NewEmail, now: datetime) -> str:
     """Store one email in its mailboxes; the caller holds the transaction.
 
-    The email row, its memberships (the triggers count them), the quota usage
-    and the change log entries are written by one statement.
+    The thread, the email row, its memberships (the triggers count them), the
+    quota usage and the change log entries are written by one statement.
     """
     p = new.parsed
-    thread_id = await thread_for(conn, new.address_id, p.thread_keys, now)
     keywords = sorted({k.lower() for k in new.keywords})
     row = await fetch_one(
         conn,
-        """
-        WITH e AS (
+        f"""
+        WITH {THREAD_CTES}, e AS (
             INSERT INTO mta.emails
                 (address_id, blob_id, thread_id, size, received_at, keywords, message_id,
                  in_reply_to, "references", subject, from_addrs, to_addrs, cc_addrs, sent_at,
                  preview, has_attachment, envelope_from)
-            VALUES (%(a)s, %(blob)s, %(thread)s, %(size)s, %(received)s, %(keywords)s, %(mid)s,
+            VALUES (%(a)s, %(blob)s, (SELECT id FROM thread), %(size)s, %(received)s, %(keywords)s, %(mid)s,
                     %(irt)s, %(refs)s, %(subject)s, %(from)s, %(to)s, %(cc)s, %(sent)s,
                     %(preview)s, %(attach)s, %(env_from)s)
             RETURNING id
@@ -104,7 +111,7 @@ async def insert(conn: Conn, new: NewEmail, now: datetime) -> str:
         {
             "a": new.address_id,
             "blob": new.blob_id,
-            "thread": thread_id,
+            "keys": list(p.thread_keys),
             "size": new.size,
             "received": new.received_at,
             "keywords": keywords,
