@@ -156,7 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with asyncio.Runner(loop_factory=loop_factory) as runner:
             runner.run(serve(settings, only=args.only))
-    except StartupError as exc:
+    except (StartupError, SettingsError) as exc:
+        # SettingsError here: a service's own variables, parsed when it is built.
         print(f"gateway: refusing to start: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -75,3 +75,15 @@ def test_bad_values_refuse_to_start(env, fragment):
 def test_production_refuses_short_secret_or_development(env):
     with pytest.raises(SettingsError):
         load_settings(env, production=True)
+
+
+def test_the_gateway_refuses_to_start_on_a_bad_cms_variable(gateway_process, database_url):
+    gw = gateway_process(
+        "--only",
+        "content",
+        env={"DATABASE_URL": database_url, "MAX_UPLOAD_BYTES": "lots"},
+        wait=False,
+    )
+    assert gw.proc.wait(timeout=60) == 1
+    assert "refusing to start: MAX_UPLOAD_BYTES must be an integer" in gw.log()
+    assert "Traceback" not in gw.log()
