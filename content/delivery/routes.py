@@ -15,7 +15,7 @@ from content.auth.credentials import (
     wrong_credential,
 )
 from content.context import context
-from content.errors import Unauthorized
+from content.errors import Forbidden, Unauthorized
 from content.keys import store as key_store
 from content.keys.service import ALL_TYPES, DELIVERY_PREFIX
 from content.types import store as type_store
@@ -59,13 +59,38 @@ def may_read(key: dict[str, Any], type_name: str) -> bool:
     return ALL_TYPES in scopes or type_name in scopes
 
 
-def _headers(request: web.Request) -> dict[str, str]:
-    headers = {"Cache-Control": "private, max-age=0", "Vary": "X-Api-Key, Authorization, Origin"}
+def _allowed_origin(request: web.Request) -> str | None:
+    """The request's Origin when DELIVERY_ORIGINS lets browsers there call delivery."""
     origin = request.headers.get("Origin")
     allowed = context(request).settings.delivery_origins
-    if origin and ("*" in allowed or origin in allowed):
+    return origin if origin and ("*" in allowed or origin in allowed) else None
+
+
+def _headers(request: web.Request) -> dict[str, str]:
+    headers = {"Cache-Control": "private, max-age=0", "Vary": "X-Api-Key, Authorization, Origin"}
+    origin = _allowed_origin(request)
+    if origin:
         headers["Access-Control-Allow-Origin"] = origin
     return headers
+
+
+@routes.route("OPTIONS", "/content")
+@routes.route("OPTIONS", "/content/{tail:.*}")
+async def preflight(request: web.Request) -> web.Response:
+    """CORS preflight: X-Api-Key is not a simple header, so browsers ask first."""
+    origin = _allowed_origin(request)
+    if origin is None:
+        raise Forbidden("this origin is not in DELIVERY_ORIGINS", "ORIGIN_NOT_ALLOWED")
+    return web.Response(
+        status=204,
+        headers={
+            "Access-Control-Allow-Origin": origin,
+            "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
+            "Access-Control-Allow-Headers": "X-Api-Key, Authorization, Content-Type",
+            "Access-Control-Max-Age": "600",
+            "Vary": "Origin",
+        },
+    )
 
 
 @routes.get("/content")

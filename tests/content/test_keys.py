@@ -184,3 +184,28 @@ async def test_delivery_through_the_gateway_prefix(gateway_client, runtime, cloc
     key = await make_delivery_key(runtime.db, clock, ["post"])
     resp = await gateway_client.get("/cms/content", headers={"X-Api-Key": key})
     assert (await resp.json())["data"][0]["fields"][0]["key"] == "body"
+
+
+async def test_delivery_origins_for_browsers(cms, settings, runtime, clock):
+    from dataclasses import replace
+
+    from content.context import CONTEXT
+
+    ctx = cms.app[CONTEXT]
+    object.__setattr__(
+        ctx, "settings", replace(ctx.settings, delivery_origins=("https://site.example",))
+    )
+    key = await make_delivery_key(runtime.db, clock, ["*"])
+    ok = await cms.options(
+        "/content/post",
+        headers={"Origin": "https://site.example", "Access-Control-Request-Method": "GET"},
+    )
+    assert ok.status == 204
+    assert ok.headers["Access-Control-Allow-Origin"] == "https://site.example"
+    assert "X-Api-Key" in ok.headers["Access-Control-Allow-Headers"]
+    refused = await cms.options("/content", headers={"Origin": "https://evil.example"})
+    assert refused.status == 403 and (await refused.json())["code"] == "ORIGIN_NOT_ALLOWED"
+    resp = await cms.get("/content", headers={"X-Api-Key": key, "Origin": "https://site.example"})
+    assert resp.headers["Access-Control-Allow-Origin"] == "https://site.example"
+    other = await cms.get("/content", headers={"X-Api-Key": key, "Origin": "https://evil.example"})
+    assert "Access-Control-Allow-Origin" not in other.headers
