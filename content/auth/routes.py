@@ -12,7 +12,7 @@ from content.auth import service, store
 from content.auth.credentials import SESSION_COOKIE, admin_route
 from content.auth.principal import Principal
 from content.context import Context, context
-from content.errors import BadRequest, NotFound, Problems
+from content.errors import BadRequest, Forbidden, NotFound, Problems
 from content.http import read_body
 from content.people import service as people
 from content.people import store as people_store
@@ -125,6 +125,17 @@ async def me(request: web.Request, principal: Principal) -> web.Response:
             "permissions": sorted(principal.permissions),
         }
     )
+
+
+@routes.patch("/api/auth/me")
+@admin_route()
+async def update_me(request: web.Request, principal: Principal) -> web.Response:
+    if principal.kind != "session":
+        raise Forbidden(
+            "an agent key cannot change its account; sign in as the person", "KEY_FORBIDDEN"
+        )
+    user = await people.update_self(context(request), principal, await read_body(request))
+    return json_response(user_json(user))
 
 
 @routes.get("/api/auth/sessions")

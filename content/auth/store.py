@@ -51,11 +51,15 @@ async def revoke_session(conn: Conn, session_id: int, user_id: str, now: datetim
     )
 
 
-async def revoke_user_sessions(conn: Conn, user_id: str, now: datetime) -> int:
+async def revoke_user_sessions(
+    conn: Conn, user_id: str, now: datetime, *, keep: int | None = None
+) -> int:
+    """End every session of a user, except ``keep`` (the one asking)."""
     return await execute(
         conn,
-        "UPDATE content.sessions SET revoked_at = %s WHERE user_id = %s AND revoked_at IS NULL",
-        (now, user_id),
+        "UPDATE content.sessions SET revoked_at = %s"
+        " WHERE user_id = %s AND revoked_at IS NULL AND id IS DISTINCT FROM %s",
+        (now, user_id, keep),
     )
 
 

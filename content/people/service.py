@@ -15,6 +15,7 @@ from content.activity.store import record
 from content.auth import store as session_store
 from content.auth.permissions import ROLES, outranks
 from content.auth.principal import Principal
+from content.auth.service import confirm_password
 from content.context import Context
 from content.errors import Conflict, Forbidden, NotFound, Problems
 from content.people import store
@@ -258,3 +259,46 @@ async def delete_user(ctx: Context, actor: Principal, user_id: str) -> None:
             subject_id=user_id,
             summary={"email": target["email"], "role": target["role"]},
         )
+
+
+async def update_self(ctx: Context, actor: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    """Your own name, email or password; email and password need the current password."""
+    problems = Problems()
+    changes: dict[str, Any] = {}
+    if "name" in body:
+        changes["name"] = clean_name(problems, body["name"])
+    if "email" in body:
+        changes["email"] = clean_email(problems, body["email"])
+    password = clean_password(problems, body["password"]) if "password" in body else None
+    for key in sorted(set(body) - {"name", "email", "password", "currentPassword"}):
+        problems.add(key, "cannot be changed here")
+    problems.raise_if_any()
+    if password is not None or "email" in changes:
+        await confirm_password(ctx, actor.user.id, body.get("currentPassword"))
+    if password is not None:
+        changes["password_hash"] = await hash_password(password)
+    now = ctx.clock.now()
+    async with ctx.db.transaction() as conn:
+        try:
+            user = await store.update_user(conn, actor.user.id, changes, now)
+        except psycopg2.errors.UniqueViolation:
+            raise _email_taken() from None
+        assert user is not None
+        if password is not None:
+            # Every other session ends; this one stays signed in.
+            await session_store.revoke_user_sessions(
+                conn, actor.user.id, now, keep=actor.session_id
+            )
+        summary = {k: v for k, v in changes.items() if k != "password_hash"}
+        if password is not None:
+            summary["password"] = "changed"
+        await record(
+            conn,
+            at=now,
+            actor=actor.actor(),
+            action="user.updated",
+            subject_kind="user",
+            subject_id=actor.user.id,
+            summary=summary,
+        )
+    return user

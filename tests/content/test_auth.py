@@ -187,3 +187,38 @@ async def test_only_content_serves_the_cms_at_the_root_in_a_real_process(
         token = (await login.json())["token"]
         me = await http.get(f"{gw.base_url}/api/auth/me", headers=bearer(token))
         assert (await me.json())["user"]["role"] == "owner"
+
+
+async def test_people_change_their_own_name_email_and_password(cms, person, runtime):
+    from tests.content.factories import make_agent_key, make_session
+
+    viewer = await person("viewer")
+    other_session = await make_session(runtime.db, runtime.clock, viewer.id)
+    resp = await cms.patch("/api/auth/me", json={"name": "Vera"}, headers=viewer.headers)
+    assert resp.status == 200 and (await resp.json())["name"] == "Vera"
+    resp = await cms.patch("/api/auth/me", json={"role": "owner"}, headers=viewer.headers)
+    assert resp.status == 400 and (await resp.json())["details"]["fields"][0]["key"] == "role"
+    resp = await cms.patch(
+        "/api/auth/me",
+        json={"password": "my new password", "currentPassword": "wrong"},
+        headers=viewer.headers,
+    )
+    assert resp.status == 403 and (await resp.json())["code"] == "PASSWORD_INCORRECT"
+    resp = await cms.patch(
+        "/api/auth/me",
+        json={
+            "password": "my new password",
+            "currentPassword": PASSWORD,
+            "email": "vera@example.com",
+        },
+        headers=viewer.headers,
+    )
+    assert resp.status == 200 and (await resp.json())["email"] == "vera@example.com"
+    # This session stays; the others end.
+    assert (await cms.get("/api/auth/me", headers=viewer.headers)).status == 200
+    assert (await cms.get("/api/auth/me", headers=bearer(other_session))).status == 401
+    login = await _login(cms, "vera@example.com", "my new password")
+    assert login.status == 200
+    key = await make_agent_key(runtime.db, runtime.clock, viewer.id, ["content.read"])
+    resp = await cms.patch("/api/auth/me", json={"name": "Bot"}, headers=bearer(key))
+    assert resp.status == 403 and (await resp.json())["code"] == "KEY_FORBIDDEN"
