@@ -139,3 +139,17 @@ async def test_change_notification_reaches_another_process(cms, team, settings, 
     event = seen[-1]
     assert event["event"] == "entry.created"
     assert (event["id"], event["slug"], event["type"]) == (entry["id"], "hi", "post")
+
+
+async def test_a_schedule_survives_a_restart(cms, team, clock, settings, db, draft):
+    url = f"/api/entries/{draft['id']}"
+    at = clock.now() + timedelta(days=2)
+    await cms.patch(url, json={"publishAt": _iso(at)}, headers=team["editor"].headers)
+    # A new process: nothing in memory, only the database.
+    restarted = Runtime(settings=settings, db=db, clock=clock, jobs=JobQueue(db, clock))
+    ContentService(restarted)
+    clock.set(at)
+    await restarted.jobs.run_due()
+    assert (await (await cms.get(url, headers=team["editor"].headers)).json())[
+        "status"
+    ] == "published"
