@@ -16,10 +16,13 @@ from common.jobs import Job
 from common.runtime import Runtime
 from mta.context import MtaContext
 from mta.smtp import server
-from mta.store import activity
+from mta.store import activity, blobrefs
 
 PRUNE_JOB = "mta.prune_activity"
 PRUNE_EVERY_SECONDS = 3600
+COLLECT_JOB = "mta.collect_blobs"
+COLLECT_EVERY_SECONDS = 3600
+COLLECT_BATCH = 1000
 
 
 class MtaService:
@@ -32,11 +35,17 @@ class MtaService:
         if PRUNE_JOB not in runtime.jobs.kinds:
             runtime.jobs.register(PRUNE_JOB, self._prune)
             runtime.jobs.every(PRUNE_JOB, PRUNE_EVERY_SECONDS)
+        if COLLECT_JOB not in runtime.jobs.kinds:
+            runtime.jobs.register(COLLECT_JOB, self._collect)
+            runtime.jobs.every(COLLECT_JOB, COLLECT_EVERY_SECONDS)
 
     async def _prune(self, job: Job) -> None:
         keep = timedelta(days=self.ctx.config.activity_days)
         async with self.runtime.db.connection() as conn:
             await activity.prune(conn, self.runtime.clock.now() - keep)
+
+    async def _collect(self, job: Job) -> None:
+        await collect_blobs(self.ctx)
 
     def lifespan(self) -> AbstractAsyncContextManager[None] | None:
         if not self.ctx.config.smtp_enabled:
@@ -51,3 +60,17 @@ class MtaService:
                 yield
             finally:
                 self.smtp = None
+
+
+async def collect_blobs(ctx: MtaContext, *, batch: int = COLLECT_BATCH) -> int:
+    """Delete the raw MIME of deleted mail; return how many blobs were removed."""
+    removed = 0
+    async with ctx.runtime.db.connection() as conn:
+        await blobrefs.referenced_candidates(conn)
+        while ids := await blobrefs.unreferenced(conn, batch):
+            for blob_id in ids:
+                removed += await ctx.blobs.delete(blob_id)
+            await blobrefs.forget(conn, ids)
+            if len(ids) < batch:
+                break
+    return removed

@@ -10,6 +10,7 @@ import pytest
 
 from common.db import Database
 from mta.context import MtaContext
+from mta.service import collect_blobs
 from mta.smtp import replies
 from mta.store import emails, mailboxes, quota
 from tests.mta import factories
@@ -278,3 +279,27 @@ async def test_threads_follow_references(db: Database, smtp_port: int) -> None:
         rows = {r["subject"]: r for r in await emails.for_address(conn, owner["address_id"])}
     assert rows["Plan"]["thread_id"] == rows["Re: Plan"]["thread_id"]
     assert rows["Unrelated"]["thread_id"] != rows["Plan"]["thread_id"]
+
+
+async def test_deleting_an_address_removes_its_raw_mail_once_nothing_shares_it(
+    db: Database, mta_ctx: MtaContext, smtp_port: int
+) -> None:
+    alice = await factories.mailbox_owner(db, "alice@example.test")
+    carol_id = await factories.address(db, alice["domain_id"], "carol")
+    shared = await send(
+        smtp_port, "bob@sender.test", ["alice@example.test", "carol@example.test"], message("Both")
+    )
+    only = await send(smtp_port, "bob@sender.test", ["alice@example.test"], message("Alice only"))
+    assert shared["data"][0] == only["data"][0] == 250
+    blobs = {
+        r["subject"]: r["blob_id"]
+        for r in await db.fetch_all("SELECT DISTINCT subject, blob_id FROM mta.emails")
+    }
+    await db.execute("DELETE FROM mail.addresses WHERE id = %s", (alice["address_id"],))
+    assert await collect_blobs(mta_ctx) == 1
+    assert not await mta_ctx.blobs.exists(blobs["Alice only"])
+    assert await mta_ctx.blobs.exists(blobs["Both"])  # carol still has it
+    await db.execute("DELETE FROM mail.addresses WHERE id = %s", (carol_id,))
+    assert await collect_blobs(mta_ctx) == 1
+    assert not await mta_ctx.blobs.exists(blobs["Both"])
+    assert await db.fetch_val("SELECT count(*) FROM mta.blob_candidates") == 0
