@@ -111,6 +111,14 @@ async def deliver(ctx: MtaContext, inbound: Inbound) -> Report:
     return result
 
 
+def _rcpt_of(inbound: Inbound, mailbox: Mailbox) -> str:
+    """The address the sender used for this mailbox (``envelope "to"`` sees user+tag@...)."""
+    for rcpt, candidate in inbound.recipients:
+        if candidate.address_id == mailbox.address_id:
+            return rcpt
+    return mailbox.email
+
+
 def _distinct(inbound: Inbound) -> list[Mailbox]:
     # Two RCPTs resolving to one mailbox (alias, +tag, fallback) get one copy.
     seen: dict[str, Mailbox] = {}
@@ -140,7 +148,9 @@ async def _plan(
         ]
         outcome = run(
             scripts,
-            Incoming(parsed.message, len(stored), Envelope(inbound.mail_from, mailbox.email)),
+            Incoming(
+                parsed.message, len(stored), Envelope(inbound.mail_from, _rcpt_of(inbound, mailbox))
+            ),
         )
     except (SieveError, SieveRuntimeError) as exc:
         return _Plan(mailbox, None, str(exc), junk)

@@ -313,3 +313,20 @@ async def test_folders_and_activity_routes(
         f"/api/addresses/{owner['address_id']}/activity?kind=nope", headers=owner["headers"]
     )
     assert bad.status == 400
+
+
+async def test_envelope_to_sees_the_subaddress_the_sender_used(
+    gateway_client: Any, runtime: Runtime, owner: dict[str, Any], smtp_port: int
+) -> None:
+    await create(
+        gateway_client,
+        owner,
+        'if envelope :localpart :matches "to" "*+lists" { fileinto :create "Lists"; }',
+    )
+    for rcpt, subject in [("alice+lists@example.test", "tagged"), ("alice@example.test", "plain")]:
+        assert (await send(smtp_port, "bob@sender.test", [rcpt], message(subject)))["data"][
+            0
+        ] == 250
+    rows = await delivered(runtime, owner)
+    assert rows["tagged"]["folders"] == ["Lists"]
+    assert rows["plain"]["folders"] == ["Inbox"]
