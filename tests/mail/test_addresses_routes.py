@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from common.passwords import verify_password
 from tests.mail.factories import signed_in
 from tests.mail.hosting_fixtures import add_domain, settings  # noqa: F401
@@ -66,30 +64,32 @@ async def test_create_read_list_and_password_is_hashed(client, runtime):
     assert domain_now["address_count"] == 2
 
 
-@pytest.mark.parametrize(
-    ("fields", "status"),
-    [
-        ({"local_part": "ann+tag"}, 400),
-        ({"local_part": ".ann"}, 400),
-        ({"local_part": "a..b"}, 400),
-        ({"local_part": "ünï"}, 400),
-        ({"local_part": "x" * 65}, 400),
-        ({"local_part": ""}, 422),
-        ({"password": "short"}, 400),
-        ({"password": None}, 422),
-        ({"quota_bytes": -5}, 400),
-        ({"quota_bytes": "big"}, 400),
-        ({"display_name": "Evil\r\nBcc: x@example.com"}, 400),
-        ({"recovery_email": "not an address"}, 400),
-        ({"colour": "red"}, 400),
-    ],
-)
-async def test_create_validation(client, runtime, fields, status):
+INVALID_CREATES = [
+    ({"local_part": "ann+tag"}, 400),
+    ({"local_part": ".ann"}, 400),
+    ({"local_part": "a..b"}, 400),
+    ({"local_part": "ünï"}, 400),
+    ({"local_part": "x" * 65}, 400),
+    ({"local_part": ""}, 422),
+    ({"password": "short"}, 400),
+    ({"password": None}, 422),
+    ({"quota_bytes": -5}, 400),
+    ({"quota_bytes": "big"}, 400),
+    ({"display_name": "Evil\r\nBcc: x@example.com"}, 400),
+    ({"recovery_email": "not an address"}, 400),
+    ({"colour": "red"}, 400),
+]
+
+
+async def test_create_validation(client, runtime):
+    # One domain for every case: each domain costs an RSA key.
     _, headers = await signed_in(runtime)
     domain = await add_domain(client, headers)
-    resp = await create(client, headers, domain, **fields)
-    assert resp.status == status, await resp.text()
-    assert (await resp.json())["statusCode"] == status
+    for fields, status in INVALID_CREATES:
+        resp = await create(client, headers, domain, **fields)
+        assert resp.status == status, (fields, await resp.text())
+        assert (await resp.json())["statusCode"] == status
+    assert await runtime.db.fetch_val("SELECT count(*) FROM mail.addresses") == 0
 
 
 async def test_duplicate_is_a_conflict_and_foreign_domain_is_404(client, runtime):
