@@ -69,11 +69,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         import uvloop
 
-        run = uvloop.run
+        loop_factory = uvloop.new_event_loop
     except ImportError:  # pragma: no cover
-        run = asyncio.run
+        loop_factory = None  # type: ignore[assignment]
     try:
-        run(run_smtp(settings))
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            runner.run(run_smtp(settings))
     except (StartupError, SettingsError) as exc:
         print(f"mta: refusing to start: {exc}", file=sys.stderr)
         return 1

@@ -153,18 +153,18 @@ def text_body(msg: Message) -> tuple[str, str]:
         found.setdefault(part.get_content_subtype(), part)
         if "plain" in found:
             break
-    part = found.get("plain") or found.get("html")
-    if part is None:
+    chosen = found.get("plain") or found.get("html")
+    if chosen is None:
         return "", ""
-    payload = part.get_payload(decode=True)
+    payload = chosen.get_payload(decode=True)
     if not isinstance(payload, bytes):
         return "", ""
-    charset = part.get_content_charset() or "utf-8"
+    charset = chosen.get_content_charset() or "utf-8"
     try:
         text = payload.decode(charset, errors="replace")
     except LookupError:  # an unknown charset name
         text = payload.decode("utf-8", errors="replace")
-    return text, part.get_content_subtype()
+    return text, chosen.get_content_subtype()
 
 
 def _preview(msg: Message) -> str:
