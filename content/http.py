@@ -8,16 +8,17 @@ from typing import Any
 from aiohttp import web
 
 from common.web import BadJSON, read_json_object
-from content.errors import BadRequest, invalid
+from content.errors import BadRequest, ContentError, invalid
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 MAX_BODY_BYTES = 4 << 20
 
 
-async def read_body(request: web.Request, *, optional: bool = False) -> dict[str, Any]:
-    if not optional and request.content_type not in ("application/json", ""):
-        raise BadRequest("send the body as application/json", "UNSUPPORTED_MEDIA_TYPE")
+async def read_body(request: web.Request) -> dict[str, Any]:
+    """The JSON object body; an empty body is ``{}``."""
+    if request.body_exists and request.content_type != "application/json":
+        raise ContentError(415, "UNSUPPORTED_MEDIA_TYPE", "send the body as application/json")
     try:
         return await read_json_object(request, max_bytes=MAX_BODY_BYTES)
     except BadJSON as exc:

@@ -24,6 +24,15 @@ async def test_bad_json_is_400(cms):
     assert resp.status == 400 and _shape(await resp.json()) == "BAD_JSON"
 
 
+async def test_a_body_that_is_not_json_is_415(cms):
+    resp = await cms.post("/api/auth/login", data="email=a", headers={"Content-Type": "text/plain"})
+    assert resp.status == 415 and _shape(await resp.json()) == "UNSUPPORTED_MEDIA_TYPE"
+    resp = await cms.post(
+        "/api/auth/login", data="[1]", headers={"Content-Type": "application/json"}
+    )
+    assert resp.status == 400 and _shape(await resp.json()) == "BAD_JSON"
+
+
 async def test_validation_names_fields(cms):
     resp = await cms.post("/api/auth/login", json={"email": ""})
     assert resp.status == 400
