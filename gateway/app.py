@@ -21,7 +21,7 @@ from aiohttp import web
 from common.runtime import Runtime, Service
 from common.web import json_response
 from gateway.mounts import Everything, PathPrefixes, mount_by_rule
-from gateway.services import OAUTH_PREFIXES, build_daemons, build_services
+from gateway.services import OAUTH_PREFIXES, Daemon, build_daemons, build_services
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def build_app(runtime: Runtime, *, only: str | None = None) -> web.Application:
     return root
 
 
-def _service_lifespan(service: Service):  # type: ignore[no-untyped-def]
+def _service_lifespan(service: Service | Daemon):  # type: ignore[no-untyped-def]
     async def lifespan(app: web.Application) -> AsyncIterator[None]:
         cm = service.lifespan()
         if cm is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
+from typing import Protocol
 
 from aiohttp import web
 
@@ -132,6 +133,14 @@ def build_services(runtime: Runtime) -> dict[str, Service]:
     }
 
 
-def build_daemons(runtime: Runtime) -> list[MtaService]:
+class Daemon(Protocol):
+    """A protocol daemon the gateway only starts and stops (no routes)."""
+
+    name: str
+
+    def lifespan(self) -> AbstractAsyncContextManager[None] | None: ...
+
+
+def build_daemons(runtime: Runtime) -> list[Daemon]:
     """Protocol daemons the all-in-one gateway runs in its process (their lifespans only)."""
     return [MtaService(runtime)]
