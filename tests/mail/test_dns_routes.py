@@ -181,3 +181,21 @@ async def test_publish_errors_come_back_in_the_mail_shape(client, runtime, dns_s
         "message": "Cloudflare refused the API token: Authentication error (code 10000)",
     }
     assert cloudflare.created == []
+
+
+async def test_unreachable_resolvers_read_as_error_not_missing(make_client, runtime):
+    _, headers = await signed_in(runtime)
+    client = await make_client(
+        {"RATE_LIMIT_PER_SECOND": "1000", "DNS_RESOLVERS": "127.0.0.1:9", "DNS_TIMEOUT": "1"}
+    )
+    domain = await add_domain(client, headers)
+    resp = await client.post(f"/api/domains/{domain['id']}/check", headers=headers)
+    assert resp.status == 200
+    body = await resp.json()
+    assert {r["status"] for r in body["records"]} == {"error"}
+    assert {r["found"] for r in body["records"]} == {None}
+    assert body["status"] == "incomplete"
+    provider = await (
+        await client.get(f"/api/domains/{domain['id']}/dns/provider", headers=headers)
+    ).json()
+    assert (provider["provider"], provider["nameservers"]) == ("unknown", None)
