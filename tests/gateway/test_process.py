@@ -6,7 +6,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -68,9 +67,8 @@ def test_embedded_database_survives_restart_and_stops_with_the_gateway(
         cur.execute("CREATE TABLE public.kept (v text); INSERT INTO public.kept VALUES ('before')")
     conn.close()
 
-    started = time.monotonic()
+    # Exit status 0: it shut itself down within stop()'s bound, not killed.
     assert gw.stop(stop_signal) == 0
-    assert time.monotonic() - started < 10
     assert not postgres_running_on(pgdata)
     assert "refusing" not in gw.log()
 
