@@ -44,6 +44,8 @@ class Settings:
     shutdown_timeout: float = 10.0
     # Job workers run in this process (off for a pure API node).
     run_workers: bool = True
+    # Serving processes sharing the port (SO_REUSEPORT); WEB_CONCURRENCY.
+    workers: int = 1
     # The raw environment snapshot, for service settings parsed elsewhere.
     environ: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -199,6 +201,7 @@ def load_settings(
         host_mounts=_read_host_mounts(env),
         shutdown_timeout=read_float(env, "SHUTDOWN_TIMEOUT", 10.0),
         run_workers=read_bool(env, "RUN_WORKERS", True),
+        workers=read_int(env, "WEB_CONCURRENCY", 1, minimum=1, maximum=64),
         environ=MappingProxyType(env),
     )
     return validate(settings, production=production)

@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import replace
 from typing import Any
 
 from aiohttp import web
@@ -61,7 +62,7 @@ async def open_runtime(settings: Settings, dsn: str, clock: Clock | None = None)
     return runtime
 
 
-async def serve(settings: Settings, *, only: str | None = None) -> None:
+def _stop_on_signals() -> asyncio.Event:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
 
@@ -74,6 +75,11 @@ async def serve(settings: Settings, *, only: str | None = None) -> None:
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal)
+    return stop
+
+
+async def serve(settings: Settings, *, only: str | None = None, reuse_port: bool = False) -> None:
+    stop = _stop_on_signals()
 
     pg: EmbeddedPostgres | None = None
     runtime: Runtime | None = None
@@ -88,7 +94,9 @@ async def serve(settings: Settings, *, only: str | None = None) -> None:
         app = build_app(runtime, only=only)
         runner = web.AppRunner(app, shutdown_timeout=settings.shutdown_timeout, access_log=None)
         await runner.setup()
-        site = web.TCPSite(runner, settings.host, settings.port, reuse_address=True)
+        site = web.TCPSite(
+            runner, settings.host, settings.port, reuse_address=True, reuse_port=reuse_port or None
+        )
         await site.start()
         log.info(
             "serving on http://%s:%s (public %s)", settings.host, settings.port, settings.public_url
@@ -106,6 +114,70 @@ async def serve(settings: Settings, *, only: str | None = None) -> None:
             await _bounded("closing the pool", runtime.db.close(), 10)
         if pg is not None:
             await asyncio.to_thread(pg.stop)
+
+
+async def supervise(settings: Settings, *, only: str | None = None) -> int:
+    """Serve with ``settings.workers`` processes sharing one port (SO_REUSEPORT).
+
+    This process owns what must exist once: the embedded database and the
+    migrations. Each child is a plain single-process gateway against that
+    database; the kernel spreads connections over them. Children run the job
+    workers too (claims are SKIP LOCKED) and the SMTP daemon on a shared port.
+    If a child dies, all stop and the exit status says so: restarting is the
+    process manager's job, as with any crashed server.
+    """
+    stop = _stop_on_signals()
+    pg: EmbeddedPostgres | None = None
+    children: list[asyncio.subprocess.Process] = []
+    status = 0
+    try:
+        dsn = settings.database_url
+        if dsn is None:
+            pg = EmbeddedPostgres(settings.pgdata_dir)
+            await asyncio.to_thread(pg.start)
+            dsn = await asyncio.to_thread(pg.ensure_database)
+        runtime = await open_runtime(settings, dsn)  # migrate once, before any child
+        await runtime.db.close()
+        env = {
+            **settings.environ,
+            "DATABASE_URL": dsn,
+            "WEB_CONCURRENCY": "1",
+            "SMTP_REUSE_PORT": "true",
+        }
+        args = ["--reuse-port", *(["--only", only] if only else [])]
+        for _ in range(settings.workers):
+            children.append(
+                # Own session: a terminal's Ctrl-C reaches only this process,
+                # which then stops the children once, in order.
+                await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "gateway", *args, env=env, start_new_session=True
+                )
+            )
+        log.info("supervising %s gateway processes on port %s", len(children), settings.port)
+        waits = [asyncio.ensure_future(child.wait()) for child in children]
+        stopping = asyncio.ensure_future(stop.wait())
+        done, _ = await asyncio.wait([stopping, *waits], return_when=asyncio.FIRST_COMPLETED)
+        if stopping not in done:
+            log.error("a gateway process exited; stopping the others")
+            status = 1
+        stopping.cancel()
+    finally:
+        for child in children:
+            if child.returncode is None:
+                child.send_signal(signal.SIGTERM)
+        if children:
+            try:
+                await asyncio.wait_for(
+                    asyncio.gather(*(c.wait() for c in children)), settings.shutdown_timeout + 15
+                )
+            except TimeoutError:
+                log.error("gateway processes did not stop in time; killing them")
+                for child in children:
+                    if child.returncode is None:
+                        child.kill()
+        if pg is not None:
+            await asyncio.to_thread(pg.stop)
+    return status
 
 
 async def _bounded(what: str, step: Coroutine[Any, Any, None], seconds: float) -> None:
@@ -133,6 +205,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--production", action="store_true", help="refuse to start unless APP_ENV is production"
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        help="serving processes sharing the port (default WEB_CONCURRENCY, else 1)",
+    )
+    # Set by the supervisor for its children: bind with SO_REUSEPORT.
+    parser.add_argument("--reuse-port", action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -153,9 +232,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError:  # pragma: no cover - uvloop is in requirements; be lenient
         log.warning("uvloop not installed; using the default event loop")
         loop_factory = None
+    if args.workers is not None:
+        if args.workers < 1:
+            print("gateway: refusing to start: --workers must be at least 1", file=sys.stderr)
+            return 2
+        settings = replace(settings, workers=args.workers)
     try:
         with asyncio.Runner(loop_factory=loop_factory) as runner:
-            runner.run(serve(settings, only=args.only))
+            if settings.workers > 1 and not args.reuse_port:
+                return runner.run(supervise(settings, only=args.only))
+            runner.run(serve(settings, only=args.only, reuse_port=args.reuse_port))
     except (StartupError, SettingsError) as exc:
         # SettingsError here: a service's own variables, parsed when it is built.
         print(f"gateway: refusing to start: {exc}", file=sys.stderr)

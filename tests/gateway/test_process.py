@@ -114,3 +114,19 @@ def test_unsafe_production_refuses_to_boot(tmp_path, env, args, reason):
     assert proc.returncode != 0
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and reason in lines[0]
+
+
+def test_workers_share_the_port_and_stop_together(gateway_process, tmp_path):
+    data_dir = tmp_path / "data"
+    gw = gateway_process("--workers", "2", env={"DATA_DIR": str(data_dir)})
+    pgdata = (data_dir / "pgdata").resolve()
+    children = [
+        p for p in psutil.Process(gw.proc.pid).children() if "gateway" in " ".join(p.cmdline())
+    ]
+    assert len(children) == 2
+    for _ in range(20):
+        assert get(gw.base_url + "/healthz") == (200, {"status": "ok"})
+        assert get(gw.base_url + "/cms/nope")[1]["code"] == "NOT_FOUND"
+    assert gw.stop() == 0
+    assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in children)
+    assert not postgres_running_on(pgdata)
