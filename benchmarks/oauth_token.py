@@ -115,7 +115,9 @@ def _run(app: Any, port: int) -> None:
         application = await app if asyncio.iscoroutine(app) else app
         runner = web.AppRunner(application, access_log=None)
         await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
+        # reuse_port: with --processes N, N servers share the port as the
+        # gateway's --workers do.
+        await web.TCPSite(runner, "127.0.0.1", port, reuse_port=True).start()
         await asyncio.Event().wait()
 
     uvloop.run(main())
@@ -153,7 +155,7 @@ Step = Callable[[], Awaitable[bool]]
 
 
 async def drive(
-    name: str, steps: list[Step], duration: float, server_pid: int, warmup: float = 1.0
+    name: str, steps: list[Step], duration: float, server_pids: list[int], warmup: float = 1.0
 ) -> Result:
     latencies: list[float] = []
     errors = 0
@@ -163,9 +165,9 @@ async def drive(
 
     async def sample_cpu() -> None:
         await asyncio.sleep(warmup)
-        cpu.append(process_cpu_seconds(server_pid))
+        cpu.append(sum(process_cpu_seconds(pid) for pid in server_pids))
         await asyncio.sleep(duration)
-        cpu.append(process_cpu_seconds(server_pid))
+        cpu.append(sum(process_cpu_seconds(pid) for pid in server_pids))
 
     async def loop(step: Step) -> None:
         nonlocal errors
@@ -195,10 +197,25 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(
-    kind: str, port: int, dsn: str = "", pool_size: int = 10
-) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(
+def start_servers(
+    kind: str, port: int, dsn: str = "", pool_size: int = 10, processes: int = 1
+) -> list[subprocess.Popen[bytes]]:
+    procs = [start_server(kind, port, dsn, pool_size) for _ in range(processes)]
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                time.sleep(0.5 * (processes - 1))  # let every process bind
+                return procs
+        except OSError:
+            time.sleep(0.1)
+    for proc in procs:
+        proc.kill()
+    raise RuntimeError(f"{kind} server did not start")
+
+
+def start_server(kind: str, port: int, dsn: str, pool_size: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
         [
             sys.executable,
             __file__,
@@ -213,15 +230,6 @@ def start_server(
         ],
         cwd=ROOT,
     )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return proc
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError(f"{kind} server did not start")
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
@@ -233,7 +241,7 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 class Scenario:
     name: str
     steps: list[Step]
-    server_pid: int
+    server_pids: list[int]
 
 
 def merge(results: list[Result]) -> Result:
@@ -247,7 +255,7 @@ def merge(results: list[Result]) -> Result:
     )
 
 
-async def bare_scenario(http: Any, port: int, pid: int, concurrency: int) -> Scenario:
+async def bare_scenario(http: Any, port: int, pid: list[int], concurrency: int) -> Scenario:
     url = f"http://127.0.0.1:{port}/bare"
 
     async def step() -> bool:
@@ -259,7 +267,7 @@ async def bare_scenario(http: Any, port: int, pid: int, concurrency: int) -> Sce
 
 
 async def oauth_scenarios(
-    http: Any, port: int, pid: int, concurrency: int
+    http: Any, port: int, pid: list[int], concurrency: int
 ) -> tuple[Scenario, Scenario]:
     from oauth.rfc7636 import s256_challenge
 
@@ -353,27 +361,29 @@ async def bench(args: argparse.Namespace, dsn: str) -> list[Result]:
     import aiohttp
 
     bare_port, oauth_port = free_port(), free_port()
-    bare_proc = start_server("bare", bare_port)
-    oauth_proc = start_server("oauth", oauth_port, dsn, args.pool_size)
+    bare_procs = start_servers("bare", bare_port, processes=args.processes)
+    oauth_procs = start_servers("oauth", oauth_port, dsn, args.pool_size, args.processes)
     try:
         async with aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=args.concurrency)
         ) as http:
             scenarios = [
-                await bare_scenario(http, bare_port, bare_proc.pid, args.concurrency),
-                *await oauth_scenarios(http, oauth_port, oauth_proc.pid, args.concurrency),
+                await bare_scenario(http, bare_port, [p.pid for p in bare_procs], args.concurrency),
+                *await oauth_scenarios(
+                    http, oauth_port, [p.pid for p in oauth_procs], args.concurrency
+                ),
             ]
             rounds: dict[str, list[Result]] = {sc.name: [] for sc in scenarios}
             for _ in range(args.rounds):
                 for sc in scenarios:
                     result = await drive(
-                        sc.name, sc.steps, args.duration / args.rounds, sc.server_pid
+                        sc.name, sc.steps, args.duration / args.rounds, sc.server_pids
                     )
                     rounds[sc.name].append(result)
             return [merge(rounds[sc.name]) for sc in scenarios]
     finally:
-        stop(bare_proc)
-        stop(oauth_proc)
+        for proc in (*bare_procs, *oauth_procs):
+            stop(proc)
 
 
 async def prepare_database(dsn: str) -> None:
@@ -392,7 +402,8 @@ def report(results: list[Result], args: argparse.Namespace) -> str:
     bare, refresh, code = results
     lines = [
         f"Run: `benchmarks/oauth_token.py --duration {args.duration:g} --rounds"
-        f" {args.rounds} --concurrency {args.concurrency} --pool-size {args.pool_size}` on {os.cpu_count()} CPUs ({platform.machine()},"
+        f" {args.rounds} --concurrency {args.concurrency} --pool-size {args.pool_size}"
+        f" --processes {args.processes}` on {os.cpu_count()} CPUs ({platform.machine()},"
         f" Python {platform.python_version()}), {time.strftime('%Y-%m-%d')}; the load"
         " generator, the server and PostgreSQL share the machine"
         f" (load average {os.getloadavg()[0]:.1f} at the end of the run).",
@@ -499,6 +510,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""))
     parser.add_argument("--pool-size", type=int, default=10, help="server's database pool")
+    parser.add_argument(
+        "--processes", type=int, default=1, help="server processes per server (SO_REUSEPORT)"
+    )
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--serve", choices=("bare", "oauth"), help=argparse.SUPPRESS)
