@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "content_changes"
 LISTENER_STOP_SECONDS = 2.0
+# Start-up waits this long for LISTEN before serving anyway (and retrying).
+LISTENER_READY_SECONDS = 5.0
 
 Listener = Callable[[dict[str, Any]], None]
 
@@ -77,9 +79,19 @@ class Changes:
 
     @asynccontextmanager
     async def listening(self, dsn: str) -> AsyncIterator[None]:
-        """LISTEN on a dedicated connection for as long as the block runs."""
-        task = asyncio.create_task(self._listen_forever(dsn), name="content-changes")
+        """LISTEN on a dedicated connection for as long as the block runs.
+
+        The block starts once LISTEN is in place, so no change committed after
+        start-up goes unheard (and the listener is never cancelled mid-connect
+        by a short-lived process).
+        """
+        ready = asyncio.Event()
+        task = asyncio.create_task(self._listen_forever(dsn, ready), name="content-changes")
         try:
+            try:
+                await asyncio.wait_for(ready.wait(), timeout=LISTENER_READY_SECONDS)
+            except TimeoutError:
+                log.warning("content change listener is not connected yet; serving anyway")
             yield
         finally:
             task.cancel()
@@ -89,7 +101,7 @@ class Changes:
             if not done:
                 log.warning("content change listener did not stop in time; left behind")
 
-    async def _listen_forever(self, dsn: str) -> None:
+    async def _listen_forever(self, dsn: str, ready: asyncio.Event) -> None:
         while True:
             try:
                 async with aiopg.connect(dsn) as conn:
@@ -97,6 +109,7 @@ class Changes:
                         await cur.execute(f"LISTEN {CHANNEL}")
                     # Something may have changed while we were not listening.
                     self._bump({"event": "resync"})
+                    ready.set()
                     while True:
                         message = await conn.notifies.get()
                         self.received(message.payload)
