@@ -18,8 +18,8 @@ $(STAMP): requirements/base.txt requirements/dev.txt
 run: $(STAMP)  ## serve everything on http://localhost:4300 with an embedded database
 	$(PY) -m gateway
 
-test: $(STAMP)  ## the whole suite, with its own embedded database
-	$(PY) -m pytest
+test: $(STAMP)  ## the whole suite, one worker (and one throw-away PostgreSQL) per core
+	$(PY) -m pytest -n auto
 
 dev: $(STAMP)  ## like run, restarting when a .py file changes
 	$(PY) -m gateway.reload
