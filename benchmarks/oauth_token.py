@@ -29,7 +29,6 @@ import base64
 import json
 import os
 import platform
-import re
 import socket
 import statistics
 import subprocess
@@ -44,6 +43,8 @@ from urllib.parse import parse_qs, urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from benchmarks.performance_doc import replace_section  # noqa: E402
 
 SECRET = "benchmark-secret-" + "x" * 40
 REDIRECT_URI = "https://bench.example/cb"
@@ -425,8 +426,6 @@ SECTION = "## OAuth token endpoint"
 
 
 def write_docs(body: str) -> None:
-    path = ROOT / "docs" / "performance.md"
-    text = path.read_text() if path.exists() else "# Performance\n"
     intro = (
         "What `benchmarks/oauth_token.py` measures: the token endpoint of the OAuth\n"
         "server in a real aiohttp server process (uvloop) over a real PostgreSQL, next\n"
@@ -464,14 +463,7 @@ def write_docs(body: str) -> None:
         "tokens per second, each a committed write, while sharing its 2 CPUs with\n"
         "the load generator and PostgreSQL.\n"
     )
-    section = f"{SECTION}\n\n{intro}\n{body}\n\n{reading}"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(section + "\n", text).rstrip() + "\n"
-    else:
-        text = text.rstrip() + "\n\n" + section
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(text)
+    replace_section(SECTION.removeprefix("## "), f"{intro}\n{body}\n\n{reading}")
 
 
 async def run(args: argparse.Namespace) -> None:

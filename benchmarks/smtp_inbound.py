@@ -24,7 +24,6 @@ import argparse
 import asyncio
 import os
 import platform
-import re
 import shutil
 import socket
 import subprocess
@@ -36,6 +35,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from benchmarks.performance_doc import replace_section  # noqa: E402
 
 SECTION = "## SMTP inbound"
 ANALYSIS = (
@@ -297,8 +298,6 @@ def report(args: argparse.Namespace, sink: Result, bare: Result, daemon: Result)
 
 
 def write_docs(body: str) -> None:
-    path = ROOT / "docs" / "performance.md"
-    text = path.read_text() if path.exists() else "# Performance\n"
     intro = (
         "What `benchmarks/smtp_inbound.py` measures: `python -m mta smtp` receiving mail\n"
         "from Postfix's smtp-source next to Postfix's smtp-sink (which stores nothing),\n"
@@ -306,15 +305,7 @@ def write_docs(body: str) -> None:
         "250 was sent, which happens only after its blob was fsynced and its rows\n"
         "committed; SPF, DKIM and DMARC run against a loopback DNS server.\n"
     )
-    body = body + "\n\n" + ANALYSIS
-    section = f"{SECTION}\n\n{intro}\n{body}\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(section + "\n", text).rstrip() + "\n"
-    else:
-        text = text.rstrip() + "\n\n" + section
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(text)
+    replace_section(SECTION.removeprefix("## "), f"{intro}\n{body}\n\n{ANALYSIS}")
 
 
 async def run(args: argparse.Namespace) -> None:
