@@ -78,6 +78,15 @@ def _stop_on_signals() -> asyncio.Event:
     return stop
 
 
+async def _database_url(settings: Settings, pg: EmbeddedPostgres | None) -> str:
+    """DATABASE_URL, or the embedded server's once it is started."""
+    if pg is None:
+        assert settings.database_url is not None
+        return settings.database_url
+    await asyncio.to_thread(pg.start)
+    return await asyncio.to_thread(pg.ensure_database)
+
+
 async def serve(settings: Settings, *, only: str | None = None, reuse_port: bool = False) -> None:
     stop = _stop_on_signals()
 
@@ -85,11 +94,9 @@ async def serve(settings: Settings, *, only: str | None = None, reuse_port: bool
     runtime: Runtime | None = None
     runner: web.AppRunner | None = None
     try:
-        dsn = settings.database_url
-        if dsn is None:
+        if settings.database_url is None:
             pg = EmbeddedPostgres(settings.pgdata_dir)
-            await asyncio.to_thread(pg.start)
-            dsn = await asyncio.to_thread(pg.ensure_database)
+        dsn = await _database_url(settings, pg)
         runtime = await open_runtime(settings, dsn)
         app = build_app(runtime, only=only)
         runner = web.AppRunner(app, shutdown_timeout=settings.shutdown_timeout, access_log=None)
@@ -131,11 +138,9 @@ async def supervise(settings: Settings, *, only: str | None = None) -> int:
     children: list[asyncio.subprocess.Process] = []
     status = 0
     try:
-        dsn = settings.database_url
-        if dsn is None:
+        if settings.database_url is None:
             pg = EmbeddedPostgres(settings.pgdata_dir)
-            await asyncio.to_thread(pg.start)
-            dsn = await asyncio.to_thread(pg.ensure_database)
+        dsn = await _database_url(settings, pg)
         runtime = await open_runtime(settings, dsn)  # migrate once, before any child
         await runtime.db.close()
         env = {
