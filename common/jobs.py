@@ -88,6 +88,9 @@ class JobQueue:
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{short_id(4)}"
         self._handlers: dict[str, Handler] = {}
         self._recurring: dict[str, float] = {}
+        # The last slot this process enqueued per recurring kind: the worker
+        # polls every second, and an insert per kind per poll is wasted work.
+        self._enqueued_slot: dict[str, int] = {}
 
     # --- registration (before start) ---
 
@@ -128,7 +131,10 @@ class JobQueue:
         now = self.clock.now()
         for kind, period in self._recurring.items():
             slot = int(now.timestamp() // period)
+            if self._enqueued_slot.get(kind) == slot:
+                continue
             await self.enqueue(kind, {}, run_at=now, key=f"every:{kind}:{slot}", max_attempts=3)
+            self._enqueued_slot[kind] = slot
 
     # --- consuming ---
 
