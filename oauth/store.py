@@ -9,7 +9,6 @@ injectable clock, never taken from ``now()``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -20,6 +19,7 @@ import psycopg2.errors
 from psycopg2 import sql
 from psycopg2.extensions import TRANSACTION_STATUS_IDLE
 
+from common.crypto import sha256_hex
 from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
 from oauth.config import Tables
 
@@ -127,7 +127,7 @@ class Store:
                 return f"${order.index(key) + 1}"
 
             body = _NAMED_PARAM.sub(number, text)
-            name = "oauth_" + hashlib.sha256(body.encode()).hexdigest()[:20]
+            name = "oauth_" + sha256_hex(body)[:20]
             cached = (name, f"PREPARE {name} AS {body}", order)
             self._prepared[template] = cached
         return cached
