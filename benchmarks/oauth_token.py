@@ -135,6 +135,7 @@ class Result:
     latencies: list[float]
     errors: int
     server_cpu_seconds: float = 0.0
+    db_cpu_seconds: float | None = None
 
     @property
     def rate(self) -> float:
@@ -146,9 +147,14 @@ class Result:
 
     def row(self) -> str:
         cpu_ms = self.server_cpu_seconds / max(1, self.count) * 1000
+        db_ms = (
+            "-"
+            if self.db_cpu_seconds is None
+            else f"{self.db_cpu_seconds / max(1, self.count) * 1000:.2f}"
+        )
         return (
             f"| {self.name} | {self.rate:,.0f} | {statistics.median(self.latencies) * 1000:.1f}"
-            f" | {self.pct(0.99):.1f} | {cpu_ms:.2f} | {self.errors} |"
+            f" | {self.pct(0.99):.1f} | {cpu_ms:.2f} | {db_ms} | {self.errors} |"
         )
 
 
@@ -156,19 +162,30 @@ Step = Callable[[], Awaitable[bool]]
 
 
 async def drive(
-    name: str, steps: list[Step], duration: float, server_pids: list[int], warmup: float = 1.0
+    name: str,
+    steps: list[Step],
+    duration: float,
+    server_pids: list[int],
+    db_pids: Callable[[], list[int]] | None = None,
+    warmup: float = 1.0,
 ) -> Result:
     latencies: list[float] = []
     errors = 0
     stop_at = time.perf_counter() + warmup + duration
     start_at = time.perf_counter() + warmup
     cpu: list[float] = []
+    db_cpu: list[dict[int, float]] = []
+
+    def sample() -> None:
+        cpu.append(sum(process_cpu_seconds(pid) for pid in server_pids))
+        if db_pids is not None:
+            db_cpu.append({pid: process_cpu_seconds(pid) for pid in db_pids()})
 
     async def sample_cpu() -> None:
         await asyncio.sleep(warmup)
-        cpu.append(sum(process_cpu_seconds(pid) for pid in server_pids))
+        sample()
         await asyncio.sleep(duration)
-        cpu.append(sum(process_cpu_seconds(pid) for pid in server_pids))
+        sample()
 
     async def loop(step: Step) -> None:
         nonlocal errors
@@ -183,13 +200,39 @@ async def drive(
                 errors += 0 if ok else 1
 
     await asyncio.gather(sample_cpu(), *(loop(s) for s in steps))
-    return Result(name, len(latencies), duration, latencies, errors, cpu[1] - cpu[0])
+    db_seconds = None
+    if db_cpu:
+        # Only processes alive at both samples: the pool's backends are long-lived.
+        before, after = db_cpu
+        db_seconds = sum(after[pid] - before[pid] for pid in after if pid in before)
+    return Result(name, len(latencies), duration, latencies, errors, cpu[1] - cpu[0], db_seconds)
 
 
 def process_cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process, from /proc (Linux)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    """User + system CPU time of a process, from /proc (Linux); 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def postgres_pids(pgdata: Path) -> Callable[[], list[int]]:
+    """The postmaster of ``pgdata`` and its children (backends, WAL writer ...)."""
+    postmaster = int((pgdata / "postmaster.pid").read_text().split()[0])
+
+    def pids() -> list[int]:
+        found = [postmaster]
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if parent == postmaster:
+                found.append(int(stat.parent.name))
+        return found
+
+    return pids
 
 
 def free_port() -> int:
@@ -253,6 +296,9 @@ def merge(results: list[Result]) -> Result:
         [x for r in results for x in r.latencies],
         sum(r.errors for r in results),
         sum(r.server_cpu_seconds for r in results),
+        None
+        if any(r.db_cpu_seconds is None for r in results)
+        else sum(r.db_cpu_seconds or 0.0 for r in results),
     )
 
 
@@ -352,7 +398,9 @@ async def oauth_scenarios(
     return refresh, code
 
 
-async def bench(args: argparse.Namespace, dsn: str) -> list[Result]:
+async def bench(
+    args: argparse.Namespace, dsn: str, db_pids: Callable[[], list[int]] | None
+) -> list[Result]:
     """Both servers up at once; short rounds of each scenario, interleaved.
 
     Interleaving makes the three see the same background load on a shared
@@ -378,7 +426,11 @@ async def bench(args: argparse.Namespace, dsn: str) -> list[Result]:
             for _ in range(args.rounds):
                 for sc in scenarios:
                     result = await drive(
-                        sc.name, sc.steps, args.duration / args.rounds, sc.server_pids
+                        sc.name,
+                        sc.steps,
+                        args.duration / args.rounds,
+                        sc.server_pids,
+                        None if sc.name.startswith("bare") else db_pids,
                     )
                     rounds[sc.name].append(result)
             return [merge(rounds[sc.name]) for sc in scenarios]
@@ -409,8 +461,9 @@ def report(results: list[Result], args: argparse.Namespace) -> str:
         " generator, the server and PostgreSQL share the machine"
         f" (load average {os.getloadavg()[0]:.1f} at the end of the run).",
         "",
-        "| endpoint | requests/s (flows/s) | p50 ms | p99 ms | server CPU ms/request (flow) | errors |",
-        "|---|---|---|---|---|---|",
+        "| endpoint | requests/s (flows/s) | p50 ms | p99 ms | server CPU ms/request (flow)"
+        " | PostgreSQL CPU ms/request (flow) | errors |",
+        "|---|---|---|---|---|---|---|",
         bare.row(),
         refresh.row(),
         code.row(),
@@ -470,6 +523,7 @@ async def run(args: argparse.Namespace) -> None:
     pg = None
     dsn = args.database_url
     tmp = None
+    db_pids = None
     if not dsn:
         from common.embedded_pg import EmbeddedPostgres
 
@@ -477,9 +531,10 @@ async def run(args: argparse.Namespace) -> None:
         pg = EmbeddedPostgres(Path(tmp.name) / "pgdata", delete_on_stop=True)
         pg.start()
         dsn = pg.ensure_database("oauth_bench")
+        db_pids = postgres_pids(pg.pgdata)
     try:
         await prepare_database(dsn)
-        bare, refresh, code = await bench(args, dsn)
+        bare, refresh, code = await bench(args, dsn, db_pids)
     finally:
         if pg is not None:
             pg.stop()

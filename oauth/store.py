@@ -496,6 +496,14 @@ class Store:
         client_auth.verify_client then checks in constant time on the
         returned client, which alone decides the answer.
 
+        The client test is written ``(client_id = ...) IS TRUE`` so that it is
+        not an index condition: the prepared statement's generic plan is built
+        once, often while the table is nearly empty, and with ``client_id =``
+        indexable it could settle on the client index and filter every token
+        of the client on each rotation (measured: 1.5 ms of PostgreSQL CPU at
+        6,500 tokens, growing with the table). The primary key is the only
+        way in now.
+
         The UPDATE takes the row lock; a concurrent rotation of the same token
         waits for it, then finds ``revoked_at`` set and rotates nothing. A
         request for scopes beyond the token's also rotates nothing; the
@@ -511,7 +519,7 @@ class Store:
                 old AS (
                     UPDATE {refresh} SET revoked_at = %(now)s, revoked_reason = 'rotated',
                            successor_sealed = %(sealed)s
-                     WHERE token_hash = %(hash)s AND client_id = %(client_id)s
+                     WHERE token_hash = %(hash)s AND (client_id = %(client_id)s) IS TRUE
                        AND revoked_at IS NULL AND expires_at > %(now)s
                        AND (%(scopes)s::text[] IS NULL
                             OR %(scopes)s::text[] <@ string_to_array(scope, ' '))
