@@ -4,12 +4,26 @@ SQL lives next to the code that owns each table; those functions take the
 connection as their first argument so one transaction can span several of
 them. aiopg connections are always in autocommit mode, so a transaction is an
 explicit BEGIN/COMMIT on one pooled connection.
+
+Two places go below aiopg's public API, because they ran on every statement
+of every request and cost more than the statement's own round trip in Python
+(measured with ``benchmarks/db_overhead.py``; see docs/performance.md):
+
+- the pool (:class:`LeanPool`) hands out an idle connection and takes it back
+  without its timeout scope, condition lock and wake-up task when nobody is
+  queued for one; when someone is, aiopg's own path runs unchanged;
+- the helpers below run statements on one reusable psycopg2 cursor per
+  connection and wait on aiopg's own readiness callback (:func:`_run`),
+  instead of an aiopg Cursor (two objects) and a ``wait_for`` per statement.
+
+Both use aiopg 1.4.0 internals (the version is pinned in requirements/).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -28,6 +42,55 @@ Params = Sequence[Any] | Mapping[str, Any] | None
 # Hand Python dicts and lists to jsonb columns through psycopg2.extras.Json.
 Json = psycopg2.extras.Json
 
+POOL_TIMEOUT = 30.0  # seconds to wait for a connection, and for a statement's answer
+STATEMENT_TIMEOUT = 30.0
+# A cursor that held a result this large is dropped rather than kept for the
+# next statement, so a pooled connection does not pin a big result in memory.
+_KEEP_CURSOR_ROWS = 1000
+
+
+class LeanPool(aiopg.Pool):
+    """aiopg's pool with a fast path when no task is queued for a connection.
+
+    aiopg's acquire enters a timeout scope and a condition lock, and its
+    release schedules a wake-up task that the releasing request then awaits:
+    about 60 microseconds of CPU per checkout, more than a short statement's
+    own cost. When nobody waits, taking an idle connection and putting it back
+    needs none of that. As soon as a task waits for a connection, every
+    acquire and release goes through aiopg's path, so waiters are served in
+    their order and none starves behind the fast path.
+    """
+
+    _done: asyncio.Future[None] | None = None
+
+    def _nobody_waits(self) -> bool:
+        return not self._closing and not self._cond._waiters  # type: ignore[attr-defined]
+
+    async def _acquire(self) -> aiopg.Connection:
+        if self._free and self._nobody_waits():
+            conn = self._free.popleft()
+            if not conn.closed:
+                self._used.add(conn)
+                return conn
+        return await super()._acquire()
+
+    def release(self, conn: aiopg.Connection) -> asyncio.Future[None]:
+        if (
+            self._nobody_waits()
+            and conn in self._used
+            and not conn.closed
+            and conn.raw.info.transaction_status == psycopg2.extensions.TRANSACTION_STATUS_IDLE
+        ):
+            self._used.remove(conn)
+            self._free.append(conn)
+            done = self._done
+            if done is None:
+                # One finished future, awaited by every fast release.
+                done = self._done = self._loop.create_future()
+                done.set_result(None)
+            return done
+        return super().release(conn)
+
 
 class Database:
     """An aiopg pool with transaction and one-shot query helpers."""
@@ -38,11 +101,17 @@ class Database:
 
     @classmethod
     async def connect(cls, dsn: str, *, size: int = 5) -> Database:
-        pool = await aiopg.create_pool(
+        pool = await LeanPool.from_pool_fill(
             dsn,
-            minsize=1,
-            maxsize=size,
-            timeout=30,
+            1,
+            size,
+            POOL_TIMEOUT,
+            enable_json=True,
+            enable_hstore=True,
+            enable_uuid=True,
+            echo=False,
+            on_connect=None,
+            pool_recycle=-1.0,
             # Every session works in UTC; times are timestamptz throughout.
             options="-c timezone=UTC",
         )
@@ -98,45 +167,90 @@ class Database:
 @asynccontextmanager
 async def transaction(conn: Conn) -> AsyncIterator[Conn]:
     """Run the block in a transaction on an already acquired connection."""
-    async with conn.cursor() as cur:
-        await cur.execute("BEGIN")
+    await _run(conn, "BEGIN", None)
     try:
         yield conn
     except BaseException:
         if not conn.closed:
-            async with conn.cursor() as cur:
-                await cur.execute("ROLLBACK")
+            await _run(conn, "ROLLBACK", None)
         raise
     else:
-        async with conn.cursor() as cur:
-            await cur.execute("COMMIT")
+        await _run(conn, "COMMIT", None)
+
+
+_cursors: weakref.WeakKeyDictionary[Conn, Any] = weakref.WeakKeyDictionary()
+
+
+def _expire(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_exception(TimeoutError("the database did not answer in time"))
+
+
+async def _run(conn: Conn, sql: str, params: Params) -> Any:
+    """Execute one statement; return the psycopg2 cursor holding its result.
+
+    The statement goes out on the connection's reusable cursor and the wait
+    is on aiopg's readiness callback (the same one its Cursor uses), bounded
+    by STATEMENT_TIMEOUT. A statement that is cancelled or times out leaves
+    the connection in an unknown state: it is closed, as aiopg does, and the
+    pool replaces it.
+    """
+    cur = _cursors.get(conn)
+    if cur is None or cur.closed:
+        cur = _cursors[conn] = conn.raw.cursor()
+    waiter = conn._create_waiter("execute")
+    try:
+        cur.execute(sql, params)
+    except BaseException:
+        conn._waiter = None
+        raise
+    timer = conn._loop.call_later(STATEMENT_TIMEOUT, _expire, waiter)
+    try:
+        conn._ready(conn._weakref)
+        await waiter
+    except (asyncio.CancelledError, TimeoutError):
+        await asyncio.shield(conn.close())
+        raise
+    finally:
+        timer.cancel()
+        conn._waiter = None
+    return cur
+
+
+def _columns(cur: Any) -> list[str]:
+    return [d[0] for d in cur.description or ()]
+
+
+def _done_with(conn: Conn, cur: Any) -> None:
+    if cur.rowcount > _KEEP_CURSOR_ROWS:
+        cur.close()
+        _cursors.pop(conn, None)
 
 
 async def fetch_one(conn: Conn, sql: str, params: Params = None) -> dict[str, Any] | None:
-    async with conn.cursor(cursor_factory=psycopg2.extras.RealDictCursor) as cur:
-        await cur.execute(sql, params)
-        row = await cur.fetchone()
-        return dict(row) if row is not None else None
+    cur = await _run(conn, sql, params)
+    row = cur.fetchone()
+    return dict(zip(_columns(cur), row, strict=True)) if row is not None else None
 
 
 async def fetch_all(conn: Conn, sql: str, params: Params = None) -> list[dict[str, Any]]:
-    async with conn.cursor(cursor_factory=psycopg2.extras.RealDictCursor) as cur:
-        await cur.execute(sql, params)
-        return [dict(r) for r in await cur.fetchall()]
+    cur = await _run(conn, sql, params)
+    names = _columns(cur)
+    rows = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+    _done_with(conn, cur)
+    return rows
 
 
 async def fetch_val(conn: Conn, sql: str, params: Params = None) -> Any:
-    async with conn.cursor() as cur:
-        await cur.execute(sql, params)
-        row = await cur.fetchone()
-        return row[0] if row is not None else None
+    cur = await _run(conn, sql, params)
+    row = cur.fetchone()
+    return row[0] if row is not None else None
 
 
 async def execute(conn: Conn, sql: str, params: Params = None) -> int:
     """Run a statement; return the number of rows it touched."""
-    async with conn.cursor() as cur:
-        await cur.execute(sql, params)
-        return int(cur.rowcount)
+    cur = await _run(conn, sql, params)
+    return int(cur.rowcount)
 
 
 # --- constraint violations, translated for each service to render ---------

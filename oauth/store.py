@@ -52,18 +52,6 @@ UPDATABLE_CLIENT_FIELDS = (
 )
 
 
-async def _fetch_row(
-    conn: Conn, statement: str, params: Sequence[Any] | dict[str, Any]
-) -> Row | None:
-    # A plain cursor and one zip: the hot path skips RealDictCursor's per-column work.
-    async with conn.cursor() as cur:
-        await cur.execute(statement, params)
-        row = await cur.fetchone()
-        if row is None:
-            return None
-        return dict(zip([d[0] for d in cur.description or ()], row, strict=True))
-
-
 def _client(row: Row | None) -> Row | None:
     if row is not None:
         row["redirect_uris"] = json.loads(row["redirect_uris"])
@@ -104,15 +92,15 @@ class Store:
         """
         if conn.raw.info.transaction_status != TRANSACTION_STATUS_IDLE:
             # Inside a transaction a failed EXECUTE would abort it: run it plainly.
-            return await _fetch_row(conn, self.q(conn, template), params)
+            return await fetch_one(conn, self.q(conn, template), params)
         name, prepare, order = self._prepared_form(conn, template)
         execute_sql = f"EXECUTE {name}(" + ", ".join(["%s"] * len(order)) + ")"
         values = [params[key] for key in order]
         try:
-            return await _fetch_row(conn, execute_sql, values)
+            return await fetch_one(conn, execute_sql, values)
         except psycopg2.errors.InvalidSqlStatementName:
             await execute(conn, prepare)
-            return await _fetch_row(conn, execute_sql, values)
+            return await fetch_one(conn, execute_sql, values)
 
     def _prepared_form(self, conn: Conn, template: str) -> tuple[str, str, list[str]]:
         cached = self._prepared.get(template)

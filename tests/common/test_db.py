@@ -1,8 +1,21 @@
 from __future__ import annotations
 
+import asyncio
+
+import psycopg2.errors
 import pytest
 
-from common.db import ConflictError, ConstraintError, transaction, translate_db_error
+import common.db
+from common.db import (
+    ConflictError,
+    ConstraintError,
+    Database,
+    execute,
+    fetch_all,
+    fetch_val,
+    transaction,
+    translate_db_error,
+)
 
 
 @pytest.fixture
@@ -56,3 +69,65 @@ async def test_nested_helper_commits(table):
     async with table.connection() as conn, transaction(conn), conn.cursor() as cur:
         await cur.execute("INSERT INTO public.people (email) VALUES ('d@example.com')")
     assert await table.fetch_val("SELECT count(*) FROM public.people") == 1
+
+
+async def test_a_cancelled_statement_closes_its_connection_and_the_pool_replaces_it(db):
+    async with db.connection() as conn:
+        pid = await fetch_val(conn, "SELECT pg_backend_pid()")
+        task = asyncio.ensure_future(execute(conn, "SELECT pg_sleep(30)"))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        # Still running on the server: the connection cannot be trusted again.
+        assert conn.closed
+    assert await db.fetch_val("SELECT pg_backend_pid()") != pid
+    assert await db.fetch_val("SELECT 1") == 1
+
+
+async def test_a_statement_past_its_timeout_fails_and_closes_its_connection(db, monkeypatch):
+    monkeypatch.setattr(common.db, "STATEMENT_TIMEOUT", 0.2)
+    async with db.connection() as conn:
+        with pytest.raises(TimeoutError):
+            await execute(conn, "SELECT pg_sleep(30)")
+        assert conn.closed
+    assert await db.fetch_val("SELECT 1") == 1
+
+
+async def test_a_failed_statement_leaves_the_connection_usable(db):
+    async with db.connection() as conn:
+        with pytest.raises(psycopg2.errors.DivisionByZero):
+            await fetch_val(conn, "SELECT 1 / 0")
+        assert await fetch_all(conn, "SELECT g AS n FROM generate_series(1, 3) g") == [
+            {"n": 1},
+            {"n": 2},
+            {"n": 3},
+        ]
+
+
+async def test_queued_tasks_get_connections_in_turn_when_the_pool_is_exhausted(database_url):
+    db = await Database.connect(database_url, size=2)
+    try:
+        served: list[int] = []
+
+        async def hold(n: int) -> None:
+            async with db.connection() as conn:
+                await execute(conn, "SELECT pg_sleep(0.05)")
+                served.append(n)
+
+        await asyncio.gather(*(hold(n) for n in range(12)))
+        assert sorted(served) == list(range(12))
+        # Every connection came back: two free, none in use.
+        assert (db.pool.freesize, len(db.pool._used)) == (2, 0)
+    finally:
+        await db.close()
+
+
+async def test_a_connection_released_inside_a_transaction_is_not_reused(db):
+    with pytest.warns(ResourceWarning):
+        async with db.connection() as conn:
+            await execute(conn, "BEGIN")
+            await execute(conn, "CREATE TEMP TABLE left_open (x int)")
+    # The pool closed it instead of handing out a connection mid-transaction.
+    assert conn.closed
+    assert await db.fetch_val("SELECT to_regclass('left_open') IS NULL") is True
