@@ -131,3 +131,53 @@ async def test_a_connection_released_inside_a_transaction_is_not_reused(db):
     # The pool closed it instead of handing out a connection mid-transaction.
     assert conn.closed
     assert await db.fetch_val("SELECT to_regclass('left_open') IS NULL") is True
+
+
+async def test_a_full_pool_hands_connections_over_in_arrival_order(database_url):
+    db = await Database.connect(database_url, size=1)
+    try:
+        order: list[int] = []
+        async with db.connection() as first:
+            pid = await fetch_val(first, "SELECT pg_backend_pid()")
+
+            async def queued(n: int) -> None:
+                async with db.connection() as conn:
+                    order.append(n)
+                    assert await fetch_val(conn, "SELECT pg_backend_pid()") == pid
+
+            tasks = [asyncio.ensure_future(queued(n)) for n in range(5)]
+            await asyncio.sleep(0.05)
+            assert order == []  # all five queued behind the one connection
+        await asyncio.gather(*tasks)
+        assert order == [0, 1, 2, 3, 4]
+    finally:
+        await db.close()
+
+
+async def test_a_task_queued_on_a_full_pool_times_out_and_leaves_the_queue(
+    database_url, monkeypatch
+):
+    db = await Database.connect(database_url, size=1)
+    db.pool._timeout = 0.1
+    try:
+        async with db.connection():
+            with pytest.raises(TimeoutError):
+                async with db.connection():
+                    pass
+        assert not db.pool._queue
+        assert await db.fetch_val("SELECT 1") == 1
+    finally:
+        await db.close()
+
+
+async def test_a_connection_lost_while_others_queue_is_replaced_for_them(database_url):
+    db = await Database.connect(database_url, size=1)
+    try:
+        async with db.connection() as conn:
+            waiting = asyncio.ensure_future(db.fetch_val("SELECT pg_backend_pid()"))
+            await asyncio.sleep(0.05)
+            old = await fetch_val(conn, "SELECT pg_backend_pid()")
+            await conn.close()  # comes back closed: the queued task opens a new one
+        assert await waiting not in (None, old)
+    finally:
+        await db.close()
