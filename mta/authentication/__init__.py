@@ -15,6 +15,7 @@ from email.parser import BytesHeaderParser
 
 from mta.authentication import dkim, dmarc, spf
 from mta.authentication.dns import Resolver
+from mta.message import split_head
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,8 @@ class Verdict:
 def from_domain(raw: bytes) -> str:
     """The RFC5322.From domain (the DMARC author domain); "" when there is not exactly one."""
     try:
-        headers = BytesHeaderParser(policy=policy.compat32).parsebytes(raw)
+        # Only the header block: the parser would otherwise walk every body line.
+        headers = BytesHeaderParser(policy=policy.compat32).parsebytes(split_head(raw)[0])
         values = headers.get_all("From") or []
     except Exception:
         return ""

@@ -177,3 +177,36 @@ async def test_spf_none_and_lookup_limit(dns_server: LoopbackDNS) -> None:
     for i in range(12):
         dns_server.add(f"loop{i}.test", "TXT", f"v=spf1 include:loop{i + 1}.test -all")
     assert (await spf.check(resolver, "10.0.0.1", "a@loop0.test", "h")).result == "permerror"
+
+
+async def test_answers_are_kept_for_their_ttl_and_nxdomain_for_the_soa_minimum(
+    dns_server: LoopbackDNS,
+) -> None:
+    now = [1000.0]
+    dns_server.add("kept.test", "TXT", "v=spf1 -all")
+    resolver = Resolver([dns_server.address], timeout=2, clock=lambda: now[0])
+
+    def asked(name: str) -> int:
+        return sum(1 for queried, _ in dns_server.queries if queried == name)
+
+    for _ in range(3):
+        assert await resolver.txt("kept.test") == ["v=spf1 -all"]
+        assert await resolver.txt("missing.test") == []
+    assert (asked("kept.test"), asked("missing.test")) == (1, 1)
+    now[0] += 59  # both TTLs are 60 s (the SOA minimum for the NXDOMAIN)
+    await resolver.txt("kept.test")
+    await resolver.txt("missing.test")
+    assert (asked("kept.test"), asked("missing.test")) == (1, 1)
+    now[0] += 2
+    dns_server.records["kept.test"]["TXT"] = ['"v=spf1 ip4:10.0.0.1 -all"']
+    assert await resolver.txt("kept.test") == ["v=spf1 ip4:10.0.0.1 -all"]
+    await resolver.txt("missing.test")
+    assert (asked("kept.test"), asked("missing.test")) == (2, 2)
+
+
+async def test_an_empty_answer_without_an_soa_is_not_kept(dns_server: LoopbackDNS) -> None:
+    dns_server.add("exists.test", "A", "10.0.0.1")
+    resolver = Resolver([dns_server.address], timeout=2)
+    assert await resolver.txt("exists.test") == []
+    assert await resolver.txt("exists.test") == []
+    assert sum(1 for q in dns_server.queries if q == ("exists.test", "TXT")) == 2
