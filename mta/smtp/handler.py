@@ -10,6 +10,7 @@ from aiosmtpd.smtp import SMTP, Envelope, Session
 from mta.context import MtaContext
 from mta.delivery import Inbound, record_refused_rcpt
 from mta.smtp import data, ehlo, mail, rcpt, replies
+from mta.smtp.protocol import SMTPProtocol
 from mta.store.recipients import Mailbox
 
 log = logging.getLogger(__name__)
@@ -25,8 +26,8 @@ class InboundEnvelope(Envelope):
         self.mailboxes: list[tuple[str, Mailbox]] = []
 
 
-class InboundSMTP(SMTP):
-    """aiosmtpd's protocol with our envelope and enhanced codes on its own size replies."""
+class InboundSMTP(SMTPProtocol):
+    """Our SMTP protocol with our envelope and enhanced codes on aiosmtpd's size replies."""
 
     _REWRITE: ClassVar[dict[str, str]] = {
         "552 Error: message size exceeds fixed maximum message size": replies.MESSAGE_TOO_BIG,

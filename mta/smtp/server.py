@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 
 from mta.context import MtaContext
 from mta.smtp.handler import InboundHandler, InboundSMTP
+from mta.smtp.protocol import protocol_factory
 
 log = logging.getLogger(__name__)
 
@@ -37,17 +38,17 @@ async def serve(ctx: MtaContext) -> AsyncIterator[asyncio.Server]:
     tls = tls_context(ctx)
     loop = asyncio.get_running_loop()
 
-    def factory() -> InboundSMTP:
-        return InboundSMTP(
-            handler,
-            data_size_limit=config.max_message_size,
-            enable_SMTPUTF8=True,
-            hostname=config.smtp_hostname,
-            ident="mta",
-            tls_context=tls,
-            timeout=config.smtp_timeout,
-            loop=loop,
-        )
+    factory = protocol_factory(
+        InboundSMTP,
+        handler,
+        data_size_limit=config.max_message_size,
+        enable_SMTPUTF8=True,
+        hostname=config.smtp_hostname,
+        ident="mta",
+        tls_context=tls,
+        timeout=config.smtp_timeout,
+        loop=loop,
+    )
 
     server = await loop.create_server(
         factory,
