@@ -10,22 +10,18 @@ injectable clock, never taken from ``now()``.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-import psycopg2.errors
 from psycopg2 import sql
 from psycopg2.extensions import TRANSACTION_STATUS_IDLE
 
-from common.crypto import sha256_hex
-from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
+from common.db import Conn, Prepared, execute, fetch_all, fetch_one, fetch_val
 from oauth.config import Tables
 
 Row = dict[str, Any]
 
-_NAMED_PARAM = re.compile(r"%\((\w+)\)s")
 
 CLIENT_COLUMNS = (
     "id, client_id, client_secret_hash, name, description, icon_url, redirect_uris,"
@@ -70,7 +66,7 @@ class Store:
             "revoked": sql.Identifier(tables.schema, tables.revoked_access_tokens),
         }
         self._rendered: dict[str, str] = {}
-        self._prepared: dict[str, tuple[str, str, list[str]]] = {}
+        self._prepared: dict[str, Prepared] = {}
 
     def q(self, conn: Conn, template: str) -> str:
         """The statement with table names filled in, rendered once (quoting needs a conn)."""
@@ -81,44 +77,21 @@ class Store:
         return text
 
     async def fetch_prepared(self, conn: Conn, template: str, params: dict[str, Any]) -> Row | None:
-        """Run a hot statement as a server-side prepared statement (autocommit only).
+        """Run a hot statement as a server-side prepared statement (common.db.Prepared).
 
         Planning the token endpoint's statements costs Postgres more than
-        running them; a prepared statement is planned once per connection.
-        The name is derived from the rendered text, so stores with other
-        table names never share one. A pooled connection that has not seen
-        the statement yet answers InvalidSqlStatementName once; it is
-        prepared then and the call retried.
+        running them; prepared, each is planned once per connection. The name
+        comes from the rendered text, so stores with other table names never
+        share one.
         """
         if conn.raw.info.transaction_status != TRANSACTION_STATUS_IDLE:
-            # Inside a transaction a failed EXECUTE would abort it: run it plainly.
+            # Inside a host's transaction a statement DEALLOCATEd behind our back
+            # would abort it: run it plainly there (the hot paths autocommit).
             return await fetch_one(conn, self.q(conn, template), params)
-        name, prepare, order = self._prepared_form(conn, template)
-        execute_sql = f"EXECUTE {name}(" + ", ".join(["%s"] * len(order)) + ")"
-        values = [params[key] for key in order]
-        try:
-            return await fetch_one(conn, execute_sql, values)
-        except psycopg2.errors.InvalidSqlStatementName:
-            await execute(conn, prepare)
-            return await fetch_one(conn, execute_sql, values)
-
-    def _prepared_form(self, conn: Conn, template: str) -> tuple[str, str, list[str]]:
-        cached = self._prepared.get(template)
-        if cached is None:
-            text = self.q(conn, template)
-            order: list[str] = []
-
-            def number(match: re.Match[str]) -> str:
-                key = match.group(1)
-                if key not in order:
-                    order.append(key)
-                return f"${order.index(key) + 1}"
-
-            body = _NAMED_PARAM.sub(number, text)
-            name = "oauth_" + sha256_hex(body)[:20]
-            cached = (name, f"PREPARE {name} AS {body}", order)
-            self._prepared[template] = cached
-        return cached
+        statement = self._prepared.get(template)
+        if statement is None:
+            statement = self._prepared[template] = Prepared(self.q(conn, template))
+        return await statement.fetch_one(conn, params)
 
     # --- clients -----------------------------------------------------------
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from common.db import Conn, execute, fetch_all, fetch_val
+from common.db import Conn, Prepared, execute, fetch_all, fetch_val
 
 
 @dataclass(frozen=True)
@@ -21,25 +21,31 @@ class Event:
     email_id: str | None = None
 
 
+# Prepared: one row for every message received.
+_RECORD = Prepared(
+    """
+    INSERT INTO mta.activity
+        (address_id, kind, peer, sender, subject, outcome, detail, email_id, created_at)
+    VALUES (%(a)s, %(kind)s, %(peer)s, %(sender)s, %(subject)s, %(outcome)s, %(detail)s,
+            %(email)s, %(now)s)
+    """
+)
+
+
 async def record(conn: Conn, event: Event, now: datetime) -> None:
-    await execute(
+    await _RECORD.execute(
         conn,
-        """
-        INSERT INTO mta.activity
-            (address_id, kind, peer, sender, subject, outcome, detail, email_id, created_at)
-        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
-        """,
-        (
-            event.address_id,
-            event.kind,
-            event.peer[:200],
-            event.sender[:320],
-            event.subject[:200],
-            event.outcome[:200],
-            event.detail[:1000],
-            event.email_id,
-            now,
-        ),
+        {
+            "a": event.address_id,
+            "kind": event.kind,
+            "peer": event.peer[:200],
+            "sender": event.sender[:320],
+            "subject": event.subject[:200],
+            "outcome": event.outcome[:200],
+            "detail": event.detail[:1000],
+            "email": event.email_id,
+            "now": now,
+        },
     )
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from common.db import Conn, Json, fetch_all, fetch_one
+from common.db import Conn, Json, Prepared, fetch_all, fetch_one
 from mta.message import ParsedMessage
 
 SYSTEM_KEYWORDS = ("$seen", "$flagged", "$answered", "$draft", "$forwarded", "$junk")
@@ -71,17 +71,10 @@ async def thread_for(conn: Conn, address_id: str, keys: Sequence[str], now: date
     return str(row["id"])
 
 
-async def insert(conn: Conn, new: NewEmail, now: datetime) -> str:
-    """Store one email in its mailboxes; the caller holds the transaction.
-
-    The thread, the email row, its memberships (the triggers count them), the
-    quota usage and the change log entries are written by one statement.
-    """
-    p = new.parsed
-    keywords = sorted({k.lower() for k in new.keywords})
-    row = await fetch_one(
-        conn,
-        f"""
+# Prepared: PostgreSQL spent as long planning this statement as running it
+# (0.5 ms each), once for every message received.
+_INSERT = Prepared(
+    f"""
         WITH {THREAD_CTES}, e AS (
             INSERT INTO mta.emails
                 (address_id, blob_id, thread_id, size, received_at, keywords, message_id,
@@ -94,7 +87,7 @@ async def insert(conn: Conn, new: NewEmail, now: datetime) -> str:
         ), member AS (
             INSERT INTO mta.email_mailboxes (mailbox_id, email_id, received_at, seen)
             SELECT m, (SELECT id FROM e), %(received)s, %(seen)s
-              FROM unnest(%(mailboxes)s::uuid[]) AS m
+              FROM unnest(%(mailboxes)s::text[]::uuid[]) AS m
         ), usage AS (
             INSERT INTO mta.quota_usage (address_id, used_bytes, emails) VALUES (%(a)s, %(size)s, 1)
             ON CONFLICT (address_id) DO UPDATE
@@ -104,10 +97,24 @@ async def insert(conn: Conn, new: NewEmail, now: datetime) -> str:
             INSERT INTO mta.changes (address_id, type_name, object_id, change, created_at)
             SELECT %(a)s::uuid, 'Email', id, 'created', %(now)s::timestamptz FROM e
             UNION ALL
-            SELECT %(a)s::uuid, 'Mailbox', m, 'updated', %(now)s::timestamptz FROM unnest(%(mailboxes)s::uuid[]) AS m
+            SELECT %(a)s::uuid, 'Mailbox', m, 'updated', %(now)s::timestamptz
+              FROM unnest(%(mailboxes)s::text[]::uuid[]) AS m
         )
         SELECT id FROM e
-        """,
+        """
+)
+
+
+async def insert(conn: Conn, new: NewEmail, now: datetime) -> str:
+    """Store one email in its mailboxes; the caller holds the transaction.
+
+    The thread, the email row, its memberships (the triggers count them), the
+    quota usage and the change log entries are written by one statement.
+    """
+    p = new.parsed
+    keywords = sorted({k.lower() for k in new.keywords})
+    row = await _INSERT.fetch_one(
+        conn,
         {
             "a": new.address_id,
             "blob": new.blob_id,
@@ -127,7 +134,8 @@ async def insert(conn: Conn, new: NewEmail, now: datetime) -> str:
             "attach": p.has_attachment,
             "env_from": new.envelope_from[:320],
             "seen": "$seen" in keywords,
-            "mailboxes": sorted(set(new.mailbox_ids)),
+            # As text[]: a prepared statement's uuid[] parameter takes no text array.
+            "mailboxes": sorted({str(m) for m in new.mailbox_ids}),
             "now": now,
         },
     )

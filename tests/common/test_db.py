@@ -10,6 +10,7 @@ from common.db import (
     ConflictError,
     ConstraintError,
     Database,
+    Prepared,
     execute,
     fetch_all,
     fetch_val,
@@ -181,3 +182,32 @@ async def test_a_connection_lost_while_others_queue_is_replaced_for_them(databas
         assert await waiting not in (None, old)
     finally:
         await db.close()
+
+
+async def test_a_prepared_statement_is_planned_once_per_connection_and_heals_after_discard(db):
+    statement = Prepared("SELECT %(n)s::int + %(m)s::int AS sum, %(n)s::int AS n")
+    async with db.connection() as conn:
+        async with transaction(conn):
+            assert await statement.fetch_one(conn, {"n": 1, "m": 2}) == {"sum": 3, "n": 1}
+        assert (
+            await fetch_val(
+                conn,
+                "SELECT count(*) FROM pg_prepared_statements WHERE name = %s",
+                (statement.name,),
+            )
+            == 1
+        )
+        # Prepared inside a transaction that then rolled back: still there.
+        with pytest.raises(RuntimeError):
+            async with transaction(conn):
+                await statement.fetch_all(conn, {"n": 2, "m": 2})
+                raise RuntimeError("roll back")
+        assert await statement.fetch_one(conn, {"n": 5, "m": 5}) == {"sum": 10, "n": 5}
+        await execute(conn, "DEALLOCATE ALL")
+        assert await statement.fetch_one(conn, {"n": 2, "m": 3}) == {"sum": 5, "n": 2}
+        await execute(conn, "DEALLOCATE ALL")
+        with pytest.raises(psycopg2.errors.InvalidSqlStatementName):
+            async with transaction(conn):
+                await statement.execute(conn, {"n": 1, "m": 1})
+        async with transaction(conn):
+            assert await statement.fetch_one(conn, {"n": 4, "m": 4}) == {"sum": 8, "n": 4}
