@@ -96,6 +96,11 @@ async def run(args: argparse.Namespace) -> None:
         warm = args.messages // 10
         queue, rest = queue[:warm], queue[warm:]
         await asyncio.gather(*(sender() for _ in range(args.concurrency)))
+        # As the daemon's RCPT lookup does for every message: now with its inbox.
+        async with db.connection() as conn:
+            found = await lookup(conn, "alice", "bench.test")
+        assert found.mailbox is not None and found.mailbox.inbox_id is not None
+        mailbox = found.mailbox
         queue = rest
         pids = postgres_pids(pg.pgdata)
         db_before = {pid: process_cpu_seconds(pid) for pid in pids()}

@@ -23,7 +23,7 @@ from common.ids import short_id
 from mta import authentication
 from mta.authentication import results
 from mta.context import MtaContext
-from mta.message import ParsedMessage, parse_message
+from mta.message import ParsedMessage, parse_message, read_message
 from mta.sieve.compiler import SieveError
 from mta.sieve.interpreter import Envelope, Incoming, Outcome, SieveRuntimeError, run
 from mta.smtp import received
@@ -78,23 +78,29 @@ async def deliver(ctx: MtaContext, inbound: Inbound) -> Report:
         recipients=[rcpt for rcpt, _ in inbound.recipients],
         now=now,
     )
+    # Parsed once, before our trace fields: they change none of the fields kept.
+    parsed = parse_message(raw)
     junk = False
     dmarc_note = ""
     if ctx.config.auth_checks:
         verdict = await authentication.evaluate(
-            ctx.resolver, raw, inbound.ip, inbound.mail_from, inbound.helo
+            ctx.resolver,
+            raw,
+            inbound.ip,
+            inbound.mail_from,
+            inbound.helo,
+            author=authentication.author_domain(parsed.from_addrs),
         )
         trace += results.header(
             hostname, verdict.spf, verdict.dkim, verdict.dmarc, inbound.mail_from, inbound.helo
         )
         if verdict.dmarc.rejects and ctx.config.dmarc_reject_action == "refuse":
-            await _record_refusal(ctx, inbound, "refused by DMARC policy", raw)
+            await _record_refusal(ctx, inbound, "refused by DMARC policy", parsed.subject)
             return Report(queue_id, refused="dmarc")
         if verdict.dmarc.rejects or verdict.dmarc.quarantines:
             junk = True
             dmarc_note = f"junk: DMARC {verdict.dmarc.result} (p={verdict.dmarc.policy})"
     stored = trace + raw
-    parsed = parse_message(stored)
     plans = [await _plan(ctx, inbound, parsed, stored, mb, junk) for mb in _distinct(inbound)]
     blob_id = await ctx.blobs.put(stored)
 
@@ -149,7 +155,11 @@ async def _plan(
         outcome = run(
             scripts,
             Incoming(
-                parsed.message, len(stored), Envelope(inbound.mail_from, _rcpt_of(inbound, mailbox))
+                # Filters see the message as stored: our Received and
+                # Authentication-Results fields included.
+                read_message(stored),
+                len(stored),
+                Envelope(inbound.mail_from, _rcpt_of(inbound, mailbox)),
             ),
         )
     except (SieveError, SieveRuntimeError) as exc:
@@ -262,8 +272,7 @@ async def _folder(conn: Conn, address_id: str, path: str, create: bool, now: dat
     return found
 
 
-async def _record_refusal(ctx: MtaContext, inbound: Inbound, outcome: str, raw: bytes) -> None:
-    subject = parse_message(raw).subject
+async def _record_refusal(ctx: MtaContext, inbound: Inbound, outcome: str, subject: str) -> None:
     now = ctx.runtime.clock.now()
     async with ctx.runtime.db.transaction() as conn:
         for mailbox in _distinct(inbound):

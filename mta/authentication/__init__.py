@@ -39,9 +39,27 @@ def from_domain(raw: bytes) -> str:
     return addresses[0].rpartition("@")[2].lower()
 
 
-async def evaluate(resolver: Resolver, raw: bytes, ip: str, mail_from: str, helo: str) -> Verdict:
+def author_domain(from_addresses: list[dict[str, str]]) -> str:
+    """from_domain over an already parsed From (ParsedMessage.from_addrs)."""
+    if len(from_addresses) != 1:
+        return ""
+    return from_addresses[0]["email"].rpartition("@")[2].lower()
+
+
+async def evaluate(
+    resolver: Resolver,
+    raw: bytes,
+    ip: str,
+    mail_from: str,
+    helo: str,
+    *,
+    author: str | None = None,
+) -> Verdict:
+    """SPF, DKIM and DMARC; ``author`` is the From domain when the caller has parsed it."""
     spf_result, dkim_results = await asyncio.gather(
         spf.check(resolver, ip, mail_from, helo), dkim.verify(resolver, raw)
     )
-    dmarc_result = await dmarc.evaluate(resolver, from_domain(raw), spf_result, dkim_results)
+    if author is None:
+        author = from_domain(raw)
+    dmarc_result = await dmarc.evaluate(resolver, author, spf_result, dkim_results)
     return Verdict(spf_result, dkim_results, dmarc_result)
