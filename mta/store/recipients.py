@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from common.db import Conn, fetch_all, fetch_one
+from common.db import Conn, Prepared
 
 # user+tag@example.com delivers to user@example.com (Postfix recipient_delimiter).
 SUBADDRESS_DELIMITER = "+"
@@ -37,60 +37,74 @@ class Lookup:
     mailbox: Mailbox | None
 
 
-async def lookup(conn: Conn, local_part: str, domain: str) -> Lookup:
-    """Resolve ``local_part@domain``: exact, then without +tag, then on the fallback domain."""
-    dom = await fetch_one(
-        conn,
-        "SELECT id, fallback_domain_id FROM mail.domains WHERE name = %s",
-        (domain,),
+# One round trip per RCPT, planned once per connection: the domain, then the
+# address by its unique (domain_id, local_part) key for each candidate in order
+# (exact local part, then without the +tag; the domain, then its fallback).
+_LOOKUP = Prepared(
+    """
+    WITH dom AS (
+        SELECT id, fallback_domain_id FROM mail.domains WHERE name = %(domain)s
+    ), cand AS (
+        SELECT dom.id AS domain_id, l.local_part, l.n, 0 AS pref
+          FROM dom, unnest(%(locals)s::text[]) WITH ORDINALITY AS l(local_part, n)
+        UNION ALL
+        SELECT dom.fallback_domain_id, l.local_part, l.n, 1
+          FROM dom, unnest(%(locals)s::text[]) WITH ORDINALITY AS l(local_part, n)
+         WHERE dom.fallback_domain_id IS NOT NULL
     )
-    if dom is None:
-        return Lookup(domain_hosted=False, mailbox=None)
-    local = local_part.lower()
-    locals_ = [local]
-    base = local.split(SUBADDRESS_DELIMITER, 1)[0]
-    if base and base != local:
-        locals_.append(base)
-    candidates: list[tuple[str, str]] = [(str(dom["id"]), lp) for lp in locals_]
-    if dom["fallback_domain_id"] is not None:
-        candidates += [(str(dom["fallback_domain_id"]), lp) for lp in locals_]
-    rows = await fetch_all(
-        conn,
-        """
+    SELECT EXISTS (SELECT 1 FROM dom) AS hosted, found.*
+      FROM (SELECT 1) AS one
+      LEFT JOIN LATERAL (
         SELECT a.id AS address_id, d.account_id, a.local_part, d.name AS domain,
                a.quota_bytes, coalesce(q.used_bytes, 0) AS used_bytes,
-               a.domain_id::text AS domain_id,
                EXISTS (SELECT 1 FROM mta.filters f WHERE f.address_id = a.id AND f.enabled)
                    AS has_filters,
                (SELECT m.id FROM mta.mailboxes m WHERE m.address_id = a.id AND m.role = 'inbox')
                    AS inbox_id,
                (SELECT m.id FROM mta.mailboxes m WHERE m.address_id = a.id AND m.role = 'junk')
                    AS junk_id
-          FROM mail.addresses a
+          FROM cand
+          -- LIMIT keeps this a lookup per candidate by the unique key: joined
+          -- flat, a plan cached before the table had statistics may hash it.
+          CROSS JOIN LATERAL (
+            SELECT * FROM mail.addresses x
+             WHERE x.domain_id = cand.domain_id AND x.local_part = cand.local_part
+             LIMIT 1
+          ) AS a
           JOIN mail.domains d ON d.id = a.domain_id
           LEFT JOIN mta.quota_usage q ON q.address_id = a.id
-         WHERE (a.domain_id::text, a.local_part) IN %s
-        """,
-        (tuple(candidates),),
+         ORDER BY cand.pref, cand.n
+         LIMIT 1
+      ) AS found ON true
+    """
+)
+
+
+async def lookup(conn: Conn, local_part: str, domain: str) -> Lookup:
+    """Resolve ``local_part@domain``: exact, then without +tag, then on the fallback domain."""
+    local = local_part.lower()
+    locals_ = [local]
+    base = local.split(SUBADDRESS_DELIMITER, 1)[0]
+    if base and base != local:
+        locals_.append(base)
+    row = await _LOOKUP.fetch_one(conn, {"domain": domain, "locals": locals_})
+    if row is None or not row["hosted"]:
+        return Lookup(domain_hosted=False, mailbox=None)
+    if row["address_id"] is None:
+        return Lookup(domain_hosted=True, mailbox=None)
+    return Lookup(
+        domain_hosted=True,
+        mailbox=Mailbox(
+            address_id=str(row["address_id"]),
+            account_id=str(row["account_id"]),
+            email=f"{row['local_part']}@{row['domain']}",
+            quota_bytes=row["quota_bytes"],
+            used_bytes=int(row["used_bytes"]),
+            has_filters=bool(row["has_filters"]),
+            inbox_id=_str(row["inbox_id"]),
+            junk_id=_str(row["junk_id"]),
+        ),
     )
-    by_key = {(r["domain_id"], r["local_part"]): r for r in rows}
-    for key in candidates:
-        row = by_key.get(key)
-        if row is not None:
-            return Lookup(
-                domain_hosted=True,
-                mailbox=Mailbox(
-                    address_id=str(row["address_id"]),
-                    account_id=str(row["account_id"]),
-                    email=f"{row['local_part']}@{row['domain']}",
-                    quota_bytes=row["quota_bytes"],
-                    used_bytes=int(row["used_bytes"]),
-                    has_filters=bool(row["has_filters"]),
-                    inbox_id=_str(row["inbox_id"]),
-                    junk_id=_str(row["junk_id"]),
-                ),
-            )
-    return Lookup(domain_hosted=True, mailbox=None)
 
 
 def _str(value: object) -> str | None:

@@ -14,23 +14,10 @@ from datetime import timedelta
 
 from common.clock import ManualClock
 from common.crypto import sha256_hex
-from common.db import Database, execute, fetch_all
+from common.db import Database, execute
 from oauth import Tables
 from oauth.store import Store
-
-
-async def generic_plan(conn, fragment: str) -> str:
-    """EXPLAIN of the connection's prepared statement containing ``fragment``."""
-    rows = await fetch_all(
-        conn,
-        "SELECT name, cardinality(parameter_types) AS n FROM pg_prepared_statements"
-        " WHERE statement LIKE %s",
-        (f"%{fragment}%",),
-    )
-    assert len(rows) == 1, rows
-    args = ", ".join(["NULL"] * rows[0]["n"])
-    plan = await fetch_all(conn, f"EXPLAIN EXECUTE {rows[0]['name']}({args})")
-    return "\n".join(row["QUERY PLAN"] for row in plan)
+from tests.plans import generic_plan
 
 
 async def test_refresh_rotation_uses_the_primary_key_under_a_generic_plan(
