@@ -9,6 +9,10 @@ same way).
 
 If a batch fails, each of its deliveries is retried in a transaction of its
 own, so one bad message never costs the others their delivery.
+
+Mailbox counts and quota usage of a batch are written once, just before its
+COMMIT (mta/store/counters.py), so the rows every message of one mailbox
+touches are locked for one statement, not for the whole batch.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from common.db import Conn, Database
+from mta.store import counters
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +54,13 @@ class GroupCommit:
             try:
                 results = []
                 async with self.db.transaction() as conn:
-                    for work, _future in batch:
-                        results.append(await work(conn))
+                    deferred = await counters.begin(conn)
+                    try:
+                        for work, _future in batch:
+                            results.append(await work(conn))
+                        await deferred.flush(conn)
+                    finally:
+                        counters.abandon(conn)
             except Exception as exc:
                 if len(batch) == 1:
                     _fail(batch[0][1], exc)
@@ -61,7 +71,12 @@ class GroupCommit:
                 for work, future in batch:
                     try:
                         async with self.db.transaction() as conn:
-                            result = await work(conn)
+                            deferred = await counters.begin(conn)
+                            try:
+                                result = await work(conn)
+                                await deferred.flush(conn)
+                            finally:
+                                counters.abandon(conn)
                     except Exception as item_exc:
                         _fail(future, item_exc)
                     else:

@@ -9,6 +9,7 @@ from typing import Any
 
 from common.db import Conn, Json, Prepared, fetch_all, fetch_one
 from mta.message import ParsedMessage
+from mta.store import counters
 
 SYSTEM_KEYWORDS = ("$seen", "$flagged", "$answered", "$draft", "$forwarded", "$junk")
 
@@ -103,6 +104,33 @@ _INSERT = Prepared(
         SELECT id FROM e
         """
 )
+# The same without the quota row: inside a delivery batch the counts are
+# written once, before COMMIT (mta/store/counters.py).
+_INSERT_DEFERRED = Prepared(
+    f"""
+        WITH {THREAD_CTES}, e AS (
+            INSERT INTO mta.emails
+                (address_id, blob_id, thread_id, size, received_at, keywords, message_id,
+                 in_reply_to, "references", subject, from_addrs, to_addrs, cc_addrs, sent_at,
+                 preview, has_attachment, envelope_from)
+            VALUES (%(a)s, %(blob)s, (SELECT id FROM thread), %(size)s, %(received)s, %(keywords)s, %(mid)s,
+                    %(irt)s, %(refs)s, %(subject)s, %(from)s, %(to)s, %(cc)s, %(sent)s,
+                    %(preview)s, %(attach)s, %(env_from)s)
+            RETURNING id
+        ), member AS (
+            INSERT INTO mta.email_mailboxes (mailbox_id, email_id, received_at, seen)
+            SELECT m, (SELECT id FROM e), %(received)s, %(seen)s
+              FROM unnest(%(mailboxes)s::text[]::uuid[]) AS m
+        ), change AS (
+            INSERT INTO mta.changes (address_id, type_name, object_id, change, created_at)
+            SELECT %(a)s::uuid, 'Email', id, 'created', %(now)s::timestamptz FROM e
+            UNION ALL
+            SELECT %(a)s::uuid, 'Mailbox', m, 'updated', %(now)s::timestamptz
+              FROM unnest(%(mailboxes)s::text[]::uuid[]) AS m
+        )
+        SELECT id FROM e
+        """
+)
 
 
 async def insert(conn: Conn, new: NewEmail, now: datetime) -> str:
@@ -113,7 +141,11 @@ async def insert(conn: Conn, new: NewEmail, now: datetime) -> str:
     """
     p = new.parsed
     keywords = sorted({k.lower() for k in new.keywords})
-    row = await _INSERT.fetch_one(
+    deferred = counters.deferred_for(conn)
+    mailbox_ids = sorted({str(m) for m in new.mailbox_ids})
+    if deferred is not None:
+        deferred.email_added(new.address_id, mailbox_ids, new.size, "$seen" in keywords)
+    row = await (_INSERT if deferred is None else _INSERT_DEFERRED).fetch_one(
         conn,
         {
             "a": new.address_id,
@@ -135,7 +167,7 @@ async def insert(conn: Conn, new: NewEmail, now: datetime) -> str:
             "env_from": new.envelope_from[:320],
             "seen": "$seen" in keywords,
             # As text[]: a prepared statement's uuid[] parameter takes no text array.
-            "mailboxes": sorted({str(m) for m in new.mailbox_ids}),
+            "mailboxes": mailbox_ids,
             "now": now,
         },
     )

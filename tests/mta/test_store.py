@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 from common.db import Database
@@ -95,3 +96,84 @@ async def test_deleting_an_address_deletes_its_mail(db: Database, runtime: Runti
         )
         assert remaining == 0, table
     assert await db.fetch_val("SELECT count(*) FROM mta.emails") == 1
+
+
+async def test_a_delivery_batch_counts_its_mail_once_before_commit(runtime: Runtime) -> None:
+    """Counts written per batch (mta/store/counters.py) equal the rows, failed work included."""
+    from mta.commit import GroupCommit
+    from mta.store import counters, quota
+
+    now = runtime.clock.now()
+    first = (await factories.mailbox_owner(runtime.db, "one@count.test"))["address_id"]
+    second = (await factories.mailbox_owner(runtime.db, "two@count2.test"))["address_id"]
+    async with runtime.db.connection() as conn:
+        boxes = {a: await mailboxes.ensure_defaults(conn, a, now) for a in (first, second)}
+    committer = GroupCommit(runtime.db)
+
+    def work(address_id: str, box: str, n: int, *, seen: bool = False, fail: bool = False):
+        async def run(conn):
+            assert counters.deferred_for(conn) is not None  # inside the batch
+            await emails.insert(
+                conn,
+                emails.NewEmail(
+                    address_id=address_id,
+                    blob_id="b" * 64,
+                    size=1000 + n,
+                    received_at=now,
+                    parsed=parse_message(f"Subject: n{n}\r\n\r\nx".encode()),
+                    mailbox_ids=[boxes[address_id][box]],
+                    keywords=["$seen"] if seen else [],
+                ),
+                now,
+            )
+            if fail:
+                raise RuntimeError("this one fails after its insert")
+
+        return run
+
+    jobs = [
+        work(first, "inbox", 1),
+        work(first, "inbox", 2, seen=True),
+        work(second, "inbox", 3),
+        work(first, "archive", 4),
+        work(second, "inbox", 5, fail=True),  # batch fails; retried alone, still fails
+        work(second, "junk", 6, seen=True),
+    ]
+    results = await asyncio.gather(*(committer.run(j) for j in jobs), return_exceptions=True)
+    assert [isinstance(r, RuntimeError) for r in results] == [False] * 4 + [True, False]
+    rows = await runtime.db.fetch_all(
+        "SELECT m.id::text AS id, m.total_emails, m.unread_emails,"
+        " (SELECT count(*) FROM mta.email_mailboxes em WHERE em.mailbox_id = m.id) AS really,"
+        " (SELECT count(*) FROM mta.email_mailboxes em WHERE em.mailbox_id = m.id"
+        "   AND NOT em.seen) AS really_unread"
+        " FROM mta.mailboxes m WHERE m.address_id IN (%s, %s)",
+        (first, second),
+    )
+    assert all(r["total_emails"] == r["really"] for r in rows), rows
+    assert all(r["unread_emails"] == r["really_unread"] for r in rows), rows
+    by_id = {r["id"]: r for r in rows}
+    assert by_id[boxes[first]["inbox"]]["total_emails"] == 2
+    assert by_id[boxes[first]["inbox"]]["unread_emails"] == 1
+    assert by_id[boxes[second]["junk"]]["unread_emails"] == 0
+    async with runtime.db.connection() as conn:
+        assert await quota.usage(conn, first) == (1001 + 1002 + 1004, 3)
+        assert await quota.usage(conn, second) == (1003 + 1006, 2)
+        # Outside a batch the trigger counts again.
+        await emails.insert(
+            conn,
+            emails.NewEmail(
+                address_id=first,
+                blob_id="c" * 64,
+                size=10,
+                received_at=now,
+                parsed=parse_message(b"Subject: alone\r\n\r\nx"),
+                mailbox_ids=[boxes[first]["inbox"]],
+            ),
+            now,
+        )
+    assert (
+        await runtime.db.fetch_val(
+            "SELECT total_emails FROM mta.mailboxes WHERE id = %s", (boxes[first]["inbox"],)
+        )
+        == 3
+    )

@@ -1,0 +1,95 @@
+"""Mailbox counts and quota usage written once per transaction instead of once per message.
+
+The delivery group commit (mta/commit.py) runs many deliveries in one
+transaction. Counting each message as it is inserted updates the same
+mailbox and quota rows over and over, and holds their row locks from the
+first message of the batch to its COMMIT: a second daemon process delivering
+to the same mailbox waits that long. Deferred, the batch adds up its deltas
+and writes them in one statement right before COMMIT, in a fixed order (no
+deadlock between processes).
+
+``begin(conn)`` turns deferral on for the connection's open transaction (the
+membership trigger then skips its count, migration 0003); ``emails.insert``
+finds the :class:`Deferred` of its connection and records its deltas there;
+``flush`` writes them. A transaction that rolls back loses its deltas with
+its rows.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from common.db import Conn, Prepared, execute
+
+_open: weakref.WeakKeyDictionary[Conn, Deferred] = weakref.WeakKeyDictionary()
+
+_FLUSH = Prepared(
+    """
+    WITH boxes AS (
+        UPDATE mta.mailboxes AS m
+           SET total_emails = m.total_emails + d.total,
+               unread_emails = m.unread_emails + d.unread
+          FROM unnest(%(boxes)s::text[]::uuid[], %(totals)s::int[], %(unread)s::int[])
+               AS d(id, total, unread)
+         WHERE m.id = d.id
+    )
+    INSERT INTO mta.quota_usage (address_id, used_bytes, emails)
+    SELECT a, b, n FROM unnest(%(addresses)s::text[]::uuid[], %(bytes)s::bigint[], %(emails)s::int[])
+           AS q(a, b, n)
+    ORDER BY a
+    ON CONFLICT (address_id) DO UPDATE
+       SET used_bytes = mta.quota_usage.used_bytes + EXCLUDED.used_bytes,
+           emails = mta.quota_usage.emails + EXCLUDED.emails
+    """
+)
+
+
+@dataclass
+class Deferred:
+    boxes: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+    quota: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+
+    def email_added(self, address_id: str, mailbox_ids: list[str], size: int, seen: bool) -> None:
+        for mailbox_id in mailbox_ids:
+            counts = self.boxes[mailbox_id]
+            counts[0] += 1
+            counts[1] += 0 if seen else 1
+        usage = self.quota[address_id]
+        usage[0] += size
+        usage[1] += 1
+
+    async def flush(self, conn: Conn) -> None:
+        _open.pop(conn, None)
+        if not self.boxes and not self.quota:
+            return
+        boxes = sorted(self.boxes.items())
+        quota = sorted(self.quota.items())
+        await _FLUSH.execute(
+            conn,
+            {
+                "boxes": [b for b, _ in boxes],
+                "totals": [c[0] for _, c in boxes],
+                "unread": [c[1] for _, c in boxes],
+                "addresses": [a for a, _ in quota],
+                "bytes": [u[0] for _, u in quota],
+                "emails": [u[1] for _, u in quota],
+            },
+        )
+
+
+async def begin(conn: Conn) -> Deferred:
+    """Defer counting for the transaction open on ``conn``; flush before COMMIT."""
+    await execute(conn, "SET LOCAL mta.deferred_counts = 'on'")
+    deferred = _open[conn] = Deferred()
+    return deferred
+
+
+def deferred_for(conn: Conn) -> Deferred | None:
+    return _open.get(conn)
+
+
+def abandon(conn: Conn) -> None:
+    """The transaction failed: its deltas go with it."""
+    _open.pop(conn, None)
