@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from common.blobs import BlobStore, LocalBlobStore
+from common.blobs import LocalBlobStore
 from common.runtime import Runtime
 from mta.authentication.dns import Resolver
 from mta.commit import GroupCommit
 from mta.settings import MtaSettings, load_mta_settings
 from mta.sieve.compiler import Script, compile_script
+from mta.store.raw import RawMessages
 
 SCRIPT_CACHE_SIZE = 1000
 
@@ -35,7 +36,7 @@ class ScriptCache:
 class MtaContext:
     runtime: Runtime
     config: MtaSettings
-    blobs: BlobStore
+    blobs: RawMessages
     resolver: Resolver
     committer: GroupCommit
     scripts: ScriptCache = field(default_factory=ScriptCache)
@@ -46,7 +47,7 @@ class MtaContext:
         return cls(
             runtime=runtime,
             config=config,
-            blobs=LocalBlobStore(runtime.settings.blob_dir),
+            blobs=RawMessages(runtime.db, LocalBlobStore(runtime.settings.blob_dir)),
             resolver=Resolver(config.dns_resolvers, timeout=config.dns_timeout),
             committer=GroupCommit(runtime.db),
         )

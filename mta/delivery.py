@@ -1,11 +1,12 @@
 """Local delivery: one accepted message into the mailboxes of its recipients.
 
 Order matters for "nothing accepted is ever lost": the raw message (with our
-trace fields) is written to the blob store and fsynced first, then every row
-for every recipient is written in ONE transaction (shared with other messages
-arriving at the same moment: mta/commit.py); the SMTP 250 is sent only after
-that commit. A crash before the commit leaves at most an unreferenced
-blob (harmless: the client got no 250 and sends again).
+trace fields) and every row for every recipient are written in ONE
+transaction (shared with other messages arriving at the same moment:
+mta/commit.py); the SMTP 250 is sent only after that commit. A message over
+256 KiB goes to the blob store and is fsynced first, so a crash before the
+commit leaves at most an unreferenced blob (harmless: the client got no 250
+and sends again).
 
 Filters run here, per recipient. A filter that fails at run time (or names a
 folder that does not exist without ``:create``) is ignored for this message:
@@ -18,6 +19,7 @@ import logging
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from common.blobs import blob_id_of
 from common.db import Conn
 from common.ids import short_id
 from mta import authentication
@@ -102,10 +104,15 @@ async def deliver(ctx: MtaContext, inbound: Inbound) -> Report:
             dmarc_note = f"junk: DMARC {verdict.dmarc.result} (p={verdict.dmarc.policy})"
     stored = trace + raw
     plans = [await _plan(ctx, inbound, parsed, stored, mb, junk) for mb in _distinct(inbound)]
-    blob_id = await ctx.blobs.put(stored)
+    # Small messages are written in the delivery transaction itself (mta/store/raw.py);
+    # a large one goes to the blob store, fsynced, before any row refers to it.
+    inline = ctx.blobs.inline(len(stored))
+    blob_id = blob_id_of(stored) if inline else await ctx.blobs.put(stored)
 
     async def store_all(conn: Conn) -> Report:
         report = Report(queue_id)
+        if inline:
+            await ctx.blobs.put_inline(conn, stored, now)
         for plan in plans:
             report.email_ids[plan.mailbox.address_id] = await _store_one(
                 ctx, conn, inbound, parsed, plan, blob_id, len(stored), dmarc_note
