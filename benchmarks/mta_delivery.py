@@ -50,7 +50,7 @@ async def run(args: argparse.Namespace) -> None:
     from common.settings import load_settings
     from mta.context import MtaContext
     from mta.delivery import Inbound, deliver
-    from mta.store.recipients import lookup
+    from mta.store import recipients
     from tests.mta.dnsserver import LoopbackDNS
 
     tmp = Path(tempfile.mkdtemp(prefix="mta-delivery-"))
@@ -74,7 +74,7 @@ async def run(args: argparse.Namespace) -> None:
         runtime = Runtime(settings=settings, db=db, clock=clock, jobs=JobQueue(db, clock))
         ctx = MtaContext.build(runtime)
         async with db.connection() as conn:
-            found = await lookup(conn, "alice", "bench.test")
+            found = await recipients.lookup(conn, "alice", "bench.test")
         assert found.mailbox is not None
         mailbox = found.mailbox
         queue = list(range(args.messages))
@@ -98,7 +98,7 @@ async def run(args: argparse.Namespace) -> None:
         await asyncio.gather(*(sender() for _ in range(args.concurrency)))
         # As the daemon's RCPT lookup does for every message: now with its inbox.
         async with db.connection() as conn:
-            found = await lookup(conn, "alice", "bench.test")
+            found = await recipients.lookup(conn, "alice", "bench.test")
         assert found.mailbox is not None and found.mailbox.inbox_id is not None
         mailbox = found.mailbox
         queue = rest
@@ -124,6 +124,11 @@ async def run(args: argparse.Namespace) -> None:
             stats = pstats.Stats(profile, stream=out).sort_stats("cumulative")
             stats.print_stats(45)
             print(out.getvalue())
+        async with db.connection() as conn:
+            t = time.perf_counter()
+            for _ in range(200):
+                await recipients.lookup(conn, "alice", "bench.test")
+            print("lookup after the run, ms:", (time.perf_counter() - t) / 200 * 1000)
         await db.close()
     finally:
         dns.stop()

@@ -202,9 +202,9 @@ async def drive(
     await asyncio.gather(sample_cpu(), *(loop(s) for s in steps))
     db_seconds = None
     if db_cpu:
-        # Only processes alive at both samples: the pool's backends are long-lived.
+        # A backend that connected during the round spent all its CPU in it.
         before, after = db_cpu
-        db_seconds = sum(after[pid] - before[pid] for pid in after if pid in before)
+        db_seconds = sum(after[pid] - before.get(pid, 0.0) for pid in after)
     return Result(name, len(latencies), duration, latencies, errors, cpu[1] - cpu[0], db_seconds)
 
 

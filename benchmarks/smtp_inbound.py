@@ -280,7 +280,8 @@ async def bench_daemon(
         db_cpu = None
         if db_pids:
             db_after = {pid: process_cpu_seconds(pid) for pid in db_pids()}
-            db_cpu = sum(db_after[p] - db_before[p] for p in db_after if p in db_before)
+            # A backend that connected during the run spent all its CPU in it.
+            db_cpu = sum(db_after[p] - db_before.get(p, 0.0) for p in db_after)
     finally:
         for daemon in daemons:
             daemon.terminate()
