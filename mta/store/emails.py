@@ -72,42 +72,18 @@ async def thread_for(conn: Conn, address_id: str, keys: Sequence[str], now: date
     return str(row["id"])
 
 
-# Prepared: PostgreSQL spent as long planning this statement as running it
-# (0.5 ms each), once for every message received.
-_INSERT = Prepared(
-    f"""
-        WITH {THREAD_CTES}, e AS (
-            INSERT INTO mta.emails
-                (address_id, blob_id, thread_id, size, received_at, keywords, message_id,
-                 in_reply_to, "references", subject, from_addrs, to_addrs, cc_addrs, sent_at,
-                 preview, has_attachment, envelope_from)
-            VALUES (%(a)s, %(blob)s, (SELECT id FROM thread), %(size)s, %(received)s, %(keywords)s, %(mid)s,
-                    %(irt)s, %(refs)s, %(subject)s, %(from)s, %(to)s, %(cc)s, %(sent)s,
-                    %(preview)s, %(attach)s, %(env_from)s)
-            RETURNING id
-        ), member AS (
-            INSERT INTO mta.email_mailboxes (mailbox_id, email_id, received_at, seen)
-            SELECT m, (SELECT id FROM e), %(received)s, %(seen)s
-              FROM unnest(%(mailboxes)s::text[]::uuid[]) AS m
+# The quota row, written with each email outside a delivery batch; inside one
+# the batch writes its counts once, before COMMIT (mta/store/counters.py).
+_USAGE_CTE = """
         ), usage AS (
             INSERT INTO mta.quota_usage (address_id, used_bytes, emails) VALUES (%(a)s, %(size)s, 1)
             ON CONFLICT (address_id) DO UPDATE
                SET used_bytes = mta.quota_usage.used_bytes + EXCLUDED.used_bytes,
-                   emails = mta.quota_usage.emails + 1
-        ), change AS (
-            INSERT INTO mta.changes (address_id, type_name, object_id, change, created_at)
-            SELECT %(a)s::uuid, 'Email', id, 'created', %(now)s::timestamptz FROM e
-            UNION ALL
-            SELECT %(a)s::uuid, 'Mailbox', m, 'updated', %(now)s::timestamptz
-              FROM unnest(%(mailboxes)s::text[]::uuid[]) AS m
-        )
-        SELECT id FROM e
-        """
-)
-# The same without the quota row: inside a delivery batch the counts are
-# written once, before COMMIT (mta/store/counters.py).
-_INSERT_DEFERRED = Prepared(
-    f"""
+                   emails = mta.quota_usage.emails + 1"""
+
+
+def _insert_sql(usage: str) -> str:
+    return f"""
         WITH {THREAD_CTES}, e AS (
             INSERT INTO mta.emails
                 (address_id, blob_id, thread_id, size, received_at, keywords, message_id,
@@ -120,7 +96,7 @@ _INSERT_DEFERRED = Prepared(
         ), member AS (
             INSERT INTO mta.email_mailboxes (mailbox_id, email_id, received_at, seen)
             SELECT m, (SELECT id FROM e), %(received)s, %(seen)s
-              FROM unnest(%(mailboxes)s::text[]::uuid[]) AS m
+              FROM unnest(%(mailboxes)s::text[]::uuid[]) AS m{usage}
         ), change AS (
             INSERT INTO mta.changes (address_id, type_name, object_id, change, created_at)
             SELECT %(a)s::uuid, 'Email', id, 'created', %(now)s::timestamptz FROM e
@@ -130,7 +106,12 @@ _INSERT_DEFERRED = Prepared(
         )
         SELECT id FROM e
         """
-)
+
+
+# Prepared: PostgreSQL spent as long planning this statement as running it
+# (0.5 ms each), once for every message received.
+_INSERT = Prepared(_insert_sql(_USAGE_CTE))
+_INSERT_DEFERRED = Prepared(_insert_sql(""))
 
 
 async def insert(conn: Conn, new: NewEmail, now: datetime) -> str:
