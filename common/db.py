@@ -27,7 +27,7 @@ import re
 import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import aiopg
@@ -197,11 +197,13 @@ class Database:
             self.pool.terminate()
             await self.pool.wait_closed()
 
-    @asynccontextmanager
-    async def connection(self) -> AsyncIterator[Conn]:
-        """A pooled connection in autocommit mode: each statement commits."""
-        async with self.pool.acquire() as conn:
-            yield conn
+    def connection(self) -> AbstractAsyncContextManager[Conn]:
+        """A pooled connection in autocommit mode: each statement commits.
+
+        The pool's own context manager, not a generator wrapped around it: this
+        runs for every statement a request makes.
+        """
+        return self.pool.acquire()  # type: ignore[return-value]
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Conn]:
