@@ -1,10 +1,10 @@
 """Benchmark of the OAuth token endpoint against a bare aiohttp handler, in one run.
 
     .venv/bin/python benchmarks/oauth_token.py [--duration 12] [--rounds 4]
-        [--concurrency 32] [--database-url postgresql://...] [--write-docs]
+        [--concurrency 32] [--processes N] [--database-url postgresql://...] [--write-docs]
 
-Each server runs in its own subprocess (uvloop, one process, as `python -m
-gateway` does), and the same load generator (an aiohttp client in this
+Each server runs as --processes subprocesses sharing one port (uvloop; one per
+core by default, as `python -m gateway --workers N` serves), and the same load generator (an aiohttp client in this
 process, N concurrent keep-alive connections) drives the scenarios in
 interleaved rounds, so all three see the same background load:
 
@@ -572,7 +572,10 @@ def main() -> None:
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""))
     parser.add_argument("--pool-size", type=int, default=10, help="server's database pool")
     parser.add_argument(
-        "--processes", type=int, default=1, help="server processes per server (SO_REUSEPORT)"
+        "--processes",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="server processes per server (SO_REUSEPORT), one per core as the gateway's --workers",
     )
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--json", action="store_true")
