@@ -324,6 +324,7 @@ class Prepared:
         self.order = order
         self._prepare = f"PREPARE {self.name} AS {body}"
         self._execute = f"EXECUTE {self.name}(" + ", ".join(["%s"] * len(order)) + ")"
+        self._columns: list[str] | None = None
 
     async def _run(self, conn: Conn, params: Mapping[str, Any]) -> Any:
         done = _prepared_on.get(conn)
@@ -344,14 +345,22 @@ class Prepared:
             done.add(self.name)
             return await _run(conn, self._execute, args)
 
+    def _names(self, cur: Any) -> list[str]:
+        # A prepared statement's columns never change (PostgreSQL refuses to run
+        # it if they would): read them from the cursor once, not per row fetched.
+        names = self._columns
+        if names is None or len(names) != len(cur.description or ()):
+            names = self._columns = _columns(cur)
+        return names
+
     async def fetch_one(self, conn: Conn, params: Mapping[str, Any]) -> dict[str, Any] | None:
         cur = await self._run(conn, params)
         row = cur.fetchone()
-        return dict(zip(_columns(cur), row, strict=True)) if row is not None else None
+        return dict(zip(self._names(cur), row, strict=True)) if row is not None else None
 
     async def fetch_all(self, conn: Conn, params: Mapping[str, Any]) -> list[dict[str, Any]]:
         cur = await self._run(conn, params)
-        names = _columns(cur)
+        names = self._names(cur)
         rows = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
         _done_with(conn, cur)
         return rows
