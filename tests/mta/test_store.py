@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 from common.db import Database
 from common.runtime import Runtime
@@ -12,24 +13,25 @@ from mta.store import changes, emails, mailboxes
 from tests.mta import factories
 
 
+def new_email(
+    address_id: str, mailbox_id: str, subject: str, now: datetime, *, size: int = 100, **more: Any
+) -> emails.NewEmail:
+    return emails.NewEmail(
+        address_id=address_id,
+        blob_id="a" * 64,
+        size=size,
+        received_at=now,
+        parsed=parse_message(f"Subject: {subject}\r\nFrom: Zoë <z@x.test>\r\n\r\nx".encode()),
+        mailbox_ids=[mailbox_id],
+        **more,
+    )
+
+
 async def _deliver(runtime: Runtime, address_id: str, subject: str, minutes: int = 0) -> str:
     now = runtime.clock.now() + timedelta(minutes=minutes)
     async with runtime.db.transaction() as conn:
         roles = await mailboxes.ensure_defaults(conn, address_id, now)
-        return await emails.insert(
-            conn,
-            emails.NewEmail(
-                address_id=address_id,
-                blob_id="a" * 64,
-                size=100,
-                received_at=now,
-                parsed=parse_message(
-                    f"Subject: {subject}\r\nFrom: Zoë <z@x.test>\r\n\r\nx".encode()
-                ),
-                mailbox_ids=[roles["inbox"]],
-            ),
-            now,
-        )
+        return await emails.insert(conn, new_email(address_id, roles["inbox"], subject, now), now)
 
 
 async def test_folder_listing_and_header_search_use_their_indexes(runtime: Runtime) -> None:
@@ -115,13 +117,12 @@ async def test_a_delivery_batch_counts_its_mail_once_before_commit(runtime: Runt
             assert counters.deferred_for(conn) is not None  # inside the batch
             await emails.insert(
                 conn,
-                emails.NewEmail(
-                    address_id=address_id,
-                    blob_id="b" * 64,
+                new_email(
+                    address_id,
+                    boxes[address_id][box],
+                    f"n{n}",
+                    now,
                     size=1000 + n,
-                    received_at=now,
-                    parsed=parse_message(f"Subject: n{n}\r\n\r\nx".encode()),
-                    mailbox_ids=[boxes[address_id][box]],
                     keywords=["$seen"] if seen else [],
                 ),
                 now,
@@ -160,16 +161,7 @@ async def test_a_delivery_batch_counts_its_mail_once_before_commit(runtime: Runt
         assert await quota.usage(conn, second) == (1003 + 1006, 2)
         # Outside a batch the trigger counts again.
         await emails.insert(
-            conn,
-            emails.NewEmail(
-                address_id=first,
-                blob_id="c" * 64,
-                size=10,
-                received_at=now,
-                parsed=parse_message(b"Subject: alone\r\n\r\nx"),
-                mailbox_ids=[boxes[first]["inbox"]],
-            ),
-            now,
+            conn, new_email(first, boxes[first]["inbox"], "alone", now, size=10), now
         )
     assert (
         await runtime.db.fetch_val(
