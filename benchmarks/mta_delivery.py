@@ -7,7 +7,8 @@ What the SMTP daemon does after the final dot, for one recipient each:
 authentication checks (SPF, DKIM, DMARC against a loopback DNS server that
 answers NXDOMAIN), trace fields, the parse, the blob written and fsynced, the
 rows committed through the group commit. Reports messages/s, this process's
-CPU per message and PostgreSQL's. ``--profile`` prints the top of a cProfile
+CPU per message and PostgreSQL's, then the wall time of one RCPT lookup
+(``store.recipients.lookup``) against the filled store. ``--profile`` prints the top of a cProfile
 run. Not part of the test suite.
 """
 
@@ -26,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.oauth_token import postgres_pids, process_cpu_seconds  # noqa: E402
+from benchmarks.processes import postgres_pids, process_cpu_seconds  # noqa: E402
 from benchmarks.smtp_inbound import SECRET, prepare  # noqa: E402
 
 

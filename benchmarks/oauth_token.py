@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.performance_doc import replace_section  # noqa: E402
+from benchmarks.processes import free_port, postgres_pids, process_cpu_seconds  # noqa: E402
 
 SECRET = "benchmark-secret-" + "x" * 40
 REDIRECT_URI = "https://bench.example/cb"
@@ -206,39 +207,6 @@ async def drive(
         before, after = db_cpu
         db_seconds = sum(after[pid] - before.get(pid, 0.0) for pid in after)
     return Result(name, len(latencies), duration, latencies, errors, cpu[1] - cpu[0], db_seconds)
-
-
-def process_cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process, from /proc (Linux); 0 once it is gone."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except FileNotFoundError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def postgres_pids(pgdata: Path) -> Callable[[], list[int]]:
-    """The postmaster of ``pgdata`` and its children (backends, WAL writer ...)."""
-    postmaster = int((pgdata / "postmaster.pid").read_text().split()[0])
-
-    def pids() -> list[int]:
-        found = [postmaster]
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            if parent == postmaster:
-                found.append(int(stat.parent.name))
-        return found
-
-    return pids
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def start_servers(

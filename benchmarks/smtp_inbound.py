@@ -37,8 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.oauth_token import postgres_pids, process_cpu_seconds  # noqa: E402
 from benchmarks.performance_doc import replace_section  # noqa: E402
+from benchmarks.processes import free_port, postgres_pids, process_cpu_seconds  # noqa: E402
 
 SECTION = "## SMTP inbound"
 ANALYSIS = (
@@ -106,12 +106,6 @@ def ensure_postfix_tools() -> None:
             policy.unlink()
     if not (shutil.which("smtp-source") and shutil.which("smtp-sink")):
         sys.exit("smtp-source/smtp-sink not found after installing postfix")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_listening(port: int, proc: subprocess.Popen[bytes], timeout: float = 30) -> None:

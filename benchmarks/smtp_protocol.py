@@ -29,14 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.smtp_inbound import free_port, wait_listening  # noqa: E402
-
-
-def cpu_seconds(pid: int) -> float:
-    # Fields 14 and 15 of /proc/PID/stat: utime and stime in clock ticks. The
-    # command name (field 2) may hold spaces, so split after its closing parenthesis.
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+from benchmarks.processes import free_port, process_cpu_seconds  # noqa: E402
+from benchmarks.smtp_inbound import wait_listening  # noqa: E402
 
 
 def serve(port: int, impl: str) -> None:
@@ -87,11 +81,11 @@ def run(args: argparse.Namespace) -> None:
             f" -f sender@source.bench.test -t alice@bench.test 127.0.0.1:{port}"
         )
         command = ["smtp-source", *(["-d"] if args.reuse else []), *options.split()]
-        cpu_before = cpu_seconds(server.pid)
+        cpu_before = process_cpu_seconds(server.pid)
         started = time.perf_counter()
         subprocess.run(command, check=True)
         seconds = time.perf_counter() - started
-        cpu = cpu_seconds(server.pid) - cpu_before
+        cpu = process_cpu_seconds(server.pid) - cpu_before
     finally:
         server.terminate()
         server.wait()
