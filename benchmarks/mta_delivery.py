@@ -5,11 +5,11 @@
 
 What the SMTP daemon does after the final dot, for one recipient each:
 authentication checks (SPF, DKIM, DMARC against a loopback DNS server that
-answers NXDOMAIN), trace fields, the parse, the blob written and fsynced, the
-rows committed through the group commit. Reports messages/s, this process's
-CPU per message and PostgreSQL's, then the wall time of one RCPT lookup
-(``store.recipients.lookup``) against the filled store. ``--profile`` prints the top of a cProfile
-run. Not part of the test suite.
+answers NXDOMAIN), trace fields, the parse, the raw message and the rows
+committed through the group commit. Reports messages/s, this process's CPU
+per message and PostgreSQL's, then the wall time of one RCPT lookup
+(``store.recipients.lookup``) against the filled store. ``--profile`` prints
+the top of a cProfile run. Not part of the test suite.
 """
 
 from __future__ import annotations
