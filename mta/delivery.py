@@ -16,8 +16,11 @@ it goes to the inbox and the failure is recorded in the activity.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from email.message import Message
+from functools import cache
 
 from common.blobs import blob_id_of
 from common.db import Conn
@@ -103,7 +106,12 @@ async def deliver(ctx: MtaContext, inbound: Inbound) -> Report:
             junk = True
             dmarc_note = f"junk: DMARC {verdict.dmarc.result} (p={verdict.dmarc.policy})"
     stored = trace + raw
-    plans = [await _plan(ctx, inbound, parsed, stored, mb, junk) for mb in _distinct(inbound)]
+    # Filters see the message as stored, our Received and Authentication-Results
+    # fields included: parsed once, only if a filter runs, and read by all of them.
+    sieve_message = cache(lambda: read_message(stored))
+    plans = [
+        await _plan(ctx, inbound, sieve_message, len(stored), mb, junk) for mb in _distinct(inbound)
+    ]
     # Small messages are written in the delivery transaction itself (mta/store/raw.py);
     # a large one goes to the blob store, fsynced, before any row refers to it.
     inline = ctx.blobs.inline(len(stored))
@@ -143,8 +151,8 @@ def _distinct(inbound: Inbound) -> list[Mailbox]:
 async def _plan(
     ctx: MtaContext,
     inbound: Inbound,
-    parsed: ParsedMessage,
-    stored: bytes,
+    sieve_message: Callable[[], Message],
+    size: int,
     mailbox: Mailbox,
     junk: bool,
 ) -> _Plan:
@@ -162,10 +170,8 @@ async def _plan(
         outcome = run(
             scripts,
             Incoming(
-                # Filters see the message as stored: our Received and
-                # Authentication-Results fields included.
-                read_message(stored),
-                len(stored),
+                sieve_message(),
+                size,
                 Envelope(inbound.mail_from, _rcpt_of(inbound, mailbox)),
             ),
         )
