@@ -53,14 +53,9 @@ class GroupCommit:
             del self._queue[: self.max_batch]
             try:
                 results = []
-                async with self.db.transaction() as conn:
-                    deferred = await counters.begin(conn)
-                    try:
-                        for work, _future in batch:
-                            results.append(await work(conn))
-                        await deferred.flush(conn)
-                    finally:
-                        counters.abandon(conn)
+                async with self.db.transaction() as conn, counters.deferred(conn):
+                    for work, _future in batch:
+                        results.append(await work(conn))
             except Exception as exc:
                 if len(batch) == 1:
                     _fail(batch[0][1], exc)
@@ -70,13 +65,8 @@ class GroupCommit:
                 )
                 for work, future in batch:
                     try:
-                        async with self.db.transaction() as conn:
-                            deferred = await counters.begin(conn)
-                            try:
-                                result = await work(conn)
-                                await deferred.flush(conn)
-                            finally:
-                                counters.abandon(conn)
+                        async with self.db.transaction() as conn, counters.deferred(conn):
+                            result = await work(conn)
                     except Exception as item_exc:
                         _fail(future, item_exc)
                     else:

@@ -8,17 +8,19 @@ to the same mailbox waits that long. Deferred, the batch adds up its deltas
 and writes them in one statement right before COMMIT, in a fixed order (no
 deadlock between processes).
 
-``begin(conn)`` turns deferral on for the connection's open transaction (the
-membership trigger then skips its count, migration 0003); ``emails.insert``
-finds the :class:`Deferred` of its connection and records its deltas there;
-``flush`` writes them. A transaction that rolls back loses its deltas with
-its rows.
+``async with deferred(conn)`` turns deferral on for the connection's open
+transaction (the membership trigger then skips its count, migration 0003);
+``emails.insert`` finds the :class:`Deferred` of its connection and records
+its deltas there; the block writes them as it ends (a transaction that rolls
+back loses its deltas with its rows).
 """
 
 from __future__ import annotations
 
 import weakref
 from collections import defaultdict
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 from common.db import Conn, Prepared, execute
@@ -61,7 +63,6 @@ class Deferred:
         usage[1] += 1
 
     async def flush(self, conn: Conn) -> None:
-        _open.pop(conn, None)
         if not self.boxes and not self.quota:
             return
         boxes = sorted(self.boxes.items())
@@ -79,17 +80,21 @@ class Deferred:
         )
 
 
-async def begin(conn: Conn) -> Deferred:
-    """Defer counting for the transaction open on ``conn``; flush before COMMIT."""
+@asynccontextmanager
+async def deferred(conn: Conn) -> AsyncIterator[Deferred]:
+    """Defer counting for the block, inside the transaction open on ``conn``.
+
+    The deltas are written when the block ends normally, before the caller's
+    COMMIT; when it raises they are dropped with the transaction's rows.
+    """
     await execute(conn, "SET LOCAL mta.deferred_counts = 'on'")
-    deferred = _open[conn] = Deferred()
-    return deferred
+    batch = _open[conn] = Deferred()
+    try:
+        yield batch
+        await batch.flush(conn)
+    finally:
+        _open.pop(conn, None)
 
 
 def deferred_for(conn: Conn) -> Deferred | None:
     return _open.get(conn)
-
-
-def abandon(conn: Conn) -> None:
-    """The transaction failed: its deltas go with it."""
-    _open.pop(conn, None)
