@@ -46,8 +46,8 @@ Params = Sequence[Any] | Mapping[str, Any] | None
 # Hand Python dicts and lists to jsonb columns through psycopg2.extras.Json.
 Json = psycopg2.extras.Json
 
-POOL_TIMEOUT = 30.0  # seconds to wait for a connection, and for a statement's answer
-STATEMENT_TIMEOUT = 30.0
+POOL_TIMEOUT = 30.0  # seconds to wait for a connection
+STATEMENT_TIMEOUT = 30.0  # seconds to wait for a statement's answer
 # A cursor that held a result this large is dropped rather than kept for the
 # next statement, so a pooled connection does not pin a big result in memory.
 _KEEP_CURSOR_ROWS = 1000
@@ -248,7 +248,25 @@ async def transaction(conn: Conn) -> AsyncIterator[Conn]:
         await _run(conn, "COMMIT", None)
 
 
-_cursors: weakref.WeakKeyDictionary[Conn, Any] = weakref.WeakKeyDictionary()
+class _Session:
+    """What this module keeps per pooled connection: its reusable cursor and
+    the names of the statements prepared on it."""
+
+    __slots__ = ("cursor", "prepared")
+
+    def __init__(self) -> None:
+        self.cursor: Any = None
+        self.prepared: set[str] = set()
+
+
+_sessions: weakref.WeakKeyDictionary[Conn, _Session] = weakref.WeakKeyDictionary()
+
+
+def _session(conn: Conn) -> _Session:
+    session = _sessions.get(conn)
+    if session is None:
+        session = _sessions[conn] = _Session()
+    return session
 
 
 def _expire(waiter: asyncio.Future[None]) -> None:
@@ -265,9 +283,10 @@ async def _run(conn: Conn, sql: str, params: Params) -> Any:
     the connection in an unknown state: it is closed, as aiopg does, and the
     pool replaces it.
     """
-    cur = _cursors.get(conn)
+    session = _session(conn)
+    cur = session.cursor
     if cur is None or cur.closed:
-        cur = _cursors[conn] = conn.raw.cursor()
+        cur = session.cursor = conn.raw.cursor()
     waiter = conn._create_waiter("execute")
     try:
         cur.execute(sql, params)
@@ -288,7 +307,6 @@ async def _run(conn: Conn, sql: str, params: Params) -> Any:
 
 
 _NAMED_PARAM = re.compile(r"%\((\w+)\)s")
-_prepared_on: weakref.WeakKeyDictionary[Conn, set[str]] = weakref.WeakKeyDictionary()
 
 
 class Prepared:
@@ -327,9 +345,7 @@ class Prepared:
         self._columns: list[str] | None = None
 
     async def _run(self, conn: Conn, params: Mapping[str, Any]) -> Any:
-        done = _prepared_on.get(conn)
-        if done is None:
-            done = _prepared_on[conn] = set()
+        done = _session(conn).prepared
         if self.name not in done:
             await _run(conn, self._prepare, None)
             done.add(self.name)
@@ -376,8 +392,7 @@ def _columns(cur: Any) -> list[str]:
 
 def _done_with(conn: Conn, cur: Any) -> None:
     if cur.rowcount > _KEEP_CURSOR_ROWS:
-        cur.close()
-        _cursors.pop(conn, None)
+        cur.close()  # the next statement opens a fresh one
 
 
 async def fetch_one(conn: Conn, sql: str, params: Params = None) -> dict[str, Any] | None:
