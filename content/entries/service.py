@@ -198,6 +198,15 @@ def _status_action(before: str, after: str) -> str | None:
     )
 
 
+async def _editable(conn: Conn, actor: Principal, entry_id: str) -> dict[str, Any]:
+    """The live entry, locked for this transaction, if the actor may edit it."""
+    entry = await store.get_entry(conn, entry_id, lock=True)
+    if entry is None:
+        raise NotFound("no such entry")
+    ensure_can_edit(actor, entry)
+    return entry
+
+
 async def update_entry(
     ctx: Context, actor: Principal, entry_id: str, body: dict[str, Any], *, note: str = ""
 ) -> dict[str, Any]:
@@ -206,10 +215,7 @@ async def update_entry(
         p.add(key, "is not an entry property" if key != "type" else "cannot change")
     now = ctx.clock.now()
     async with ctx.db.transaction() as conn:
-        entry = await store.get_entry(conn, entry_id, lock=True)
-        if entry is None:
-            raise NotFound("no such entry")
-        ensure_can_edit(actor, entry)
+        entry = await _editable(conn, actor, entry_id)
         ctype = await type_store.get_type_by_id(conn, entry["type_id"])
         assert ctype is not None
         changes: dict[str, Any] = {}
@@ -281,10 +287,7 @@ async def update_entry(
 async def trash_entry(ctx: Context, actor: Principal, entry_id: str) -> dict[str, Any]:
     now = ctx.clock.now()
     async with ctx.db.transaction() as conn:
-        entry = await store.get_entry(conn, entry_id, lock=True)
-        if entry is None:
-            raise NotFound("no such entry")
-        ensure_can_edit(actor, entry)
+        entry = await _editable(conn, actor, entry_id)
         await store.set_trashed(conn, entry_id, now, now)
         await publishing.reschedule(conn, entry_id, entry["publish_at"], None)
         event = await _changed(ctx, conn, actor.actor(), entry, "entry.deleted")
