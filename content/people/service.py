@@ -185,6 +185,17 @@ async def _ensure_not_last_owner(conn: Conn, target: dict[str, Any], doing: str)
         raise Conflict(f"the last owner cannot be {doing}", "LAST_OWNER")
 
 
+async def _locked_target(conn: Conn, actor: Principal, user_id: str, verb: str) -> dict[str, Any]:
+    """The user ``actor`` may ``verb``, locked with the people table for this transaction."""
+    await store.lock_people(conn)
+    target = await store.get_user_for_update(conn, user_id)
+    if target is None:
+        raise NotFound("no such user")
+    if outranks(actor.user.role, target["role"]):
+        raise _rank_refusal(f"you cannot {verb} a user above your own rank")
+    return target
+
+
 async def update_user(
     ctx: Context, actor: Principal, user_id: str, body: dict[str, Any]
 ) -> dict[str, Any]:
@@ -207,12 +218,7 @@ async def update_user(
         changes["password_hash"] = await hash_password(password)
     now = ctx.clock.now()
     async with ctx.db.transaction() as conn:
-        await store.lock_people(conn)
-        target = await store.get_user_for_update(conn, user_id)
-        if target is None:
-            raise NotFound("no such user")
-        if outranks(actor.user.role, target["role"]):
-            raise _rank_refusal("you cannot edit a user above your own rank")
+        target = await _locked_target(conn, actor, user_id, "edit")
         if changes.get("role", "owner") != "owner":
             await _ensure_not_last_owner(conn, target, "demoted")
         try:
@@ -242,12 +248,7 @@ async def update_user(
 
 async def delete_user(ctx: Context, actor: Principal, user_id: str) -> None:
     async with ctx.db.transaction() as conn:
-        await store.lock_people(conn)
-        target = await store.get_user_for_update(conn, user_id)
-        if target is None:
-            raise NotFound("no such user")
-        if outranks(actor.user.role, target["role"]):
-            raise _rank_refusal("you cannot delete a user above your own rank")
+        target = await _locked_target(conn, actor, user_id, "delete")
         await _ensure_not_last_owner(conn, target, "deleted")
         await store.delete_user(conn, user_id)
         await record(
