@@ -22,6 +22,7 @@ from mail.auth.sessions import session_middleware
 from mail.context import MAIL, MailContext
 from mail.domains import service as domains_service
 from mail.domains.context import HOSTING, build_hosting_context
+from mail.outbox.store import outbox_sealer
 from mail.routes import ROUTE_TABLES
 from mail.settings import load_mail_settings
 from mail.web.csrf import csrf_middleware
@@ -43,6 +44,7 @@ class MailService:
             config=load_mail_settings(runtime.settings),
             limiter=RateLimiter(runtime.db, runtime.clock),
             totp_sealer=Sealer(runtime.settings.secret, "mail.totp"),
+            outbox_sealer=outbox_sealer(runtime.settings.secret),
         )
         # The public face of accounts for other packages (the gateway's OAuth host).
         self.accounts = PublicAccounts(self.context)

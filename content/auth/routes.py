@@ -12,7 +12,7 @@ from content.auth import service, store
 from content.auth.credentials import SESSION_COOKIE, admin_route
 from content.auth.principal import Principal
 from content.context import Context, context
-from content.errors import BadRequest, Forbidden, NotFound, Problems
+from content.errors import BadRequest, NotFound, Problems
 from content.http import read_body
 from content.people import service as people
 from content.people import store as people_store
@@ -127,19 +127,18 @@ async def me(request: web.Request, principal: Principal) -> web.Response:
     )
 
 
+# Your account and its sessions are the person's: no agent key reaches them
+# (account.manage is a person-only capability), so a key cannot take over,
+# watch or sign out the person it acts for.
 @routes.patch("/api/auth/me")
-@admin_route()
+@admin_route("account.manage")
 async def update_me(request: web.Request, principal: Principal) -> web.Response:
-    if principal.kind != "session":
-        raise Forbidden(
-            "an agent key cannot change its account; sign in as the person", "KEY_FORBIDDEN"
-        )
     user = await people.update_self(context(request), principal, await read_body(request))
     return json_response(user_json(user))
 
 
 @routes.get("/api/auth/sessions")
-@admin_route()
+@admin_route("account.manage")
 async def my_sessions(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     async with ctx.db.connection() as conn:
@@ -162,7 +161,7 @@ async def my_sessions(request: web.Request, principal: Principal) -> web.Respons
 
 
 @routes.delete("/api/auth/sessions/{id}")
-@admin_route()
+@admin_route("account.manage")
 async def revoke_session(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     try:

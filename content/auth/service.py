@@ -72,12 +72,23 @@ async def sign_in(
     return await start_session(ctx, row, ip=ip, user_agent=user_agent)
 
 
-async def confirm_password(ctx: Context, user_id: str, password: Any) -> None:
-    """Re-entering the password (minting a key); rate limited per account."""
+async def confirm_password(
+    ctx: Context, user_id: str, password: Any, *, field: str = "currentPassword"
+) -> None:
+    """The acting person re-enters their password (minting a key, account changes).
+
+    Rate limited per account. ``field`` is the body key that carried it, named
+    in ``details.fields`` so a form marks the right input.
+    """
     decision = await ctx.limiter.hit(f"cms:reauth:{user_id}", REAUTH_LIMIT, LOGIN_WINDOW_SECONDS)
     if not decision.allowed:
         raise RateLimited("too many password attempts; try again later", decision.headers())
     async with ctx.db.connection() as conn:
         password_hash = await people_store.password_hash(conn, user_id)
     if not isinstance(password, str) or not await verify_password(password_hash, password):
-        raise Forbidden("re-enter your current password to do this", "PASSWORD_INCORRECT")
+        missing = not isinstance(password, str) or not password
+        raise Forbidden(
+            "re-enter your current password to do this",
+            "PASSWORD_INCORRECT",
+            {"fields": [{"key": field, "message": "is required" if missing else "is wrong"}]},
+        )

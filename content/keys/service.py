@@ -58,7 +58,7 @@ async def mint_agent_key(
     if not isinstance(days, int) or isinstance(days, bool) or not 1 <= days <= MAX_DAYS:
         p.add("expiresInDays", f"must be a whole number of days from 1 to {MAX_DAYS}")
     p.raise_if_any()
-    await confirm_password(ctx, actor.user.id, body.get("password"))
+    await confirm_password(ctx, actor.user.id, body.get("password"), field="password")
     token = prefixed_token(AGENT_PREFIX)
     now = ctx.clock.now()
     async with ctx.db.transaction() as conn:

@@ -13,6 +13,7 @@ from common.ids import short_id
 from common.passwords import hash_password
 from content.activity.store import record
 from content.auth import store as session_store
+from content.auth.credentials import require
 from content.auth.permissions import ROLES, outranks
 from content.auth.principal import Principal
 from content.auth.service import confirm_password
@@ -196,6 +197,29 @@ async def _locked_target(conn: Conn, actor: Principal, user_id: str, verb: str) 
     return target
 
 
+# Roles that manage people: granting or taking one away changes who controls
+# accounts, so it is as sensitive as a password (docs/content.md, "People").
+MANAGING_ROLES = frozenset({"admin", "owner"})
+
+
+def takeover_changes(target: dict[str, Any], changes: dict[str, Any]) -> list[str]:
+    """The fields of ``changes`` that amount to taking over an account.
+
+    A new password or email moves who can sign in (a reset link goes to the
+    email); a role into or out of admin/owner moves who manages people. Only
+    real changes count, so a form sent back whole with the same email is not one.
+    """
+    fields = []
+    if "email" in changes and changes["email"].lower() != target["email"].lower():
+        fields.append("email")
+    if "password" in changes:
+        fields.append("password")
+    role = changes.get("role", target["role"])
+    if role != target["role"] and MANAGING_ROLES & {role, target["role"]}:
+        fields.append("role")
+    return fields
+
+
 async def update_user(
     ctx: Context, actor: Principal, user_id: str, body: dict[str, Any]
 ) -> dict[str, Any]:
@@ -207,18 +231,30 @@ async def update_user(
         changes["name"] = clean_name(problems, body["name"])
     if "role" in body:
         changes["role"] = clean_role(problems, body["role"])
-    password = clean_password(problems, body["password"]) if "password" in body else None
-    unknown = set(body) - {"email", "name", "role", "password"}
+    if "password" in body:
+        changes["password"] = clean_password(problems, body["password"])
+    unknown = set(body) - {"email", "name", "role", "password", "currentPassword"}
     for key in sorted(unknown):
         problems.add(key, "is not a user field")
     problems.raise_if_any()
     if "role" in changes and outranks(actor.user.role, changes["role"]):
         raise _rank_refusal(f"you cannot promote anyone above your own rank ({actor.user.role})")
+    # Person-only, re-asking the acting person's password: no key can take
+    # over an account, whatever it was granted (issue 11).
+    sensitive = takeover_changes(await get_user(ctx, user_id), changes)
+    if sensitive:
+        require(actor, "users.control")
+        await confirm_password(ctx, actor.user.id, body.get("currentPassword"))
+    password = changes.pop("password", None)
     if password is not None:
         changes["password_hash"] = await hash_password(password)
     now = ctx.clock.now()
     async with ctx.db.transaction() as conn:
         target = await _locked_target(conn, actor, user_id, "edit")
+        if not set(takeover_changes(target, changes)) <= set(sensitive):
+            # The person changed between the check and the lock (say, a new
+            # role); what was confirmed is no longer what would be written.
+            raise Conflict("this person changed while you were editing; try again")
         if changes.get("role", "owner") != "owner":
             await _ensure_not_last_owner(conn, target, "demoted")
         try:
@@ -227,8 +263,10 @@ async def update_user(
             raise _email_taken() from None
         assert user is not None
         if password is not None:
-            # A new password ends every session of that account (agent keys stay).
-            await session_store.revoke_user_sessions(conn, user_id, now)
+            # A new password ends every session of that account (agent keys
+            # stay); changing your own keeps the session you did it from.
+            keep = actor.session_id if user_id == actor.user.id else None
+            await session_store.revoke_user_sessions(conn, user_id, now, keep=keep)
         summary = {k: v for k, v in changes.items() if k != "password_hash"}
         if password is not None:
             summary["password"] = "changed"
@@ -249,6 +287,10 @@ async def update_user(
 async def delete_user(ctx: Context, actor: Principal, user_id: str) -> None:
     async with ctx.db.transaction() as conn:
         target = await _locked_target(conn, actor, user_id, "delete")
+        if target["role"] in MANAGING_ROLES:
+            # Removing a person who manages people is not for a key, like
+            # demoting one (a person needs no password: nothing is taken over).
+            require(actor, "users.control")
         await _ensure_not_last_owner(conn, target, "deleted")
         await store.delete_user(conn, user_id)
         await record(
