@@ -23,29 +23,17 @@ from oauth.config import Tables
 Row = dict[str, Any]
 
 
-CLIENT_FIELDS = (
-    "id",
-    "client_id",
-    "client_secret_hash",
-    "name",
-    "description",
-    "icon_url",
-    "redirect_uris",
-    "allowed_scopes",
-    "is_official",
-    "created_by",
-    "created_at",
-    "revoked_at",
-    "updated_at",
-    "auth_failures",
+CLIENT_COLUMNS = (
+    "id, client_id, client_secret_hash, name, description, icon_url, redirect_uris,"
+    " allowed_scopes, is_official, created_by, created_at, revoked_at, updated_at,"
+    " auth_failures"
 )
-CLIENT_COLUMNS = ", ".join(CLIENT_FIELDS)
 # A client as client authentication reads it: with the failures and the lock of
 # the address asking (auth_locked_until), never another address's, so a
 # stranger's wrong secrets cannot lock the real client out.
 CLIENT_CTE = (
     "c AS (SELECT "
-    + ", ".join("cl." + f for f in CLIENT_FIELDS)
+    + ", ".join("cl." + column.strip() for column in CLIENT_COLUMNS.split(","))
     + ", f.failures AS address_failures, f.locked_until AS auth_locked_until"
     " FROM {clients} cl LEFT JOIN {failures} f"
     " ON f.client_id = cl.client_id AND f.address = %(address)s"
