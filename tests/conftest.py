@@ -244,7 +244,9 @@ class GatewayProcess:
 def gateway_process(tmp_path: Path) -> Iterator[Callable[..., GatewayProcess]]:
     started: list[GatewayProcess] = []
 
-    def start(*args: str, env: dict[str, str] | None = None, wait: bool = True) -> GatewayProcess:
+    def start(
+        *args: str, env: dict[str, str] | None = None, wait: bool = True, **popen: Any
+    ) -> GatewayProcess:
         port = free_port()
         full_env = {
             k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "APP_ENV", "NODE_ENV")
@@ -270,6 +272,7 @@ def gateway_process(tmp_path: Path) -> Iterator[Callable[..., GatewayProcess]]:
                 env=full_env,
                 stdout=out,
                 stderr=subprocess.STDOUT,
+                **popen,  # e.g. process_group=0, to be signalled as a group
             )
         gp = GatewayProcess(proc=proc, port=int(full_env["PORT"]), env=full_env, log_path=log_path)
         started.append(gp)
