@@ -24,12 +24,13 @@ from common.embedded_pg import EmbeddedPostgres
 from common.migrations import migrate
 from common.passwords import hash_password
 from common.settings import Settings, SettingsError, load_settings
-from content.activity.store import record
+from content.auth.principal import Actor
 from content.auth.store import revoke_user_sessions
 from content.errors import Problems, ValidationFailed
 from content.people import store
 from content.people.service import clean_password
 from content.service import MIGRATIONS
+from content.writes import write_on
 
 
 class PasswordError(Exception):
@@ -68,19 +69,11 @@ async def set_password(db: Database, clock: Clock, email: str, password: str) ->
     if user is None:
         raise PasswordError(f"no account {email}; run without an email to list accounts")
     password_hash = await hash_password(password)
-    now = clock.now()
-    async with db.transaction() as conn:
-        await store.update_user(conn, user["id"], {"password_hash": password_hash}, now)
-        ended = await revoke_user_sessions(conn, user["id"], now)
-        await record(
-            conn,
-            at=now,
-            actor={"kind": "system", "name": "make password"},
-            action="user.updated",
-            subject_kind="user",
-            subject_id=user["id"],
-            summary={"password": "changed"},
-        )
+    async with write_on(db, clock.now()) as tx:
+        await store.update_user(tx.conn, user["id"], {"password_hash": password_hash}, tx.now)
+        ended = await revoke_user_sessions(tx.conn, user["id"], tx.now)
+        operator = Actor(kind="system", name="make password")
+        await tx.record(operator, "user.updated", "user", user["id"], {"password": "changed"})
     return f"password set for {user['email']} ({user['role']}); {ended} session(s) signed out"
 
 

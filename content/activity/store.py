@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from common.db import Conn, Json, execute, fetch_all, fetch_val
+from content.auth.principal import Actor
 
 
 def _dumps(value: Any) -> str:
@@ -17,7 +18,7 @@ async def record(
     conn: Conn,
     *,
     at: datetime,
-    actor: dict[str, Any],
+    actor: Actor,
     action: str,
     subject_kind: str,
     subject_id: str,
@@ -30,10 +31,10 @@ async def record(
         " subject_kind, subject_id, summary) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
         (
             at,
-            actor["kind"],
-            actor.get("userId"),
-            actor.get("keyId"),
-            actor.get("name") or "",
+            actor.kind,
+            actor.user_id,
+            actor.key_id,
+            actor.name,
             action,
             subject_kind,
             subject_id,

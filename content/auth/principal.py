@@ -23,6 +23,27 @@ class User:
 
 
 @dataclass(frozen=True)
+class Actor:
+    """Who made a change, as activity records and revisions keep it."""
+
+    kind: str  # user, agent_key or system
+    name: str
+    user_id: str | None = None
+    key_id: str | None = None
+    key_name: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The actor stored with a revision (and shown by GET .../revisions)."""
+        return {
+            "kind": self.kind,
+            "userId": self.user_id,
+            "name": self.name,
+            "keyId": self.key_id,
+            "keyName": self.key_name,
+        }
+
+
+@dataclass(frozen=True)
 class Principal:
     user: User
     kind: CredentialKind
@@ -41,21 +62,15 @@ class Principal:
     def can(self, permission: str) -> bool:
         return permission in self.permissions
 
-    def actor(self) -> dict[str, Any]:
+    def actor(self) -> Actor:
         """The actor stored in activity and revisions."""
-        return {
-            "kind": self.kind if self.kind == "agent_key" else "user",
-            "userId": self.user.id,
-            "name": self.user.name or self.user.email,
-            "keyId": self.key_id,
-            "keyName": self.key_name or None,
-        }
+        return Actor(
+            kind=self.kind if self.kind == "agent_key" else "user",
+            user_id=self.user.id,
+            name=self.user.name or self.user.email,
+            key_id=self.key_id,
+            key_name=self.key_name or None,
+        )
 
 
-SYSTEM_ACTOR: dict[str, Any] = {
-    "kind": "system",
-    "userId": None,
-    "name": "scheduler",
-    "keyId": None,
-    "keyName": None,
-}
+SYSTEM_ACTOR = Actor(kind="system", name="scheduler")

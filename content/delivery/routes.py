@@ -10,6 +10,7 @@ from common.crypto import sha256_hex
 from common.web import json_response
 from content.auth.credentials import (
     AGENT_KEY_PREFIX,
+    DELIVERY_KEY_PREFIX,
     SESSION_COOKIE,
     bearer_token,
     wrong_credential,
@@ -17,7 +18,7 @@ from content.auth.credentials import (
 from content.context import context
 from content.errors import Forbidden, Unauthorized
 from content.keys import store as key_store
-from content.keys.service import ALL_TYPES, DELIVERY_PREFIX
+from content.keys.service import ALL_TYPES
 from content.types import store as type_store
 from content.types.serializers import type_shape
 
@@ -29,7 +30,7 @@ async def delivery_key(request: web.Request) -> dict[str, Any]:
     token = request.headers.get("X-Api-Key")
     if token is None:
         bearer = bearer_token(request) if "Authorization" in request.headers else None
-        if bearer is not None and not bearer.startswith(DELIVERY_PREFIX):
+        if bearer is not None and not bearer.startswith(DELIVERY_KEY_PREFIX):
             kind = "an agent key" if bearer.startswith(AGENT_KEY_PREFIX) else "a session"
             raise wrong_credential(
                 f"{kind} cannot read the delivery API; send a delivery key as X-Api-Key"
@@ -41,7 +42,7 @@ async def delivery_key(request: web.Request) -> dict[str, Any]:
         raise Unauthorized("send a delivery key as X-Api-Key")
     if token.startswith(AGENT_KEY_PREFIX):
         raise wrong_credential("an agent key cannot read the delivery API; use a delivery key")
-    if not token.startswith(DELIVERY_PREFIX):
+    if not token.startswith(DELIVERY_KEY_PREFIX):
         raise Unauthorized("unknown delivery key", "KEY_INVALID")
     ctx = context(request)
     async with ctx.db.connection() as conn:

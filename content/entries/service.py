@@ -14,12 +14,10 @@ import psycopg2.errors
 
 from common.db import Conn
 from common.ids import short_id
-from content.activity.store import record
 from content.auth.credentials import require
-from content.auth.principal import Principal
-from content.changes import notify
+from content.auth.principal import Actor, Principal
 from content.context import Context
-from content.entries import publishing, store
+from content.entries import schedule, store
 from content.entries.serializers import LAYOUT_KEY, visible_data
 from content.entries.validation import (
     DEFAULT_LOCALE,
@@ -33,6 +31,7 @@ from content.entries.validation import (
 )
 from content.errors import Conflict, Forbidden, NotFound, Problems
 from content.types import store as type_store
+from content.writes import Write, write
 
 STATUSES = ("draft", "published", "unpublished")
 ENTRY_KEYS = {"type", "title", "slug", "locale", "data", "status", "publishAt"}
@@ -80,31 +79,22 @@ def _slug_taken() -> Conflict:
     )
 
 
-def _event(entry: dict[str, Any], event: str) -> dict[str, Any]:
-    return {"event": event, "id": entry["id"], "slug": entry["slug"], "type": entry["type_name"]}
-
-
 async def _changed(
-    ctx: Context,
-    conn: Conn,
-    actor: dict[str, Any],
+    tx: Write,
+    actor: Actor,
     entry: dict[str, Any],
     action: str,
     summary: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> None:
     """Activity and the change notification, inside the transaction."""
-    await record(
-        conn,
-        at=ctx.clock.now(),
-        actor=actor,
-        action=action,
-        subject_kind="entry",
-        subject_id=entry["id"],
-        summary={"title": entry["title"], "type": entry["type_name"], **(summary or {})},
+    await tx.record(
+        actor,
+        action,
+        "entry",
+        entry["id"],
+        {"title": entry["title"], "type": entry["type_name"], **(summary or {})},
+        notify={"id": entry["id"], "slug": entry["slug"], "type": entry["type_name"]},
     )
-    event = _event(entry, action)
-    await notify(conn, ctx.changes.origin, **event)
-    return event
 
 
 async def create_entry(ctx: Context, actor: Principal, body: dict[str, Any]) -> dict[str, Any]:
@@ -129,7 +119,8 @@ async def create_entry(ctx: Context, actor: Principal, body: dict[str, Any]) -> 
             p.add("publishAt", "only a draft can be scheduled")
     if status in ("published", "unpublished"):
         require(actor, "content.publish")
-    async with ctx.db.transaction() as conn:
+    async with write(ctx, now=now) as tx:
+        conn = tx.conn
         ctype = (
             await type_store.get_type(conn, type_name, lock=True)
             if isinstance(type_name, str)
@@ -170,9 +161,8 @@ async def create_entry(ctx: Context, actor: Principal, body: dict[str, Any]) -> 
         assert entry is not None
         await store.insert_revision(conn, entry, actor.actor(), "created", now)
         if publish_at is not None:
-            await publishing.schedule(conn, entry_id, publish_at)
-        event = await _changed(ctx, conn, actor.actor(), entry, "entry.created", {"status": status})
-    ctx.changes.committed(event)
+            await schedule.schedule(conn, entry_id, publish_at)
+        await _changed(tx, actor.actor(), entry, "entry.created", {"status": status})
     return entry
 
 
@@ -214,7 +204,8 @@ async def update_entry(
     for key in sorted(set(body) - (ENTRY_KEYS - {"type"})):
         p.add(key, "is not an entry property" if key != "type" else "cannot change")
     now = ctx.clock.now()
-    async with ctx.db.transaction() as conn:
+    async with write(ctx, now=now) as tx:
+        conn = tx.conn
         entry = await _editable(conn, actor, entry_id)
         ctype = await type_store.get_type_by_id(conn, entry["type_id"])
         assert ctype is not None
@@ -260,68 +251,75 @@ async def update_entry(
         p.raise_if_any()
         if not changes:
             return entry
-        try:
-            await store.update_entry(conn, entry_id, changes, now)
-        except psycopg2.errors.UniqueViolation:
-            raise _slug_taken() from None
-        if "publish_at" in changes and changes["publish_at"] != entry["publish_at"]:
-            await publishing.reschedule(conn, entry_id, entry["publish_at"], changes["publish_at"])
-        updated = await store.get_entry(conn, entry_id)
-        assert updated is not None
-        await store.insert_revision(conn, updated, actor.actor(), note, now)
-        action = _status_action(entry["status"], updated["status"])
-        if "publish_at" in changes and changes["publish_at"] and not action:
-            action = "entry.scheduled"
-        event = await _changed(
-            ctx,
-            conn,
-            actor.actor(),
-            updated,
-            action or "entry.updated",
-            {"fields": sorted(k for k in body if k != "status")},
-        )
-    ctx.changes.committed(event)
+        summary = {"fields": sorted(k for k in body if k != "status")}
+        return await save_changes(tx, entry, changes, actor.actor(), note, summary)
+
+
+async def save_changes(
+    tx: Write,
+    entry: dict[str, Any],
+    changes: dict[str, Any],
+    actor: Actor,
+    note: str,
+    summary: dict[str, Any],
+) -> dict[str, Any]:
+    """Write checked ``changes`` to an entry locked in ``tx``: the row, its
+    schedule, a revision, the activity and the notification. Every edit goes
+    through here, an editor's PATCH and the publication job alike."""
+    entry_id = entry["id"]
+    try:
+        await store.update_entry(tx.conn, entry_id, changes, tx.now)
+    except psycopg2.errors.UniqueViolation:
+        raise _slug_taken() from None
+    if "publish_at" in changes and changes["publish_at"] != entry["publish_at"]:
+        # For the publication job this cancels its own key: a no-op, as a
+        # running job is no longer pending.
+        await schedule.reschedule(tx.conn, entry_id, entry["publish_at"], changes["publish_at"])
+    updated = await store.get_entry(tx.conn, entry_id)
+    assert updated is not None
+    await store.insert_revision(tx.conn, updated, actor, note, tx.now)
+    action = _status_action(entry["status"], updated["status"])
+    if "publish_at" in changes and changes["publish_at"] and not action:
+        action = "entry.scheduled"
+    await _changed(tx, actor, updated, action or "entry.updated", summary)
     return updated
 
 
 async def trash_entry(ctx: Context, actor: Principal, entry_id: str) -> dict[str, Any]:
-    now = ctx.clock.now()
-    async with ctx.db.transaction() as conn:
+    async with write(ctx) as tx:
+        conn, now = tx.conn, tx.now
         entry = await _editable(conn, actor, entry_id)
         await store.set_trashed(conn, entry_id, now, now)
-        await publishing.reschedule(conn, entry_id, entry["publish_at"], None)
-        event = await _changed(ctx, conn, actor.actor(), entry, "entry.deleted")
+        await schedule.reschedule(conn, entry_id, entry["publish_at"], None)
+        await _changed(tx, actor.actor(), entry, "entry.deleted")
         trashed = await store.get_entry(conn, entry_id, trashed=True)
-    ctx.changes.committed(event)
     assert trashed is not None
     return trashed
 
 
 async def restore_entry(ctx: Context, actor: Principal, entry_id: str) -> dict[str, Any]:
     """Back from the trash, as a draft: nothing goes live again unreviewed."""
-    now = ctx.clock.now()
-    async with ctx.db.transaction() as conn:
+    async with write(ctx) as tx:
+        conn = tx.conn
         entry = await store.get_entry(conn, entry_id, lock=True, trashed=True)
         if entry is None:
             raise NotFound("no such entry in the trash")
         ensure_can_edit(actor, {**entry, "status": "draft"})
-        await store.set_trashed(conn, entry_id, None, now)
+        await store.set_trashed(conn, entry_id, None, tx.now)
         restored = await store.get_entry(conn, entry_id)
         assert restored is not None
-        event = await _changed(ctx, conn, actor.actor(), restored, "entry.restored")
-    ctx.changes.committed(event)
+        await _changed(tx, actor.actor(), restored, "entry.restored")
     return restored
 
 
 async def purge_entry(ctx: Context, actor: Principal, entry_id: str) -> None:
     require(actor, "content.publish")
-    async with ctx.db.transaction() as conn:
-        entry = await store.get_entry(conn, entry_id, lock=True, trashed=True)
+    async with write(ctx) as tx:
+        entry = await store.get_entry(tx.conn, entry_id, lock=True, trashed=True)
         if entry is None:
             raise NotFound("no such entry in the trash")
-        await store.purge_entry(conn, entry_id)
-        event = await _changed(ctx, conn, actor.actor(), entry, "entry.purged")
-    ctx.changes.committed(event)
+        await store.purge_entry(tx.conn, entry_id)
+        await _changed(tx, actor.actor(), entry, "entry.purged")
 
 
 async def restore_revision(

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from common.db import Conn, Json, execute, fetch_all, fetch_one, fetch_val
+from content.auth.principal import Actor
 
 _ENTRY = (
     "e.id, e.type_id, t.name AS type_name, e.slug, e.title, e.data, e.status, e.locale,"
@@ -78,6 +79,7 @@ async def purge_entry(conn: Conn, entry_id: str) -> None:
 
 
 async def count_of_type(conn: Conn, type_id: str) -> int:
+    """Entries of the type, trashed ones included (they still hold the type's slot)."""
     return int(
         await fetch_val(conn, "SELECT count(*) FROM content.entries WHERE type_id = %s", (type_id,))
     )
@@ -147,7 +149,7 @@ async def list_entries(
 
 
 async def insert_revision(
-    conn: Conn, entry: dict[str, Any], actor: dict[str, Any], note: str, now: datetime
+    conn: Conn, entry: dict[str, Any], actor: Actor, note: str, now: datetime
 ) -> None:
     await execute(
         conn,
@@ -161,7 +163,7 @@ async def insert_revision(
             entry["locale"],
             entry["status"],
             Json(entry["data"]),
-            Json(actor),
+            Json(actor.as_json()),
             note,
             now,
         ),

@@ -11,16 +11,16 @@ from email_validator import EmailNotValidError, validate_email
 from common.db import Conn
 from common.ids import short_id
 from common.passwords import hash_password
-from content.activity.store import record
 from content.auth import store as session_store
 from content.auth.credentials import require
 from content.auth.permissions import ROLES, outranks
-from content.auth.principal import Principal
+from content.auth.principal import Actor, Principal
 from content.auth.service import confirm_password
 from content.context import Context
 from content.errors import Conflict, Forbidden, NotFound, Problems
 from content.people import store
 from content.settings import MIN_PASSWORD_LENGTH, Bootstrap
+from content.writes import Write, write
 
 log = logging.getLogger(__name__)
 
@@ -75,9 +75,9 @@ def _email_taken() -> Conflict:
     )
 
 
-async def _insert(conn: Conn, ctx: Context, **values: Any) -> dict[str, Any]:
+async def _insert(tx: Write, **values: Any) -> dict[str, Any]:
     try:
-        return await store.insert_user(conn, user_id=short_id(), now=ctx.clock.now(), **values)
+        return await store.insert_user(tx.conn, user_id=short_id(), now=tx.now, **values)
     except psycopg2.errors.UniqueViolation:
         raise _email_taken() from None
 
@@ -93,22 +93,13 @@ async def claim_site(ctx: Context, body: dict[str, Any]) -> dict[str, Any]:
         if await store.count_users(conn):
             raise Conflict("this site already has an owner; sign in instead", "SETUP_DONE")
     password_hash = await hash_password(password)
-    async with ctx.db.transaction() as conn:
-        await store.lock_people(conn)
-        if await store.count_users(conn):
+    async with write(ctx) as tx:
+        await store.lock_people(tx.conn)
+        if await store.count_users(tx.conn):
             raise Conflict("this site already has an owner; sign in instead", "SETUP_DONE")
-        user = await _insert(
-            conn, ctx, email=email, name=name, role="owner", password_hash=password_hash
-        )
-        await record(
-            conn,
-            at=ctx.clock.now(),
-            actor={"kind": "user", "userId": user["id"], "name": user["name"] or email},
-            action="user.setup",
-            subject_kind="user",
-            subject_id=user["id"],
-            summary={"role": "owner"},
-        )
+        user = await _insert(tx, email=email, name=name, role="owner", password_hash=password_hash)
+        owner = Actor(kind="user", user_id=user["id"], name=user["name"] or email)
+        await tx.record(owner, "user.setup", "user", user["id"], {"role": "owner"})
     return user
 
 
@@ -118,27 +109,19 @@ async def bootstrap_owner(ctx: Context, bootstrap: Bootstrap) -> bool:
         if await store.count_users(conn):
             return False
     password_hash = await hash_password(bootstrap.password)
-    async with ctx.db.transaction() as conn:
-        await store.lock_people(conn)
-        if await store.count_users(conn):
+    async with write(ctx) as tx:
+        await store.lock_people(tx.conn)
+        if await store.count_users(tx.conn):
             return False
         user = await _insert(
-            conn,
-            ctx,
+            tx,
             email=bootstrap.email,
             name=bootstrap.name,
             role="owner",
             password_hash=password_hash,
         )
-        await record(
-            conn,
-            at=ctx.clock.now(),
-            actor={"kind": "system", "name": "bootstrap"},
-            action="user.bootstrap",
-            subject_kind="user",
-            subject_id=user["id"],
-            summary={"role": "owner"},
-        )
+        system = Actor(kind="system", name="bootstrap")
+        await tx.record(system, "user.bootstrap", "user", user["id"], {"role": "owner"})
     log.info("created the first owner %s from BOOTSTRAP_EMAIL", bootstrap.email)
     return True
 
@@ -157,19 +140,10 @@ async def create_user(ctx: Context, actor: Principal, body: dict[str, Any]) -> d
     if outranks(actor.user.role, role):
         raise _rank_refusal(f"you cannot create a user above your own rank ({actor.user.role})")
     password_hash = await hash_password(password)
-    async with ctx.db.transaction() as conn:
-        user = await _insert(
-            conn, ctx, email=email, name=name, role=role, password_hash=password_hash
-        )
-        await record(
-            conn,
-            at=ctx.clock.now(),
-            actor=actor.actor(),
-            action="user.created",
-            subject_kind="user",
-            subject_id=user["id"],
-            summary={"email": email, "role": role},
-        )
+    async with write(ctx) as tx:
+        user = await _insert(tx, email=email, name=name, role=role, password_hash=password_hash)
+        summary = {"email": email, "role": role}
+        await tx.record(actor.actor(), "user.created", "user", user["id"], summary)
     return user
 
 
@@ -248,8 +222,8 @@ async def update_user(
     password = changes.pop("password", None)
     if password is not None:
         changes["password_hash"] = await hash_password(password)
-    now = ctx.clock.now()
-    async with ctx.db.transaction() as conn:
+    async with write(ctx) as tx:
+        conn, now = tx.conn, tx.now
         target = await _locked_target(conn, actor, user_id, "edit")
         if not set(takeover_changes(target, changes)) <= set(sensitive):
             # The person changed between the check and the lock (say, a new
@@ -272,36 +246,21 @@ async def update_user(
             summary["password"] = "changed"
         if "role" in changes:
             summary["previousRole"] = target["role"]
-        await record(
-            conn,
-            at=now,
-            actor=actor.actor(),
-            action="user.updated",
-            subject_kind="user",
-            subject_id=user_id,
-            summary=summary,
-        )
+        await tx.record(actor.actor(), "user.updated", "user", user_id, summary)
     return user
 
 
 async def delete_user(ctx: Context, actor: Principal, user_id: str) -> None:
-    async with ctx.db.transaction() as conn:
-        target = await _locked_target(conn, actor, user_id, "delete")
+    async with write(ctx) as tx:
+        target = await _locked_target(tx.conn, actor, user_id, "delete")
         if target["role"] in MANAGING_ROLES:
             # Removing a person who manages people is not for a key, like
             # demoting one (a person needs no password: nothing is taken over).
             require(actor, "users.control")
-        await _ensure_not_last_owner(conn, target, "deleted")
-        await store.delete_user(conn, user_id)
-        await record(
-            conn,
-            at=ctx.clock.now(),
-            actor=actor.actor(),
-            action="user.deleted",
-            subject_kind="user",
-            subject_id=user_id,
-            summary={"email": target["email"], "role": target["role"]},
-        )
+        await _ensure_not_last_owner(tx.conn, target, "deleted")
+        await store.delete_user(tx.conn, user_id)
+        summary = {"email": target["email"], "role": target["role"]}
+        await tx.record(actor.actor(), "user.deleted", "user", user_id, summary)
 
 
 async def update_self(ctx: Context, actor: Principal, body: dict[str, Any]) -> dict[str, Any]:
@@ -320,8 +279,8 @@ async def update_self(ctx: Context, actor: Principal, body: dict[str, Any]) -> d
         await confirm_password(ctx, actor.user.id, body.get("currentPassword"))
     if password is not None:
         changes["password_hash"] = await hash_password(password)
-    now = ctx.clock.now()
-    async with ctx.db.transaction() as conn:
+    async with write(ctx) as tx:
+        conn, now = tx.conn, tx.now
         try:
             user = await store.update_user(conn, actor.user.id, changes, now)
         except psycopg2.errors.UniqueViolation:
@@ -335,13 +294,5 @@ async def update_self(ctx: Context, actor: Principal, body: dict[str, Any]) -> d
         summary = {k: v for k, v in changes.items() if k != "password_hash"}
         if password is not None:
             summary["password"] = "changed"
-        await record(
-            conn,
-            at=now,
-            actor=actor.actor(),
-            action="user.updated",
-            subject_kind="user",
-            subject_id=actor.user.id,
-            summary=summary,
-        )
+        await tx.record(actor.actor(), "user.updated", "user", actor.user.id, summary)
     return user

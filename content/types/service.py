@@ -16,13 +16,13 @@ from typing import Any
 import psycopg2.errors
 
 from common.ids import short_id
-from content.activity.store import record
 from content.auth.principal import Principal
-from content.changes import notify
 from content.context import Context
+from content.entries import store as entry_store
 from content.errors import Conflict, NotFound, Problems
 from content.types import store
 from content.types.fields import check_definitions
+from content.writes import Write, write
 
 TYPE_NAME_RE = re.compile(r"^[a-z][a-zA-Z0-9_-]{0,63}$")
 PREVIEW_PLACEHOLDERS = {"slug", "id", "locale", "type"}
@@ -80,6 +80,13 @@ def clean_type(
     }
 
 
+async def _changed(
+    tx: Write, actor: Principal, action: str, name: str, summary: dict[str, Any] | None = None
+) -> None:
+    """Activity and the change notification (delivery serves type shapes)."""
+    await tx.record(actor.actor(), action, "type", name, summary, notify={"type": name})
+
+
 async def get_type(ctx: Context, name: str) -> dict[str, Any]:
     async with ctx.db.connection() as conn:
         row = await store.get_type(conn, name)
@@ -89,91 +96,62 @@ async def get_type(ctx: Context, name: str) -> dict[str, Any]:
 
 
 async def create_type(ctx: Context, actor: Principal, body: dict[str, Any]) -> dict[str, Any]:
-    now = ctx.clock.now()
-    async with ctx.db.transaction() as conn:
-        values = clean_type(body, await store.type_names(conn), existing=None)
+    async with write(ctx) as tx:
+        values = clean_type(body, await store.type_names(tx.conn), existing=None)
         try:
-            row = await store.insert_type(conn, type_id=short_id(), now=now, **values)
+            row = await store.insert_type(tx.conn, type_id=short_id(), now=tx.now, **values)
         except psycopg2.errors.UniqueViolation:
             raise Conflict(
                 f"a content type named {values['name']!r} exists",
                 details={"fields": [{"key": "name", "message": "is already in use"}]},
             ) from None
-        await record(
-            conn,
-            at=now,
-            actor=actor.actor(),
-            action="type.created",
-            subject_kind="type",
-            subject_id=row["name"],
-        )
-        await notify(conn, ctx.changes.origin, "type.created", type=row["name"])
-    ctx.changes.committed({"event": "type.created", "type": row["name"]})
+        await _changed(tx, actor, "type.created", row["name"])
     return row
 
 
 async def update_type(
     ctx: Context, actor: Principal, name: str, body: dict[str, Any]
 ) -> dict[str, Any]:
-    now = ctx.clock.now()
-    async with ctx.db.transaction() as conn:
-        existing = await store.get_type(conn, name, lock=True)
+    async with write(ctx) as tx:
+        existing = await store.get_type(tx.conn, name, lock=True)
         if existing is None:
             raise NotFound(f"no content type {name!r}")
-        values = clean_type(body, await store.type_names(conn), existing=existing)
+        values = clean_type(body, await store.type_names(tx.conn), existing=existing)
         if (
             values["single"]
             and not existing["single"]
-            and await store.count_entries(conn, existing["id"]) > 1
+            and await entry_store.count_of_type(tx.conn, existing["id"]) > 1
         ):
             raise Conflict(
                 "this type has several entries; a single-kind type holds one",
                 "SINGLE_TYPE_HAS_ENTRIES",
             )
         values.pop("name")
-        row = await store.update_type(conn, existing["id"], now=now, **values)
+        row = await store.update_type(tx.conn, existing["id"], now=tx.now, **values)
         before = {d["key"]: d["type"] for d in existing["fields"]}
         after = {d["key"]: d["type"] for d in row["fields"]}
-        await record(
-            conn,
-            at=now,
-            actor=actor.actor(),
-            action="type.updated",
-            subject_kind="type",
-            subject_id=name,
-            summary={
-                "removedFields": sorted(set(before) - set(after)),
-                "addedFields": sorted(set(after) - set(before)),
-                "retypedFields": sorted(k for k in before if k in after and before[k] != after[k]),
-            },
-        )
-        await notify(conn, ctx.changes.origin, "type.updated", type=name)
-    ctx.changes.committed({"event": "type.updated", "type": name})
+        summary = {
+            "removedFields": sorted(set(before) - set(after)),
+            "addedFields": sorted(set(after) - set(before)),
+            "retypedFields": sorted(k for k in before if k in after and before[k] != after[k]),
+        }
+        await _changed(tx, actor, "type.updated", name, summary)
     return row
 
 
 async def delete_type(ctx: Context, actor: Principal, name: str) -> None:
-    async with ctx.db.transaction() as conn:
-        existing = await store.get_type(conn, name, lock=True)
+    async with write(ctx) as tx:
+        existing = await store.get_type(tx.conn, name, lock=True)
         if existing is None:
             raise NotFound(f"no content type {name!r}")
-        if await store.count_entries(conn, existing["id"]):
+        if await entry_store.count_of_type(tx.conn, existing["id"]):
             raise Conflict(
                 "this type still has entries (trash included); purge them first", "TYPE_IN_USE"
             )
-        referrers = await store.referencing_types(conn, name)
+        referrers = await store.referencing_types(tx.conn, name)
         if referrers:
             raise Conflict(
                 f"reference fields of {', '.join(referrers)} point at this type", "TYPE_IN_USE"
             )
-        await store.delete_type(conn, existing["id"])
-        await record(
-            conn,
-            at=ctx.clock.now(),
-            actor=actor.actor(),
-            action="type.deleted",
-            subject_kind="type",
-            subject_id=name,
-        )
-        await notify(conn, ctx.changes.origin, "type.deleted", type=name)
-    ctx.changes.committed({"event": "type.deleted", "type": name})
+        await store.delete_type(tx.conn, existing["id"])
+        await _changed(tx, actor, "type.deleted", name)

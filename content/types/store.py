@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from common.db import Conn, Json, execute, fetch_all, fetch_one, fetch_val
+from common.db import Conn, Json, execute, fetch_all, fetch_one
 
 _COLUMNS = "id, name, label, fields, single, preview_url, created_at, updated_at"
 
@@ -75,13 +75,6 @@ async def update_type(
 
 async def delete_type(conn: Conn, type_id: str) -> None:
     await execute(conn, "DELETE FROM content.content_types WHERE id = %s", (type_id,))
-
-
-async def count_entries(conn: Conn, type_id: str) -> int:
-    """Entries of the type, trashed ones included."""
-    return int(
-        await fetch_val(conn, "SELECT count(*) FROM content.entries WHERE type_id = %s", (type_id,))
-    )
 
 
 async def referencing_types(conn: Conn, name: str) -> list[str]:
