@@ -70,13 +70,13 @@ async def admin_principal(request: web.Request) -> Principal:
 
 async def _session(ctx: Context, token: str, *, via_cookie: bool) -> Principal:
     async with ctx.db.connection() as conn:
-        row = await session_store.session_user(conn, sha256_hex(token), ctx.clock.now())
-    if row is None:
+        found = await session_store.session_user(conn, sha256_hex(token), ctx.clock.now())
+    if found is None:
         raise Unauthorized("the session has expired or was signed out", "SESSION_INVALID")
     return Principal(
-        user=User.from_row(row),
+        user=found.user,
         kind="session",
-        session_id=row["session_id"],
+        session_id=found.session_id,
         via_cookie=via_cookie,
     )
 

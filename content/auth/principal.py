@@ -6,20 +6,19 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from content.auth.permissions import key_permissions, role_permissions
+from content.records import Record
 
 CredentialKind = Literal["session", "agent_key"]
 
 
 @dataclass(frozen=True)
-class User:
+class User(Record):
+    """The person behind a credential, as far as permissions need them."""
+
     id: str
     email: str
     name: str
     role: str
-
-    @classmethod
-    def from_row(cls, row: dict[str, Any]) -> User:
-        return cls(id=row["id"], email=row["email"], name=row["name"], role=row["role"])
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from content.auth.service import confirm_password
 from content.context import Context
 from content.errors import Conflict, Forbidden, NotFound, Problems
 from content.people import store
+from content.people.store import Person
 from content.settings import MIN_PASSWORD_LENGTH, Bootstrap
 from content.writes import Write, write
 
@@ -75,14 +76,14 @@ def _email_taken() -> Conflict:
     )
 
 
-async def _insert(tx: Write, **values: Any) -> dict[str, Any]:
+async def _insert(tx: Write, **values: Any) -> Person:
     try:
         return await store.insert_user(tx.conn, user_id=short_id(), now=tx.now, **values)
     except psycopg2.errors.UniqueViolation:
         raise _email_taken() from None
 
 
-async def claim_site(ctx: Context, body: dict[str, Any]) -> dict[str, Any]:
+async def claim_site(ctx: Context, body: dict[str, Any]) -> Person:
     """The first visit creates the first owner; refused once anyone exists."""
     problems = Problems()
     email = clean_email(problems, body.get("email"))
@@ -98,8 +99,8 @@ async def claim_site(ctx: Context, body: dict[str, Any]) -> dict[str, Any]:
         if await store.count_users(tx.conn):
             raise Conflict("this site already has an owner; sign in instead", "SETUP_DONE")
         user = await _insert(tx, email=email, name=name, role="owner", password_hash=password_hash)
-        owner = Actor(kind="user", user_id=user["id"], name=user["name"] or email)
-        await tx.record(owner, "user.setup", "user", user["id"], {"role": "owner"})
+        owner = Actor(kind="user", user_id=user.id, name=user.name or email)
+        await tx.record(owner, "user.setup", "user", user.id, {"role": "owner"})
     return user
 
 
@@ -121,7 +122,7 @@ async def bootstrap_owner(ctx: Context, bootstrap: Bootstrap) -> bool:
             password_hash=password_hash,
         )
         system = Actor(kind="system", name="bootstrap")
-        await tx.record(system, "user.bootstrap", "user", user["id"], {"role": "owner"})
+        await tx.record(system, "user.bootstrap", "user", user.id, {"role": "owner"})
     log.info("created the first owner %s from BOOTSTRAP_EMAIL", bootstrap.email)
     return True
 
@@ -130,7 +131,7 @@ def _rank_refusal(message: str) -> Forbidden:
     return Forbidden(message, "RANK")
 
 
-async def create_user(ctx: Context, actor: Principal, body: dict[str, Any]) -> dict[str, Any]:
+async def create_user(ctx: Context, actor: Principal, body: dict[str, Any]) -> Person:
     problems = Problems()
     email = clean_email(problems, body.get("email"))
     name = clean_name(problems, body.get("name"))
@@ -143,11 +144,11 @@ async def create_user(ctx: Context, actor: Principal, body: dict[str, Any]) -> d
     async with write(ctx) as tx:
         user = await _insert(tx, email=email, name=name, role=role, password_hash=password_hash)
         summary = {"email": email, "role": role}
-        await tx.record(actor.actor(), "user.created", "user", user["id"], summary)
+        await tx.record(actor.actor(), "user.created", "user", user.id, summary)
     return user
 
 
-async def get_user(ctx: Context, user_id: str) -> dict[str, Any]:
+async def get_user(ctx: Context, user_id: str) -> Person:
     async with ctx.db.connection() as conn:
         user = await store.get_user(conn, user_id)
     if user is None:
@@ -155,18 +156,18 @@ async def get_user(ctx: Context, user_id: str) -> dict[str, Any]:
     return user
 
 
-async def _ensure_not_last_owner(conn: Conn, target: dict[str, Any], doing: str) -> None:
-    if target["role"] == "owner" and await store.count_owners(conn) <= 1:
+async def _ensure_not_last_owner(conn: Conn, target: Person, doing: str) -> None:
+    if target.role == "owner" and await store.count_owners(conn) <= 1:
         raise Conflict(f"the last owner cannot be {doing}", "LAST_OWNER")
 
 
-async def _locked_target(conn: Conn, actor: Principal, user_id: str, verb: str) -> dict[str, Any]:
+async def _locked_target(conn: Conn, actor: Principal, user_id: str, verb: str) -> Person:
     """The user ``actor`` may ``verb``, locked with the people table for this transaction."""
     await store.lock_people(conn)
     target = await store.get_user_for_update(conn, user_id)
     if target is None:
         raise NotFound("no such user")
-    if outranks(actor.user.role, target["role"]):
+    if outranks(actor.user.role, target.role):
         raise _rank_refusal(f"you cannot {verb} a user above your own rank")
     return target
 
@@ -176,7 +177,7 @@ async def _locked_target(conn: Conn, actor: Principal, user_id: str, verb: str) 
 MANAGING_ROLES = frozenset({"admin", "owner"})
 
 
-def takeover_changes(target: dict[str, Any], changes: dict[str, Any]) -> list[str]:
+def takeover_changes(target: Person, changes: dict[str, Any]) -> list[str]:
     """The fields of ``changes`` that amount to taking over an account.
 
     A new password or email moves who can sign in (a reset link goes to the
@@ -184,19 +185,17 @@ def takeover_changes(target: dict[str, Any], changes: dict[str, Any]) -> list[st
     real changes count, so a form sent back whole with the same email is not one.
     """
     fields = []
-    if "email" in changes and changes["email"].lower() != target["email"].lower():
+    if "email" in changes and changes["email"].lower() != target.email.lower():
         fields.append("email")
     if "password" in changes:
         fields.append("password")
-    role = changes.get("role", target["role"])
-    if role != target["role"] and MANAGING_ROLES & {role, target["role"]}:
+    role = changes.get("role", target.role)
+    if role != target.role and MANAGING_ROLES & {role, target.role}:
         fields.append("role")
     return fields
 
 
-async def update_user(
-    ctx: Context, actor: Principal, user_id: str, body: dict[str, Any]
-) -> dict[str, Any]:
+async def update_user(ctx: Context, actor: Principal, user_id: str, body: dict[str, Any]) -> Person:
     problems = Problems()
     changes: dict[str, Any] = {}
     if "email" in body:
@@ -245,7 +244,7 @@ async def update_user(
         if password is not None:
             summary["password"] = "changed"
         if "role" in changes:
-            summary["previousRole"] = target["role"]
+            summary["previousRole"] = target.role
         await tx.record(actor.actor(), "user.updated", "user", user_id, summary)
     return user
 
@@ -253,17 +252,17 @@ async def update_user(
 async def delete_user(ctx: Context, actor: Principal, user_id: str) -> None:
     async with write(ctx) as tx:
         target = await _locked_target(tx.conn, actor, user_id, "delete")
-        if target["role"] in MANAGING_ROLES:
+        if target.role in MANAGING_ROLES:
             # Removing a person who manages people is not for a key, like
             # demoting one (a person needs no password: nothing is taken over).
             require(actor, "users.control")
         await _ensure_not_last_owner(tx.conn, target, "deleted")
         await store.delete_user(tx.conn, user_id)
-        summary = {"email": target["email"], "role": target["role"]}
+        summary = {"email": target.email, "role": target.role}
         await tx.record(actor.actor(), "user.deleted", "user", user_id, summary)
 
 
-async def update_self(ctx: Context, actor: Principal, body: dict[str, Any]) -> dict[str, Any]:
+async def update_self(ctx: Context, actor: Principal, body: dict[str, Any]) -> Person:
     """Your own name, email or password; email and password need the current password."""
     problems = Problems()
     changes: dict[str, Any] = {}
