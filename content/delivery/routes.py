@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
 from common.crypto import sha256_hex
@@ -19,13 +17,14 @@ from content.context import context
 from content.errors import Forbidden, Unauthorized
 from content.keys import store as key_store
 from content.keys.service import ALL_TYPES
+from content.keys.store import DeliveryKey
 from content.types import store as type_store
 from content.types.serializers import type_shape
 
 routes = web.RouteTableDef()
 
 
-async def delivery_key(request: web.Request) -> dict[str, Any]:
+async def delivery_key(request: web.Request) -> DeliveryKey:
     """The delivery key of the request; sessions and agent keys are refused here."""
     token = request.headers.get("X-Api-Key")
     if token is None:
@@ -49,14 +48,14 @@ async def delivery_key(request: web.Request) -> dict[str, Any]:
         row = await key_store.delivery_key(conn, sha256_hex(token))
         if row is None:
             raise Unauthorized("unknown delivery key", "KEY_INVALID")
-        if row["revoked_at"] is not None:
+        if row.revoked_at is not None:
             raise Unauthorized("this delivery key was revoked", "KEY_REVOKED")
-        await key_store.touch_delivery_key(conn, row["id"], ctx.clock.now())
+        await key_store.touch_delivery_key(conn, row.id, ctx.clock.now())
     return row
 
 
-def may_read(key: dict[str, Any], type_name: str) -> bool:
-    scopes = key["type_scopes"]
+def may_read(key: DeliveryKey, type_name: str) -> bool:
+    scopes = key.type_scopes
     return ALL_TYPES in scopes or type_name in scopes
 
 

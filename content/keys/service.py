@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import Any
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
 
 from common.crypto import sha256_hex
+from common.db import Conn
 from common.ids import prefixed_token, short_id
 from content.auth.credentials import AGENT_KEY_PREFIX, DELIVERY_KEY_PREFIX
 from content.auth.permissions import PERMISSIONS, role_permissions
@@ -14,6 +16,7 @@ from content.auth.service import confirm_password
 from content.context import Context
 from content.errors import NotFound, Problems
 from content.keys import store
+from content.keys.store import AgentKey, DeliveryKey
 from content.types.store import type_names
 from content.writes import write
 
@@ -40,7 +43,7 @@ def _name(body: dict[str, Any], p: Problems, *, required: bool = True) -> str | 
 
 async def mint_agent_key(
     ctx: Context, actor: Principal, body: dict[str, Any]
-) -> tuple[dict[str, Any], str]:
+) -> tuple[AgentKey, str]:
     p = Problems()
     name = _name(body, p)
     grants = body.get("grants")
@@ -71,14 +74,19 @@ async def mint_agent_key(
             now=tx.now,
             expires_at=tx.now + timedelta(days=days),
         )
-        summary = {"name": name, "grants": row["grants"], "expiresAt": row["expires_at"]}
-        await tx.record(actor.actor(), "agent_key.created", "agent_key", row["id"], summary)
+        summary = {"name": name, "grants": row.grants, "expiresAt": row.expires_at}
+        await tx.record(actor.actor(), "agent_key.created", "agent_key", row.id, summary)
     return row, token
 
 
-async def revoke_agent_key(ctx: Context, actor: Principal, key_id: str) -> dict[str, Any]:
+async def revoke_agent_key(ctx: Context, actor: Principal, key_id: str) -> AgentKey:
     """Revoke one of your own agent keys; sessions and other keys are untouched."""
-    return await _revoke(ctx, actor, "agent_key", key_id)
+
+    def revoke(conn: Conn, now: datetime) -> Awaitable[AgentKey | None]:
+        # Only your own: someone else's key is not found.
+        return store.revoke_agent_key(conn, key_id, actor.user.id, now)
+
+    return await _revoke(ctx, actor, "agent_key", key_id, revoke)
 
 
 async def _scopes(
@@ -100,7 +108,7 @@ async def _scopes(
 
 async def mint_delivery_key(
     ctx: Context, actor: Principal, body: dict[str, Any]
-) -> tuple[dict[str, Any], str]:
+) -> tuple[DeliveryKey, str]:
     p = Problems()
     name = _name(body, p)
     scopes = await _scopes(ctx, body, p, required=True)
@@ -118,13 +126,13 @@ async def mint_delivery_key(
             now=tx.now,
         )
         summary = {"name": name, "types": scopes}
-        await tx.record(actor.actor(), "delivery_key.created", "delivery_key", row["id"], summary)
+        await tx.record(actor.actor(), "delivery_key.created", "delivery_key", row.id, summary)
     return row, token
 
 
 async def update_delivery_key(
     ctx: Context, actor: Principal, key_id: str, body: dict[str, Any]
-) -> dict[str, Any]:
+) -> DeliveryKey:
     p = Problems()
     name = _name(body, p, required=False)
     scopes = await _scopes(ctx, body, p, required=False)
@@ -142,17 +150,25 @@ async def update_delivery_key(
     return row
 
 
-async def revoke_delivery_key(ctx: Context, actor: Principal, key_id: str) -> dict[str, Any]:
-    return await _revoke(ctx, actor, "delivery_key", key_id)
+async def revoke_delivery_key(ctx: Context, actor: Principal, key_id: str) -> DeliveryKey:
+    def revoke(conn: Conn, now: datetime) -> Awaitable[DeliveryKey | None]:
+        return store.revoke_delivery_key(conn, key_id, now)
+
+    return await _revoke(ctx, actor, "delivery_key", key_id, revoke)
 
 
-async def _revoke(ctx: Context, actor: Principal, kind: str, key_id: str) -> dict[str, Any]:
+Key = TypeVar("Key", AgentKey, DeliveryKey)
+
+
+async def _revoke(
+    ctx: Context,
+    actor: Principal,
+    kind: str,
+    key_id: str,
+    revoke: Callable[[Conn, datetime], Awaitable[Key | None]],
+) -> Key:
     async with write(ctx) as tx:
-        if kind == "agent_key":
-            # Only your own: someone else's key is not found.
-            row = await store.revoke_agent_key(tx.conn, key_id, actor.user.id, tx.now)
-        else:
-            row = await store.revoke_delivery_key(tx.conn, key_id, tx.now)
+        row = await revoke(tx.conn, tx.now)
         if row is None:
             raise NotFound(f"no such {kind.replace('_', ' ')}")
         await tx.record(actor.actor(), f"{kind}.revoked", kind, key_id)
