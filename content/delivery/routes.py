@@ -98,5 +98,5 @@ async def list_types(request: web.Request) -> web.Response:
     key = await delivery_key(request)
     async with context(request).db.connection() as conn:
         rows = await type_store.list_types(conn)
-    data = [type_shape(r) for r in rows if may_read(key, r["name"])]
+    data = [type_shape(r) for r in rows if may_read(key, r.name)]
     return json_response({"data": data}, headers=_headers(request))

@@ -28,7 +28,7 @@ async def _fields_by_type(
         return {}
     async with ctx.db.connection() as conn:
         types = await type_store.list_types(conn)
-    return {t["id"]: t["fields"] for t in types}
+    return {t.id: t.fields for t in types}
 
 
 async def _one(ctx: Context, row: dict[str, Any]) -> dict[str, Any]:

@@ -130,20 +130,20 @@ async def create_entry(ctx: Context, actor: Principal, body: dict[str, Any]) -> 
             p.add("type", "must name an existing content type")
             p.raise_if_any()
         assert ctype is not None
-        data, refs = check_data(body.get("data", {}), ctype["fields"], p)
+        data, refs = check_data(body.get("data", {}), ctype.fields, p)
         await check_references(conn, refs, p)
         p.raise_if_any()
-        if ctype["single"] and await store.count_of_type(conn, ctype["id"]):
+        if ctype.single and await store.count_of_type(conn, ctype.id):
             raise Conflict("a single-kind type holds exactly one entry", "SINGLE_EXISTS")
         if slug is None:
-            slug = await _unique_slug(conn, ctype["id"], locale, slugify(title))
+            slug = await _unique_slug(conn, ctype.id, locale, slugify(title))
         entry_id = short_id()
         try:
             await store.insert_entry(
                 conn,
                 {
                     "id": entry_id,
-                    "type_id": ctype["id"],
+                    "type_id": ctype.id,
                     "slug": slug,
                     "title": title,
                     "data": data,
@@ -177,7 +177,7 @@ async def get_entry(ctx: Context, entry_id: str, *, trashed: bool | None = False
 async def type_fields(ctx: Context, type_id: str) -> list[dict[str, Any]]:
     async with ctx.db.connection() as conn:
         ctype = await type_store.get_type_by_id(conn, type_id)
-    return ctype["fields"] if ctype else []
+    return ctype.fields if ctype else []
 
 
 def _status_action(before: str, after: str) -> str | None:
@@ -222,10 +222,10 @@ async def update_entry(
             else:
                 # Top-level keys merge onto the stored data; values of fields the
                 # type no longer declares are dropped from this revision.
-                merged = {**visible_data(entry["data"], ctype["fields"]), **body["data"]}
+                merged = {**visible_data(entry["data"], ctype.fields), **body["data"]}
                 if body["data"].get(LAYOUT_KEY, "") is None:
                     merged.pop(LAYOUT_KEY)
-                data, refs = check_data(merged, ctype["fields"], p)
+                data, refs = check_data(merged, ctype.fields, p)
                 await check_references(conn, refs, p)
                 changes["data"] = data
         status = body.get("status", entry["status"])
