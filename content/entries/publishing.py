@@ -15,6 +15,7 @@ from common.jobs import Job
 from content.auth.principal import SYSTEM_ACTOR
 from content.context import Context
 from content.entries import service, store
+from content.entries.store import EntryChanges
 from content.writes import write
 
 
@@ -24,9 +25,9 @@ def handler(ctx: Context) -> jobs.Handler:
         at = datetime.fromisoformat(job.payload["at"])
         async with write(ctx) as tx:
             entry = await store.get_entry(tx.conn, entry_id, lock=True)
-            if entry is None or entry["publish_at"] != at or entry["status"] == "published":
+            if entry is None or entry.publish_at != at or entry.status == "published":
                 return
-            changes = {"status": "published", "published_at": at, "publish_at": None}
+            changes: EntryChanges = {"status": "published", "published_at": at, "publish_at": None}
             note = "scheduled publication"
             await service.save_changes(tx, entry, changes, SYSTEM_ACTOR, note, {"scheduledFor": at})
 

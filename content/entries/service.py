@@ -7,6 +7,7 @@ record and a change notification in the transaction that makes it.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from typing import Any
 
@@ -19,6 +20,7 @@ from content.auth.principal import Actor, Principal
 from content.context import Context
 from content.entries import schedule, store
 from content.entries.serializers import LAYOUT_KEY, visible_data
+from content.entries.store import Entry, EntryChanges
 from content.entries.validation import (
     DEFAULT_LOCALE,
     RESERVED_SLUGS,
@@ -31,22 +33,21 @@ from content.entries.validation import (
 )
 from content.errors import Conflict, Forbidden, NotFound, Problems
 from content.types import store as type_store
+from content.types.fields import FieldDefinition
 from content.writes import Write, write
 
 STATUSES = ("draft", "published", "unpublished")
 ENTRY_KEYS = {"type", "title", "slug", "locale", "data", "status", "publishAt"}
 
 
-def ensure_can_edit(principal: Principal, entry: dict[str, Any]) -> None:
+def ensure_can_edit(principal: Principal, entry: Entry) -> None:
     require(principal, "content.write")
     if principal.can("content.publish"):
         return
-    if entry["author_id"] != principal.user.id:
+    if entry.author_id != principal.user.id:
         raise Forbidden("authors change only their own entries", "NOT_YOUR_ENTRY")
-    if entry["status"] != "draft":
-        raise Forbidden(
-            f"authors change only drafts; this entry is {entry['status']}", "NOT_A_DRAFT"
-        )
+    if entry.status != "draft":
+        raise Forbidden(f"authors change only drafts; this entry is {entry.status}", "NOT_A_DRAFT")
 
 
 def _parse_moment(value: Any, p: Problems, key: str) -> datetime | None:
@@ -82,7 +83,7 @@ def _slug_taken() -> Conflict:
 async def _changed(
     tx: Write,
     actor: Actor,
-    entry: dict[str, Any],
+    entry: Entry,
     action: str,
     summary: dict[str, Any] | None = None,
 ) -> None:
@@ -91,13 +92,13 @@ async def _changed(
         actor,
         action,
         "entry",
-        entry["id"],
-        {"title": entry["title"], "type": entry["type_name"], **(summary or {})},
-        notify={"id": entry["id"], "slug": entry["slug"], "type": entry["type_name"]},
+        entry.id,
+        {"title": entry.title, "type": entry.type_name, **(summary or {})},
+        notify={"id": entry.id, "slug": entry.slug, "type": entry.type_name},
     )
 
 
-async def create_entry(ctx: Context, actor: Principal, body: dict[str, Any]) -> dict[str, Any]:
+async def create_entry(ctx: Context, actor: Principal, body: dict[str, Any]) -> Entry:
     require(actor, "content.write")
     p = Problems()
     for key in sorted(set(body) - ENTRY_KEYS):
@@ -141,19 +142,17 @@ async def create_entry(ctx: Context, actor: Principal, body: dict[str, Any]) -> 
         try:
             await store.insert_entry(
                 conn,
-                {
-                    "id": entry_id,
-                    "type_id": ctype.id,
-                    "slug": slug,
-                    "title": title,
-                    "data": data,
-                    "status": status,
-                    "locale": locale,
-                    "author_id": actor.user.id,
-                    "publish_at": publish_at,
-                    "published_at": now if status == "published" else None,
-                    "now": now,
-                },
+                entry_id=entry_id,
+                type_id=ctype.id,
+                slug=slug,
+                title=title,
+                data=data,
+                status=status,
+                locale=locale,
+                author_id=actor.user.id,
+                publish_at=publish_at,
+                published_at=now if status == "published" else None,
+                now=now,
             )
         except psycopg2.errors.UniqueViolation:
             raise _slug_taken() from None
@@ -166,7 +165,7 @@ async def create_entry(ctx: Context, actor: Principal, body: dict[str, Any]) -> 
     return entry
 
 
-async def get_entry(ctx: Context, entry_id: str, *, trashed: bool | None = False) -> dict[str, Any]:
+async def get_entry(ctx: Context, entry_id: str, *, trashed: bool | None = False) -> Entry:
     async with ctx.db.connection() as conn:
         entry = await store.get_entry(conn, entry_id, trashed=trashed)
     if entry is None:
@@ -174,7 +173,7 @@ async def get_entry(ctx: Context, entry_id: str, *, trashed: bool | None = False
     return entry
 
 
-async def type_fields(ctx: Context, type_id: str) -> list[dict[str, Any]]:
+async def type_fields(ctx: Context, type_id: str) -> list[FieldDefinition]:
     async with ctx.db.connection() as conn:
         ctype = await type_store.get_type_by_id(conn, type_id)
     return ctype.fields if ctype else []
@@ -188,7 +187,7 @@ def _status_action(before: str, after: str) -> str | None:
     )
 
 
-async def _editable(conn: Conn, actor: Principal, entry_id: str) -> dict[str, Any]:
+async def _editable(conn: Conn, actor: Principal, entry_id: str) -> Entry:
     """The live entry, locked for this transaction, if the actor may edit it."""
     entry = await store.get_entry(conn, entry_id, lock=True)
     if entry is None:
@@ -199,7 +198,7 @@ async def _editable(conn: Conn, actor: Principal, entry_id: str) -> dict[str, An
 
 async def update_entry(
     ctx: Context, actor: Principal, entry_id: str, body: dict[str, Any], *, note: str = ""
-) -> dict[str, Any]:
+) -> Entry:
     p = Problems()
     for key in sorted(set(body) - (ENTRY_KEYS - {"type"})):
         p.add(key, "is not an entry property" if key != "type" else "cannot change")
@@ -207,9 +206,9 @@ async def update_entry(
     async with write(ctx, now=now) as tx:
         conn = tx.conn
         entry = await _editable(conn, actor, entry_id)
-        ctype = await type_store.get_type_by_id(conn, entry["type_id"])
+        ctype = await type_store.get_type_by_id(conn, entry.type_id)
         assert ctype is not None
-        changes: dict[str, Any] = {}
+        changes: EntryChanges = {}
         if "title" in body:
             changes["title"] = check_title(body["title"], p)
         if "slug" in body:
@@ -222,19 +221,19 @@ async def update_entry(
             else:
                 # Top-level keys merge onto the stored data; values of fields the
                 # type no longer declares are dropped from this revision.
-                merged = {**visible_data(entry["data"], ctype.fields), **body["data"]}
+                merged = {**visible_data(entry.data, ctype.fields), **body["data"]}
                 if body["data"].get(LAYOUT_KEY, "") is None:
                     merged.pop(LAYOUT_KEY)
                 data, refs = check_data(merged, ctype.fields, p)
                 await check_references(conn, refs, p)
                 changes["data"] = data
-        status = body.get("status", entry["status"])
+        status = body.get("status", entry.status)
         if status not in STATUSES:
             p.add("status", f"must be one of {', '.join(STATUSES)}")
-        elif status != entry["status"]:
+        elif status != entry.status:
             # Going live, coming down or leaving unpublished: content.publish.
             require(actor, "content.publish")
-            if status == "unpublished" and entry["status"] != "published":
+            if status == "unpublished" and entry.status != "published":
                 p.add("status", "only a published entry can be unpublished")
             changes["status"] = status
             if status == "published":
@@ -257,54 +256,54 @@ async def update_entry(
 
 async def save_changes(
     tx: Write,
-    entry: dict[str, Any],
-    changes: dict[str, Any],
+    entry: Entry,
+    changes: EntryChanges,
     actor: Actor,
     note: str,
     summary: dict[str, Any],
-) -> dict[str, Any]:
+) -> Entry:
     """Write checked ``changes`` to an entry locked in ``tx``: the row, its
     schedule, a revision, the activity and the notification. Every edit goes
     through here, an editor's PATCH and the publication job alike."""
-    entry_id = entry["id"]
+    entry_id = entry.id
     try:
         await store.update_entry(tx.conn, entry_id, changes, tx.now)
     except psycopg2.errors.UniqueViolation:
         raise _slug_taken() from None
-    if "publish_at" in changes and changes["publish_at"] != entry["publish_at"]:
+    if "publish_at" in changes and changes["publish_at"] != entry.publish_at:
         # For the publication job this cancels its own key: a no-op, as a
         # running job is no longer pending.
-        await schedule.reschedule(tx.conn, entry_id, entry["publish_at"], changes["publish_at"])
+        await schedule.reschedule(tx.conn, entry_id, entry.publish_at, changes["publish_at"])
     updated = await store.get_entry(tx.conn, entry_id)
     assert updated is not None
     await store.insert_revision(tx.conn, updated, actor, note, tx.now)
-    action = _status_action(entry["status"], updated["status"])
+    action = _status_action(entry.status, updated.status)
     if "publish_at" in changes and changes["publish_at"] and not action:
         action = "entry.scheduled"
     await _changed(tx, actor, updated, action or "entry.updated", summary)
     return updated
 
 
-async def trash_entry(ctx: Context, actor: Principal, entry_id: str) -> dict[str, Any]:
+async def trash_entry(ctx: Context, actor: Principal, entry_id: str) -> Entry:
     async with write(ctx) as tx:
         conn, now = tx.conn, tx.now
         entry = await _editable(conn, actor, entry_id)
         await store.set_trashed(conn, entry_id, now, now)
-        await schedule.reschedule(conn, entry_id, entry["publish_at"], None)
+        await schedule.reschedule(conn, entry_id, entry.publish_at, None)
         await _changed(tx, actor.actor(), entry, "entry.deleted")
         trashed = await store.get_entry(conn, entry_id, trashed=True)
     assert trashed is not None
     return trashed
 
 
-async def restore_entry(ctx: Context, actor: Principal, entry_id: str) -> dict[str, Any]:
+async def restore_entry(ctx: Context, actor: Principal, entry_id: str) -> Entry:
     """Back from the trash, as a draft: nothing goes live again unreviewed."""
     async with write(ctx) as tx:
         conn = tx.conn
         entry = await store.get_entry(conn, entry_id, lock=True, trashed=True)
         if entry is None:
             raise NotFound("no such entry in the trash")
-        ensure_can_edit(actor, {**entry, "status": "draft"})
+        ensure_can_edit(actor, dataclasses.replace(entry, status="draft"))
         await store.set_trashed(conn, entry_id, None, tx.now)
         restored = await store.get_entry(conn, entry_id)
         assert restored is not None
@@ -322,9 +321,7 @@ async def purge_entry(ctx: Context, actor: Principal, entry_id: str) -> None:
         await _changed(tx, actor.actor(), entry, "entry.purged")
 
 
-async def restore_revision(
-    ctx: Context, actor: Principal, entry_id: str, number: int
-) -> dict[str, Any]:
+async def restore_revision(ctx: Context, actor: Principal, entry_id: str, number: int) -> Entry:
     """Bring back an earlier version's title, slug, locale and data, as a new revision."""
     async with ctx.db.connection() as conn:
         revision = await store.get_revision(conn, entry_id, number)
@@ -332,12 +329,12 @@ async def restore_revision(
         raise NotFound("no such revision")
     entry = await get_entry(ctx, entry_id)
     # Values of fields the type has since dropped stay in the old revision only.
-    data = visible_data(revision["data"], await type_fields(ctx, entry["type_id"]))
+    data = visible_data(revision.data, await type_fields(ctx, entry.type_id))
     data.setdefault(LAYOUT_KEY, None)
     body = {
-        "title": revision["title"],
-        "slug": revision["slug"],
-        "locale": revision["locale"],
+        "title": revision.title,
+        "slug": revision.slug,
+        "locale": revision.locale,
         "data": data,
     }
     return await update_entry(ctx, actor, entry_id, body, note=f"restored from revision {number}")
