@@ -19,7 +19,7 @@ from content.auth.service import confirm_password
 from content.context import Context
 from content.errors import Conflict, Forbidden, NotFound, Problems
 from content.people import store
-from content.people.store import Person
+from content.people.store import Person, UserChanges
 from content.settings import MIN_PASSWORD_LENGTH, Bootstrap
 from content.writes import Write, write
 
@@ -177,7 +177,7 @@ async def _locked_target(conn: Conn, actor: Principal, user_id: str, verb: str) 
 MANAGING_ROLES = frozenset({"admin", "owner"})
 
 
-def takeover_changes(target: Person, changes: dict[str, Any]) -> list[str]:
+def takeover_changes(target: Person, changes: UserChanges, *, new_password: bool) -> list[str]:
     """The fields of ``changes`` that amount to taking over an account.
 
     A new password or email moves who can sign in (a reset link goes to the
@@ -187,7 +187,7 @@ def takeover_changes(target: Person, changes: dict[str, Any]) -> list[str]:
     fields = []
     if "email" in changes and changes["email"].lower() != target.email.lower():
         fields.append("email")
-    if "password" in changes:
+    if new_password:
         fields.append("password")
     role = changes.get("role", target.role)
     if role != target.role and MANAGING_ROLES & {role, target.role}:
@@ -197,15 +197,14 @@ def takeover_changes(target: Person, changes: dict[str, Any]) -> list[str]:
 
 async def update_user(ctx: Context, actor: Principal, user_id: str, body: dict[str, Any]) -> Person:
     problems = Problems()
-    changes: dict[str, Any] = {}
+    changes: UserChanges = {}
     if "email" in body:
         changes["email"] = clean_email(problems, body["email"])
     if "name" in body:
         changes["name"] = clean_name(problems, body["name"])
     if "role" in body:
         changes["role"] = clean_role(problems, body["role"])
-    if "password" in body:
-        changes["password"] = clean_password(problems, body["password"])
+    password = clean_password(problems, body["password"]) if "password" in body else None
     unknown = set(body) - {"email", "name", "role", "password", "currentPassword"}
     for key in sorted(unknown):
         problems.add(key, "is not a user field")
@@ -214,17 +213,17 @@ async def update_user(ctx: Context, actor: Principal, user_id: str, body: dict[s
         raise _rank_refusal(f"you cannot promote anyone above your own rank ({actor.user.role})")
     # Person-only, re-asking the acting person's password: no key can take
     # over an account, whatever it was granted (issue 11).
-    sensitive = takeover_changes(await get_user(ctx, user_id), changes)
+    new_password = password is not None
+    sensitive = takeover_changes(await get_user(ctx, user_id), changes, new_password=new_password)
     if sensitive:
         require(actor, "users.control")
         await confirm_password(ctx, actor.user.id, body.get("currentPassword"))
-    password = changes.pop("password", None)
     if password is not None:
         changes["password_hash"] = await hash_password(password)
     async with write(ctx) as tx:
         conn, now = tx.conn, tx.now
         target = await _locked_target(conn, actor, user_id, "edit")
-        if not set(takeover_changes(target, changes)) <= set(sensitive):
+        if not set(takeover_changes(target, changes, new_password=new_password)) <= set(sensitive):
             # The person changed between the check and the lock (say, a new
             # role); what was confirmed is no longer what would be written.
             raise Conflict("this person changed while you were editing; try again")
@@ -240,7 +239,7 @@ async def update_user(ctx: Context, actor: Principal, user_id: str, body: dict[s
             # stay); changing your own keeps the session you did it from.
             keep = actor.session_id if user_id == actor.user.id else None
             await session_store.revoke_user_sessions(conn, user_id, now, keep=keep)
-        summary = {k: v for k, v in changes.items() if k != "password_hash"}
+        summary: dict[str, Any] = {k: v for k, v in changes.items() if k != "password_hash"}
         if password is not None:
             summary["password"] = "changed"
         if "role" in changes:
@@ -265,7 +264,7 @@ async def delete_user(ctx: Context, actor: Principal, user_id: str) -> None:
 async def update_self(ctx: Context, actor: Principal, body: dict[str, Any]) -> Person:
     """Your own name, email or password; email and password need the current password."""
     problems = Problems()
-    changes: dict[str, Any] = {}
+    changes: UserChanges = {}
     if "name" in body:
         changes["name"] = clean_name(problems, body["name"])
     if "email" in body:
@@ -290,7 +289,7 @@ async def update_self(ctx: Context, actor: Principal, body: dict[str, Any]) -> P
             await session_store.revoke_user_sessions(
                 conn, actor.user.id, now, keep=actor.session_id
             )
-        summary = {k: v for k, v in changes.items() if k != "password_hash"}
+        summary: dict[str, Any] = {k: v for k, v in changes.items() if k != "password_hash"}
         if password is not None:
             summary["password"] = "changed"
         await tx.record(actor.actor(), "user.updated", "user", actor.user.id, summary)

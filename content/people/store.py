@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
 
 from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
 from content.records import Record
@@ -22,6 +22,15 @@ class Person(Record):
     role: str
     created_at: datetime
     updated_at: datetime
+
+
+class UserChanges(TypedDict, total=False):
+    """The columns an edit of a person sets; those left out keep their value."""
+
+    email: str
+    name: str
+    role: str
+    password_hash: str
 
 
 @dataclass(frozen=True)
@@ -106,9 +115,8 @@ async def count_owners(conn: Conn) -> int:
 
 
 async def update_user(
-    conn: Conn, user_id: str, changes: dict[str, Any], now: datetime
+    conn: Conn, user_id: str, changes: UserChanges, now: datetime
 ) -> Person | None:
-    """Set the columns named in ``changes`` (email, name, role, password_hash)."""
     allowed = {"email", "name", "role", "password_hash"}
     sets = [f"{column} = %({column})s" for column in changes if column in allowed]
     row = await fetch_one(
