@@ -19,7 +19,7 @@ from content.auth import routes as auth_routes
 from content.changes import Changes
 from content.context import CONTEXT, Context
 from content.delivery import routes as delivery_routes
-from content.entries import publishing
+from content.entries import publishing, schedule
 from content.entries import routes as entry_routes
 from content.keys import routes as key_routes
 from content.people import routes as people_routes
@@ -59,8 +59,8 @@ class ContentService:
         )
         # One handler per queue: a second service on the same runtime (a path
         # mount and a test client together) shares the first one's.
-        if publishing.PUBLISH_JOB not in runtime.jobs.kinds:
-            runtime.jobs.register(publishing.PUBLISH_JOB, publishing.handler(self.context))
+        if schedule.PUBLISH_JOB not in runtime.jobs.kinds:
+            runtime.jobs.register(schedule.PUBLISH_JOB, publishing.handler(self.context))
 
     def content_version(self) -> int:
         """A process-local counter that changes after every content mutation."""
