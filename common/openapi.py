@@ -106,7 +106,9 @@ def obj(
     return schema
 
 
-ANY_OBJECT: Schema = {"type": "object"}
+def whole_number(digits: int) -> Schema:
+    """A positive whole-number query parameter; empty (``?page=``) reads as absent."""
+    return {"type": "string", "pattern": f"^([1-9][0-9]{{0,{digits - 1}}})?$"}
 
 
 # --- declarations --------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from common.openapi import Profile, integer, obj, string
+from common.openapi import Profile, integer, obj, string, whole_number
 from mail.auth.sessions import COOKIE_NAME
 from mail.errors import STATUS_BY_NAME
 from mail.web.lists import MAX_SEARCH_LENGTH, PER_PAGE_CHOICES, Sorts
@@ -45,7 +45,7 @@ PROFILE = Profile(
 def list_query(sorts: Sorts) -> dict[str, Any]:
     """The list parameters parse_list_params reads, with this endpoint's sorts."""
     return {
-        "page": integer(minimum=1),
+        "page": whole_number(18),
         # Anything but these falls back to 10 (the spec), so any value is accepted.
         "per_page": string(description=f"one of {', '.join(map(str, PER_PAGE_CHOICES))}"),
         "search": string(max_length=MAX_SEARCH_LENGTH),
