@@ -57,7 +57,10 @@ def run_schemathesis(url: str, headers: dict[str, str], report: Path) -> tuple[i
         "--report", "ndjson", "--report-ndjson-path", str(report),
         "--no-color", "--output-truncate", "true", "--warnings", "off",
     ]  # fmt: skip
-    done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    # cwd: schemathesis keeps a cache of crashes in .schemathesis/ under it.
+    done = subprocess.run(
+        command, env=env, cwd=report.parent, capture_output=True, text=True, timeout=600
+    )
     return done.returncode, done.stdout + done.stderr
 
 
