@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from urllib.parse import parse_qsl
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from common.db import ConflictError, ConstraintError, translate_db_error
 
@@ -158,6 +159,32 @@ def check_url(request: web.Request) -> None:
         if problem is not None:
             name = printable(key)
             raise BadInput(f"{name}: {problem}", name)
+
+
+class QuietClientErrors(logging.Filter):
+    """One line, not a traceback, for a malformed request aiohttp's parser refuses.
+
+    aiohttp logs every request it cannot parse (a control character in a
+    header, broken chunked framing) at ERROR with a traceback, and answers
+    400 before any app runs. That is the client's error, like the 400s the
+    apps answer: installed on the ``aiohttp.server`` logger it becomes an
+    INFO line naming the reason.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if (
+            isinstance(exc, HttpProcessingError)
+            and exc.code < 500
+            and isinstance(record.args, tuple)
+        ):
+            reason = next((line.strip() for line in exc.message.splitlines() if line.strip()), "")
+            record.msg = f"{record.msg} (refused {exc.code}: %s)"
+            record.args = (*record.args, reason)
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
 
 
 def json_response(

@@ -8,6 +8,7 @@ path: 404), and the gateway logs no traceback for them.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,6 +16,7 @@ import httpx
 import pytest
 
 from tests.common.conftest import LiveGateway
+from tests.common.rawhttp import send
 
 JSON = {"Content-Type": "application/json"}
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
@@ -139,6 +141,14 @@ async def test_oauth_refuses_hostile_forms(http):
     assert_oauth(resp, 400, "invalid_request", "not UTF-8")
 
 
+@pytest.mark.parametrize("path", ["/oauth/introspect", "/oauth/revoke", "/oauth/device/authorize"])
+@pytest.mark.parametrize("credentials", [b"a%00b:secret", b"a\x00b:secret"])
+async def test_oauth_refuses_nul_in_basic_client_credentials(http, path, credentials):
+    basic = "Basic " + base64.b64encode(credentials).decode()
+    resp = await http.post(path, content=b"token=x", headers={**FORM, "Authorization": basic})
+    assert_oauth(resp, 401, "invalid_client", "malformed HTTP Basic credentials")
+
+
 async def test_oauth_admin_refuses_hostile_json(http, live_gateway):
     headers = {**JSON, **mail_auth(live_gateway)}
     resp = await http.post("/admin/oauth/clients", content=DEEP, headers=headers)
@@ -158,3 +168,15 @@ async def test_oauth_refuses_nul_in_the_query_and_the_path(http, live_gateway):
     assert_oauth(resp, 400, "invalid_request", "client_id: must not contain NUL")
     resp = await http.delete("/admin/oauth/clients/1%00", headers=mail_auth(live_gateway))
     assert_oauth(resp, 404, "not_found")
+
+
+# --- below the apps ------------------------------------------------------------
+
+
+async def test_a_request_the_http_parser_refuses_is_logged_without_a_traceback(live_gateway):
+    reply = await send(
+        live_gateway.port, "GET", "/cms/content", [], headers={"X-Api-Key": "svc_a\x01b"}
+    )
+    assert reply.status == 400
+    # (the autouse fixture asserts the log has no traceback)
+    assert "refused 400: Invalid header value char" in live_gateway.process.log()
