@@ -253,7 +253,9 @@ def _operation(
     if method not in ("GET", "HEAD", "OPTIONS"):
         errors |= profile.unsafe
     errors -= set(op.never)
-    responses: dict[str, Any] = {str(op.status): _success(op)}
+    # A route that only refuses (a wrong verb answered on purpose) documents that error.
+    success = _error_response(op.status) if op.status >= 400 else _success(op)
+    responses: dict[str, Any] = {str(op.status): success}
     for status in sorted(errors - set(op.other)):
         responses[str(status)] = _error_response(status)
     for status, (media, schema) in sorted(op.other.items()):

@@ -14,7 +14,7 @@ from mail.auth import sessions
 from mail.context import mail_context
 from mail.errors import MailError, missing_required_field
 from mail.filters import serializers, service
-from mail.openapi import ERROR, list_query
+from mail.openapi import list_query
 from mail.web.body import optional_bool, read_body
 from mail.web.lists import Sorts, list_envelope, parse_list_params
 from mail.web.ownership import owned, parse_id
@@ -109,7 +109,7 @@ async def validate_filter(request: web.Request) -> web.Response:
 @routes.get("/api/filters/validate")
 @routes.patch("/api/filters/validate")
 @routes.delete("/api/filters/validate")
-@operation(status=405, response=ERROR, auth="session")
+@operation(status=405, auth="session")
 async def validate_wrong_method(request: web.Request) -> web.Response:
     # Without these the {filter_id} routes would take "validate" for an id.
     raise MailError(
