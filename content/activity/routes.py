@@ -12,7 +12,7 @@ from content.auth.credentials import admin_route
 from content.auth.principal import Principal
 from content.context import context
 from content.http import page_body, paging
-from content.openapi import PAGING
+from content.openapi import PAGE, PAGING
 
 routes = web.RouteTableDef()
 
@@ -23,6 +23,7 @@ CONTENT_SUBJECTS = ["entry", "type"]
 @routes.get("/api/activity")
 @admin_route("content.read")
 @operation(
+    response=PAGE,
     query={**PAGING, "subjectKind": string(), "subjectId": string(), "userId": string()},
     auth="admin",
 )

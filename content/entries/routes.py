@@ -17,7 +17,7 @@ from content.entries.store import SORTS
 from content.entries.validation import LOCALE_RE, MAX_SLUG, MAX_TITLE, SLUG_RE
 from content.errors import NotFound, invalid
 from content.http import page_body, paging, read_body
-from content.openapi import PAGING
+from content.openapi import PAGE, PAGING
 from content.types import store as type_store
 
 routes = web.RouteTableDef()
@@ -79,6 +79,7 @@ async def _list(request: web.Request, principal: Principal, *, trashed: bool) ->
 @routes.get("/api/entries")
 @admin_route("content.read")
 @operation(
+    response=PAGE,
     query={
         **PAGING,
         "type": string(),
@@ -162,7 +163,7 @@ async def trash_entry(request: web.Request, principal: Principal) -> web.Respons
 
 @routes.get("/api/entries/{id}/revisions")
 @admin_route("content.read")
-@operation(query=PAGING, auth="admin")
+@operation(response=PAGE, query=PAGING, auth="admin")
 async def list_revisions(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     page = paging(request)
@@ -205,6 +206,7 @@ async def restore_revision(request: web.Request, principal: Principal) -> web.Re
 @routes.get("/api/trash")
 @admin_route("content.write")
 @operation(
+    response=PAGE,
     query={
         **PAGING,
         "type": string(),

@@ -23,7 +23,7 @@ from mail.context import mail_context
 from mail.domains import store as domains_store
 from mail.domains.routes import MAX_QUOTA_BYTES, parse_quota
 from mail.errors import conflict, missing_required_field, not_found, validation_error
-from mail.openapi import list_query
+from mail.openapi import LIST, list_query
 from mail.web.body import optional_str, read_body, required_str
 from mail.web.lists import list_envelope, parse_list_params
 from mail.web.ownership import parse_id
@@ -76,7 +76,7 @@ def _password(body: dict[str, Any]) -> str:
 
 
 @routes.get("/api/domains/{domain_id}/addresses")
-@operation(query=list_query(store.ADDRESS_SORTS), auth="session")
+@operation(response=LIST, query=list_query(store.ADDRESS_SORTS), auth="session")
 async def list_addresses(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account = sessions.require(request).account
