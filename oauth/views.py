@@ -14,7 +14,7 @@ from typing import Any
 from aiohttp import web
 
 from common import web as common_web
-from common.openapi import obj, operation, string
+from common.openapi import array, obj, operation, string
 from common.web import BadInput, json_response, read_json_object
 from oauth import clients, rfc7009, rfc7662, rfc8414, rfc8628
 from oauth.errors import NO_STORE, InvalidRequest, NotFound
@@ -272,7 +272,21 @@ async def device_authorize(server: AuthorizationServer, request: web.Request) ->
     return reply(await rfc8628.authorize_device(server, request, client, form))
 
 
-@operation(never=(404,))
+@operation(
+    # RFC 8414 2: the members a client needs; the document has more.
+    response=obj(
+        {
+            "issuer": string(),
+            "token_endpoint": string(),
+            "response_types_supported": array(string()),
+            "grant_types_supported": array(string()),
+            "code_challenge_methods_supported": array(string()),
+        },
+        required=["issuer", "token_endpoint", "response_types_supported"],
+        additional=True,
+    ),
+    never=(404,),
+)
 async def metadata(server: AuthorizationServer, request: web.Request) -> web.Response:
     body = rfc8414.metadata(server, server.issuer(request))
     return json_response(body, headers={"Cache-Control": "public, max-age=300"})
