@@ -6,7 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
-from common.openapi import obj, operation, string
+from common.openapi import Schema, obj, operation, string
 from common.web import json_response
 from content.auth.credentials import admin_route
 from content.auth.principal import Principal
@@ -21,6 +21,32 @@ from content.openapi import PAGE, PAGING
 from content.types import store as type_store
 
 routes = web.RouteTableDef()
+
+# OpenAPI declarations (common/openapi.py), from the validators' own tables.
+LIST_QUERY = {
+    **PAGING,
+    "type": string(),
+    "status": string(enum=service.STATUSES),
+    "author": string(),
+    "locale": string(),
+    "search": string(),
+    "sort": string(enum=[*SORTS, *(f"-{s}" for s in SORTS)]),
+}
+
+
+def entry_body(*, creating: bool) -> Schema:
+    """A new entry names its type and title; an update may not change the type."""
+    members = {
+        "title": string(min_length=1, max_length=MAX_TITLE),
+        "slug": string(pattern=SLUG_RE.pattern, max_length=MAX_SLUG, nullable=True),
+        "locale": string(pattern=LOCALE_RE.pattern),
+        "data": {"type": "object"},
+        "status": string(enum=service.STATUSES),
+        "publishAt": string(fmt="date-time", nullable=True),
+    }
+    if not creating:
+        return obj(members)
+    return obj({"type": string(min_length=1), **members}, required=["type", "title"])
 
 
 async def _fields_by_type(
@@ -78,42 +104,14 @@ async def _list(request: web.Request, principal: Principal, *, trashed: bool) ->
 
 @routes.get("/api/entries")
 @admin_route("content.read")
-@operation(
-    response=PAGE,
-    query={
-        **PAGING,
-        "type": string(),
-        "status": string(enum=service.STATUSES),
-        "author": string(),
-        "locale": string(),
-        "search": string(),
-        "sort": string(enum=[*SORTS, *(f"-{s}" for s in SORTS)]),
-    },
-    auth="admin",
-)
+@operation(response=PAGE, query=LIST_QUERY, auth="admin")
 async def list_entries(request: web.Request, principal: Principal) -> web.Response:
     return await _list(request, principal, trashed=False)
 
 
 @routes.post("/api/entries")
 @admin_route("content.write")
-@operation(
-    status=201,
-    body=obj(
-        {
-            "type": string(min_length=1),
-            "title": string(min_length=1, max_length=MAX_TITLE),
-            "slug": string(pattern=SLUG_RE.pattern, max_length=MAX_SLUG, nullable=True),
-            "locale": string(pattern=LOCALE_RE.pattern),
-            "data": {"type": "object"},
-            "status": string(enum=service.STATUSES),
-            "publishAt": string(fmt="date-time", nullable=True),
-        },
-        required=["type", "title"],
-    ),
-    auth="admin",
-    errors=(409,),
-)
+@operation(status=201, body=entry_body(creating=True), auth="admin", errors=(409,))
 async def create_entry(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     row = await service.create_entry(ctx, principal, await read_body(request))
@@ -130,21 +128,7 @@ async def get_entry(request: web.Request, principal: Principal) -> web.Response:
 
 @routes.patch("/api/entries/{id}")
 @admin_route("content.write")
-@operation(
-    body=obj(
-        {
-            "title": string(min_length=1, max_length=MAX_TITLE),
-            "slug": string(pattern=SLUG_RE.pattern, max_length=MAX_SLUG, nullable=True),
-            "locale": string(pattern=LOCALE_RE.pattern),
-            "data": {"type": "object"},
-            "status": string(enum=service.STATUSES),
-            "publishAt": string(fmt="date-time", nullable=True),
-        },
-        required=[],
-    ),
-    auth="admin",
-    errors=(409,),
-)
+@operation(body=entry_body(creating=False), auth="admin", errors=(409,))
 async def update_entry(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     body = await read_body(request)
@@ -205,19 +189,7 @@ async def restore_revision(request: web.Request, principal: Principal) -> web.Re
 
 @routes.get("/api/trash")
 @admin_route("content.write")
-@operation(
-    response=PAGE,
-    query={
-        **PAGING,
-        "type": string(),
-        "status": string(enum=service.STATUSES),
-        "author": string(),
-        "locale": string(),
-        "search": string(),
-        "sort": string(enum=[*SORTS, *(f"-{s}" for s in SORTS)]),
-    },
-    auth="admin",
-)
+@operation(response=PAGE, query=LIST_QUERY, auth="admin")
 async def list_trash(request: web.Request, principal: Principal) -> web.Response:
     return await _list(request, principal, trashed=True)
 
