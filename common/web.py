@@ -8,8 +8,9 @@ exception with a ``response()`` method is asked for its response.
 
 Input is checked at the edge for what PostgreSQL cannot store: a text value
 with NUL or an unpaired surrogate never reaches a handler from the path (404),
-the query (400 naming the parameter), a JSON body or a form body (400 naming
-the field). JSON bodies are also refused when nested deeper than
+the query (400 naming the parameter), a header (400 naming it; aiohttp keeps
+bytes that are not UTF-8 as lone surrogates), a JSON body or a form body (400
+naming the field). JSON bodies are also refused when nested deeper than
 :data:`MAX_JSON_DEPTH` or holding NaN or an infinite number.
 """
 
@@ -69,7 +70,7 @@ def error_middleware(render: Renderer) -> Any:
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         try:
-            check_url(request)
+            check_request(request)
             return await handler(request)
         except BadInput as exc:
             # Refused input is the client's error: no traceback, the field named.
@@ -150,8 +151,8 @@ def printable(name: str) -> str:
     return _UNSTORABLE.sub("\ufffd", name)
 
 
-def check_url(request: web.Request) -> None:
-    """Refuse a path or query no handler could look up (see the module docstring)."""
+def check_request(request: web.Request) -> None:
+    """Refuse a path, query or header no handler could use (see the module docstring)."""
     if _UNSTORABLE.search(request.path):
         raise web.HTTPNotFound(text="no resource has such a name")
     for key, value in request.query.items():
@@ -159,6 +160,11 @@ def check_url(request: web.Request) -> None:
         if problem is not None:
             name = printable(key)
             raise BadInput(f"{name}: {problem}", name)
+    for key, value in request.headers.items():
+        # aiohttp keeps bytes that are not UTF-8 as lone surrogates
+        # (surrogateescape); hashing a token or storing a User-Agent chokes on them.
+        if not value.isascii() and text_problem(value) is not None:
+            raise BadInput(f"the {printable(key)} header is not valid UTF-8")
 
 
 class QuietClientErrors(logging.Filter):

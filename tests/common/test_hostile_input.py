@@ -170,6 +170,41 @@ async def test_oauth_refuses_nul_in_the_query_and_the_path(http, live_gateway):
     assert_oauth(resp, 404, "not_found")
 
 
+# --- headers -----------------------------------------------------------------
+
+
+async def test_header_bytes_that_are_not_utf8_are_refused_in_each_shape(live_gateway):
+    # aiohttp hands such bytes on as lone surrogates; hashing or storing them failed.
+    signup = b'{"email": "cafe@example.com", "password": "correct horse battery"}'
+    reply = await send(
+        live_gateway.port,
+        "POST",
+        "/api/auth/signup",
+        [signup],
+        headers={**JSON, "User-Agent": "Caf\xe9 client/1.0"},  # sent as Latin-1
+    )
+    assert reply.status == 400
+    assert reply.json() == {
+        "statusCode": 400,
+        "name": "invalid_parameter",
+        "message": "the User-Agent header is not valid UTF-8",
+    }
+    reply = await send(
+        live_gateway.port, "GET", "/cms/api/auth/me", [], headers={"Authorization": "Bearer \xff"}
+    )
+    assert reply.status == 400
+    assert reply.json()["code"] == "BAD_REQUEST"
+    reply = await send(
+        live_gateway.port,
+        "POST",
+        "/oauth/revoke",
+        [b"token=x"],
+        headers={**FORM, "Authorization": "Basic \xff"},
+    )
+    assert reply.status == 400
+    assert reply.json()["error"] == "invalid_request"
+
+
 # --- below the apps ------------------------------------------------------------
 
 
