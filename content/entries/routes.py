@@ -6,6 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
+from common.openapi import Schema, obj, operation, string
 from common.web import json_response
 from content.auth.credentials import admin_route
 from content.auth.principal import Principal
@@ -13,12 +14,40 @@ from content.context import Context, context
 from content.entries import service, store
 from content.entries.serializers import entry_json, revision_json
 from content.entries.store import SORTS, Entry, EntryFilters
+from content.entries.validation import LOCALE_RE, MAX_SLUG, MAX_TITLE, SLUG_RE
 from content.errors import NotFound, invalid
 from content.http import page_body, paging, read_body
+from content.openapi import PAGE, PAGING
 from content.types import store as type_store
 from content.types.fields import FieldDefinition
 
 routes = web.RouteTableDef()
+
+# OpenAPI declarations (common/openapi.py), from the validators' own tables.
+LIST_QUERY = {
+    **PAGING,
+    "type": string(),
+    "status": string(enum=service.STATUSES),
+    "author": string(),
+    "locale": string(),
+    "search": string(),
+    "sort": string(enum=[*SORTS, *(f"-{s}" for s in SORTS)]),
+}
+
+
+def entry_body(*, creating: bool) -> Schema:
+    """A new entry names its type and title; an update may not change the type."""
+    members = {
+        "title": string(min_length=1, max_length=MAX_TITLE),
+        "slug": string(pattern=SLUG_RE.pattern, max_length=MAX_SLUG, nullable=True),
+        "locale": string(pattern=LOCALE_RE.pattern),
+        "data": {"type": "object"},
+        "status": string(enum=service.STATUSES),
+        "publishAt": string(fmt="date-time", nullable=True),
+    }
+    if not creating:
+        return obj(members)
+    return obj({"type": string(min_length=1), **members}, required=["type", "title"])
 
 
 async def _fields_by_type(ctx: Context, rows: list[Entry]) -> dict[str, list[FieldDefinition]]:
@@ -74,12 +103,14 @@ async def _list(request: web.Request, principal: Principal, *, trashed: bool) ->
 
 @routes.get("/api/entries")
 @admin_route("content.read")
+@operation(response=PAGE, query=LIST_QUERY, auth="admin")
 async def list_entries(request: web.Request, principal: Principal) -> web.Response:
     return await _list(request, principal, trashed=False)
 
 
 @routes.post("/api/entries")
 @admin_route("content.write")
+@operation(status=201, body=entry_body(creating=True), auth="admin", errors=(409,))
 async def create_entry(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     row = await service.create_entry(ctx, principal, await read_body(request))
@@ -88,6 +119,7 @@ async def create_entry(request: web.Request, principal: Principal) -> web.Respon
 
 @routes.get("/api/entries/{id}")
 @admin_route("content.read")
+@operation(auth="admin")
 async def get_entry(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     return json_response(await _one(ctx, await service.get_entry(ctx, request.match_info["id"])))
@@ -95,6 +127,7 @@ async def get_entry(request: web.Request, principal: Principal) -> web.Response:
 
 @routes.patch("/api/entries/{id}")
 @admin_route("content.write")
+@operation(body=entry_body(creating=False), auth="admin", errors=(409,))
 async def update_entry(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     body = await read_body(request)
@@ -104,6 +137,7 @@ async def update_entry(request: web.Request, principal: Principal) -> web.Respon
 
 @routes.delete("/api/entries/{id}")
 @admin_route("content.write")
+@operation(auth="admin", errors=(409,))
 async def trash_entry(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     row = await service.trash_entry(ctx, principal, request.match_info["id"])
@@ -112,6 +146,7 @@ async def trash_entry(request: web.Request, principal: Principal) -> web.Respons
 
 @routes.get("/api/entries/{id}/revisions")
 @admin_route("content.read")
+@operation(response=PAGE, query=PAGING, auth="admin")
 async def list_revisions(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     page = paging(request)
@@ -132,6 +167,7 @@ def _number(request: web.Request) -> int:
 
 @routes.get("/api/entries/{id}/revisions/{number}")
 @admin_route("content.read")
+@operation(auth="admin")
 async def get_revision(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     async with ctx.db.connection() as conn:
@@ -143,6 +179,7 @@ async def get_revision(request: web.Request, principal: Principal) -> web.Respon
 
 @routes.post("/api/entries/{id}/revisions/{number}/restore")
 @admin_route("content.write")
+@operation(auth="admin", errors=(409,))
 async def restore_revision(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     row = await service.restore_revision(ctx, principal, request.match_info["id"], _number(request))
@@ -151,12 +188,14 @@ async def restore_revision(request: web.Request, principal: Principal) -> web.Re
 
 @routes.get("/api/trash")
 @admin_route("content.write")
+@operation(response=PAGE, query=LIST_QUERY, auth="admin")
 async def list_trash(request: web.Request, principal: Principal) -> web.Response:
     return await _list(request, principal, trashed=True)
 
 
 @routes.post("/api/trash/{id}/restore")
 @admin_route("content.write")
+@operation(auth="admin", errors=(409,))
 async def restore_entry(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     row = await service.restore_entry(ctx, principal, request.match_info["id"])
@@ -165,6 +204,7 @@ async def restore_entry(request: web.Request, principal: Principal) -> web.Respo
 
 @routes.delete("/api/trash/{id}")
 @admin_route("content.publish")
+@operation(status=204, auth="admin", errors=(409,))
 async def purge_entry(request: web.Request, principal: Principal) -> web.Response:
     await service.purge_entry(context(request), principal, request.match_info["id"])
     return web.Response(status=204)
