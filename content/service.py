@@ -23,10 +23,13 @@ from content.delivery import routes as delivery_routes
 from content.entries import publishing, schedule
 from content.entries import routes as entry_routes
 from content.keys import routes as key_routes
+from content.menus import routes as menu_routes
 from content.openapi import PROFILE
 from content.people import routes as people_routes
 from content.people.service import bootstrap_owner
 from content.settings import load_content_settings
+from content.site import routes as site_routes
+from content.taxonomies import routes as taxonomy_routes
 from content.types import routes as type_routes
 
 MIGRATIONS = MigrationSet("content", Path(__file__).parent / "migrations")
@@ -47,6 +50,9 @@ ROUTE_TABLES = (
     key_routes.routes,
     type_routes.routes,
     entry_routes.routes,
+    taxonomy_routes.routes,
+    menu_routes.routes,
+    site_routes.routes,
     delivery_routes.routes,
 )
 

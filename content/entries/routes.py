@@ -6,7 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
-from common.openapi import Schema, obj, operation, string
+from common.openapi import Schema, array, obj, operation, string
 from common.web import json_response
 from content.auth.credentials import admin_route
 from content.auth.principal import Principal
@@ -18,6 +18,8 @@ from content.entries.validation import LOCALE_RE, MAX_SLUG, MAX_TITLE, SLUG_RE
 from content.errors import NotFound, invalid
 from content.http import page_body, paging, read_body
 from content.openapi import PAGE, PAGING
+from content.taxonomies import store as taxonomy_store
+from content.taxonomies.service import MAX_ENTRY_TERMS
 from content.types import store as type_store
 from content.types.fields import FieldDefinition
 
@@ -31,6 +33,7 @@ LIST_QUERY = {
     "author": string(),
     "locale": string(),
     "search": string(),
+    "term": string(description="a term slug, or taxonomy:slug"),
     "sort": string(enum=[*SORTS, *(f"-{s}" for s in SORTS)]),
 }
 
@@ -44,6 +47,7 @@ def entry_body(*, creating: bool) -> Schema:
         "data": {"type": "object"},
         "status": string(enum=service.STATUSES),
         "publishAt": string(fmt="date-time", nullable=True),
+        "terms": array(string(min_length=1), max_items=MAX_ENTRY_TERMS),
     }
     if not creating:
         return obj(members)
@@ -60,7 +64,9 @@ async def _fields_by_type(ctx: Context, rows: list[Entry]) -> dict[str, list[Fie
 
 
 async def _one(ctx: Context, row: Entry) -> dict[str, Any]:
-    return entry_json(row, await service.type_fields(ctx, row.type_id))
+    async with ctx.db.connection() as conn:
+        terms = await taxonomy_store.entry_terms(conn, [row.id])
+    return entry_json(row, await service.type_fields(ctx, row.type_id), terms[row.id])
 
 
 def _sort(request: web.Request) -> tuple[str, bool]:
@@ -83,6 +89,7 @@ async def _list(request: web.Request, principal: Principal, *, trashed: bool) ->
         author=principal.user.id if author == "me" else author,
         locale=query.get("locale") or None,
         search=(query.get("search") or "").strip() or None,
+        term=query.get("term") or None,
     )
     if filters.status is not None and filters.status not in service.STATUSES:
         raise invalid("status", f"must be one of {', '.join(service.STATUSES)}")
@@ -95,10 +102,10 @@ async def _list(request: web.Request, principal: Principal, *, trashed: bool) ->
             limit=page.limit,
             offset=page.offset,
         )
+        terms = await taxonomy_store.entry_terms(conn, [r.id for r in rows])
     fields = await _fields_by_type(ctx, rows)
-    return json_response(
-        page_body([entry_json(r, fields.get(r.type_id, [])) for r in rows], page, total)
-    )
+    items = [entry_json(r, fields.get(r.type_id, []), terms[r.id]) for r in rows]
+    return json_response(page_body(items, page, total))
 
 
 @routes.get("/api/entries")

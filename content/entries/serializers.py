@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from content.entries.store import Entry, Revision
+from content.taxonomies.serializers import filed_json
+from content.taxonomies.store import Term
 from content.types.fields import FieldDefinition, empty_value
 
 LAYOUT_KEY = "__layout"
@@ -23,7 +25,9 @@ def visible_data(data: dict[str, Any], fields: list[FieldDefinition]) -> dict[st
     return shaped
 
 
-def entry_json(entry: Entry, fields: list[FieldDefinition]) -> dict[str, Any]:
+def entry_json(
+    entry: Entry, fields: list[FieldDefinition], terms: list[Term] | None = None
+) -> dict[str, Any]:
     return {
         "id": entry.id,
         "type": entry.type_name,
@@ -39,6 +43,7 @@ def entry_json(entry: Entry, fields: list[FieldDefinition]) -> dict[str, Any]:
         "updatedAt": entry.updated_at,
         "deletedAt": entry.deleted_at,
         "revision": entry.revision,
+        "terms": [filed_json(t) for t in terms or []],
     }
 
 

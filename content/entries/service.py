@@ -32,12 +32,14 @@ from content.entries.validation import (
     slugify,
 )
 from content.errors import Conflict, Forbidden, NotFound, Problems
+from content.taxonomies import store as taxonomy_store
+from content.taxonomies.service import check_entry_terms
 from content.types import store as type_store
 from content.types.fields import FieldDefinition
 from content.writes import Write, write
 
 STATUSES = ("draft", "published", "unpublished")
-ENTRY_KEYS = {"type", "title", "slug", "locale", "data", "status", "publishAt"}
+ENTRY_KEYS = {"type", "title", "slug", "locale", "data", "status", "publishAt", "terms"}
 
 
 def ensure_can_edit(principal: Principal, entry: Entry) -> None:
@@ -133,6 +135,7 @@ async def create_entry(ctx: Context, actor: Principal, body: dict[str, Any]) -> 
         assert ctype is not None
         data, refs = check_data(body.get("data", {}), ctype.fields, p)
         await check_references(conn, refs, p)
+        terms = await check_entry_terms(conn, body["terms"], p) if "terms" in body else []
         p.raise_if_any()
         if ctype.single and await store.count_of_type(conn, ctype.id):
             raise Conflict("a single-kind type holds exactly one entry", "SINGLE_EXISTS")
@@ -159,6 +162,7 @@ async def create_entry(ctx: Context, actor: Principal, body: dict[str, Any]) -> 
         entry = await store.get_entry(conn, entry_id)
         assert entry is not None
         await store.insert_revision(conn, entry, actor.actor(), "created", now)
+        await taxonomy_store.set_entry_terms(conn, entry_id, terms)
         if publish_at is not None:
             await schedule.schedule(conn, entry_id, publish_at)
         await _changed(tx, actor.actor(), entry, "entry.created", {"status": status})
@@ -247,10 +251,16 @@ async def update_entry(
             if publish_at is not None and status == "published":
                 p.add("publishAt", "this entry is already published")
             changes["publish_at"] = publish_at
+        terms = await check_entry_terms(conn, body["terms"], p) if "terms" in body else None
         p.raise_if_any()
-        if not changes:
-            return entry
+        # Terms are not part of a revision (as in WordPress): filing alone is
+        # recorded and notified, but writes no revision.
+        refiled = terms is not None and await taxonomy_store.set_entry_terms(conn, entry.id, terms)
         summary = {"fields": sorted(k for k in body if k != "status")}
+        if not changes:
+            if refiled:
+                await _changed(tx, actor.actor(), entry, "entry.updated", {"fields": ["terms"]})
+            return entry
         return await save_changes(tx, entry, changes, actor.actor(), note, summary)
 
 

@@ -70,6 +70,8 @@ class EntryFilters:
     author: str | None = None
     locale: str | None = None
     search: str | None = None
+    # A term slug, or taxonomy:slug to name one taxonomy's term.
+    term: str | None = None
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,12 @@ async def get_entry(
         (entry_id,),
     )
     return Entry.from_optional(row)
+
+
+async def get_entries(conn: Conn, entry_ids: list[str]) -> dict[str, Entry]:
+    """Entries by id, trashed ones included (callers decide what to leave out)."""
+    rows = await fetch_all(conn, f"SELECT {_ENTRY} FROM {_FROM} WHERE e.id = ANY(%s)", (entry_ids,))
+    return {row["id"]: Entry.from_row(row) for row in rows}
 
 
 async def update_entry(conn: Conn, entry_id: str, changes: EntryChanges, now: datetime) -> None:
@@ -225,6 +233,16 @@ async def list_entries(
     if filters.search:
         where.append("(e.title ILIKE %(search)s OR e.slug ILIKE %(search)s)")
         params["search"] = f"%{_escape_like(filters.search)}%"
+    if filters.term:
+        taxonomy, _, slug = filters.term.rpartition(":")
+        where.append(
+            "EXISTS (SELECT 1 FROM content.entry_terms et"
+            " JOIN content.terms tm ON tm.id = et.term_id"
+            " JOIN content.taxonomies tx ON tx.id = tm.taxonomy_id"
+            " WHERE et.entry_id = e.id AND tm.slug = %(term)s"
+            + (" AND tx.slug = %(taxonomy)s)" if taxonomy else ")")
+        )
+        params.update(term=slug, taxonomy=taxonomy)
     clause = " AND ".join(where)
     column, descending = sort
     order = f"{SORTS[column]} {'DESC' if descending else 'ASC'} NULLS LAST, e.id"

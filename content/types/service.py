@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import quote
 
 import psycopg2.errors
 
@@ -44,6 +45,11 @@ def _check_preview_url(value: Any, p: Problems) -> str | None:
     if not (sample.startswith(("http://", "https://", "/")) and " " not in sample):
         p.add("previewUrl", "must be an absolute http(s) URL or a path starting with /")
     return value
+
+
+def fill_preview_url(template: str, values: dict[str, str]) -> str:
+    """The address a preview URL template gives for one entry ({slug}, {id}, {locale}, {type})."""
+    return _PLACEHOLDER_RE.sub(lambda m: quote(values.get(m.group(1), ""), safe="-_.~"), template)
 
 
 def clean_type(
