@@ -50,11 +50,11 @@ async def _clean(conn: Conn, body: dict[str, Any]) -> SettingsChanges:
         if key not in body:
             continue
         value = body[key]
-        if value is not None and not isinstance(value, str):
+        if value is not None and not (isinstance(value, str) and value):
             p.add(key, "must be a media id or null")
             continue
-        changes[column] = value or None
-        if value:
+        changes[column] = value
+        if value is not None:
             ids[key] = value
     await media.check_media_ids(conn, ids, p)
     p.raise_if_any()

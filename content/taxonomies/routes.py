@@ -23,7 +23,9 @@ def taxonomy_body(*, creating: bool) -> Schema:
     """content.taxonomies.service.create_taxonomy / update_taxonomy."""
     return obj(
         {
-            "slug": string(pattern=SLUG_RE.pattern, max_length=service.MAX_TAXONOMY_SLUG),
+            "slug": string(
+                pattern=SLUG_RE.pattern, max_length=service.MAX_TAXONOMY_SLUG, nullable=True
+            ),
             "name": _NAME,
             "hierarchical": boolean(),
         },
@@ -35,7 +37,9 @@ def term_body(*, creating: bool) -> Schema:
     """content.taxonomies.service._clean_term."""
     return obj(
         {
-            "slug": string(pattern=SLUG_RE.pattern, max_length=service.MAX_TERM_SLUG),
+            "slug": string(
+                pattern=SLUG_RE.pattern, max_length=service.MAX_TERM_SLUG, nullable=True
+            ),
             "name": _NAME,
             "description": string(max_length=service.MAX_DESCRIPTION),
             "parentId": string(nullable=True),

@@ -127,7 +127,8 @@ async def update_taxonomy(
         p = Problems()
         _unknown(body, TAXONOMY_KEYS, "taxonomy", p)
         for key, value in (("slug", existing.slug), ("hierarchical", existing.hierarchical)):
-            if key in body and body[key] != value:
+            # Compared with their types: 0 == False in Python, not in JSON.
+            if key in body and (type(body[key]) is not type(value) or body[key] != value):
                 p.add(key, "cannot change; create a new taxonomy instead")
         name = _name(body, existing.name, p)
         p.raise_if_any()
