@@ -29,12 +29,14 @@ routes = web.RouteTableDef()
 LIST_QUERY = {
     **PAGING,
     "type": string(),
-    "status": string(enum=service.STATUSES),
+    # Empty values read as absent.
+    "status": string(enum=[*service.STATUSES, ""]),
     "author": string(),
     "locale": string(),
     "search": string(),
     "term": string(description="a term slug, or taxonomy:slug"),
-    "sort": string(enum=[*SORTS, *(f"-{s}" for s in SORTS)]),
+    # _sort strips every leading "-" (descending).
+    "sort": string(pattern=f"^-*({'|'.join(SORTS)})$"),
 }
 
 
