@@ -213,10 +213,10 @@ async def set_entry_terms(conn: Conn, entry_id: str, term_ids: list[str]) -> boo
     if [row["term_id"] for row in rows] == term_ids:
         return False
     await execute(conn, "DELETE FROM content.entry_terms WHERE entry_id = %s", (entry_id,))
-    for position, term_id in enumerate(term_ids):
-        await execute(
-            conn,
-            "INSERT INTO content.entry_terms (entry_id, term_id, position) VALUES (%s, %s, %s)",
-            (entry_id, term_id, position),
-        )
+    await execute(
+        conn,
+        "INSERT INTO content.entry_terms (entry_id, term_id, position)"
+        " SELECT %s, u.term_id, u.n FROM unnest(%s::text[]) WITH ORDINALITY AS u(term_id, n)",
+        (entry_id, term_ids),
+    )
     return True
