@@ -2,16 +2,32 @@
 
 from __future__ import annotations
 
+import re
+
 from mta.smtp import replies
 
 MAX_ADDRESS = 320
+# No grammar of RFC 5321 4.1.2 (nor RFC 6531's UTF-8 extension) admits an ASCII
+# control character in a path, quoted or not, except through a quoted-pair, which
+# a mailbox of ours never needs: a NUL or other control is a syntax error (553),
+# and never reaches the database.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def has_control(address: str) -> bool:
+    return _CONTROL.search(address) is not None
 
 
 def sender(address: str) -> str | None:
     """The reverse path ("" for the null sender <>), or None when unusable."""
     if address in ("<>", ""):
         return ""
-    if len(address) > MAX_ADDRESS or "@" not in address or any(c in address for c in " <>\r\n"):
+    if (
+        len(address) > MAX_ADDRESS
+        or "@" not in address
+        or any(c in address for c in " <>")
+        or has_control(address)
+    ):
         return None
     return address
 

@@ -23,3 +23,7 @@ TEMPORARY_FAILURE = "451 4.3.0 Temporary failure storing the message, try again 
 LOOKUP_FAILURE = "451 4.3.0 Temporary lookup failure, try again later"
 DMARC_REJECT = "550 5.7.1 Rejected by the sender domain's DMARC policy"
 NEED_RECIPIENTS = "554 5.5.1 No valid recipients"
+# RFC 5322 2.1 / RFC 6532 3.2: message text has no NUL; nor does 7bit or 8bit MIME
+# content (RFC 2045 2.7, 2.8), and BINARYMIME is not offered. Permanent: a sender
+# retrying would send the same bytes again.
+NUL_IN_CONTENT = "554 5.6.0 Message contains a NUL character, which mail text cannot hold"
