@@ -27,3 +27,17 @@ NEED_RECIPIENTS = "554 5.5.1 No valid recipients"
 # content (RFC 2045 2.7, 2.8), and BINARYMIME is not offered. Permanent: a sender
 # retrying would send the same bytes again.
 NUL_IN_CONTENT = "554 5.6.0 Message contains a NUL character, which mail text cannot hold"
+
+
+# 421: the server closes the connection right after it (RFC 5321 3.8), so a client
+# retries later, from its queue, without counting it as a failure of the message.
+def too_many_connections(hostname: str) -> str:
+    return f"421 4.7.0 {hostname} Error: too many connections, try again later"
+
+
+def too_many_errors(hostname: str) -> str:
+    return f"421 4.7.0 {hostname} Error: too many errors, try again later"
+
+
+def too_many_unknown_recipients(hostname: str) -> str:
+    return f"421 4.7.0 {hostname} Error: too many unknown recipients from your address, try later"
