@@ -81,9 +81,7 @@ async def pair(request: pytest.FixtureRequest) -> AsyncIterator[list[tuple[Clien
     theirs, ours = Recorder(), Recorder()
     servers = [
         await loop.create_server(lambda: SMTP(theirs, **options), "127.0.0.1", 0),
-        await loop.create_server(
-            protocol_factory(request.param, ours, **options), "127.0.0.1", 0
-        ),
+        await loop.create_server(protocol_factory(request.param, ours, **options), "127.0.0.1", 0),
     ]
     sessions = []
     for server, recorder in zip(servers, (theirs, ours), strict=True):
