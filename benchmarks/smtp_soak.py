@@ -69,7 +69,13 @@ async def idle(port: int, stop: asyncio.Event, counts: Counter[str]) -> None:
     try:
         if (await reply(reader)).startswith(b"220"):
             counts["idle greeted"] += 1
-        await stop.wait()
+        closed = asyncio.ensure_future(reader.read())  # ends when the server closes
+        stopping = asyncio.ensure_future(stop.wait())
+        done, _ = await asyncio.wait({closed, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if closed in done:
+            counts["idle closed by the server"] += 1
+        for task in (closed, stopping):
+            task.cancel()
     finally:
         writer.close()
 
@@ -137,6 +143,8 @@ async def soak(args: argparse.Namespace, dsn: str, data_dir: Path) -> None:
         "DB_POOL_SIZE": "5",
         "SMTP_MAX_CONNECTIONS": str(args.idle + args.dribblers + 50),
         "SMTP_MAX_CONNECTIONS_PER_IP": str(args.idle + args.dribblers + 50),
+        **({"SMTP_DATA_TIMEOUT": str(args.data_timeout)} if args.data_timeout else {}),
+        **({"SMTP_TIMEOUT": str(args.timeout)} if args.timeout else {}),
     }
     daemon = await asyncio.to_thread(start_daemon, env, data_dir / "mta.log")
     stop = asyncio.Event()
@@ -187,9 +195,11 @@ async def soak(args: argparse.Namespace, dsn: str, data_dir: Path) -> None:
         dns.stop()
     stored = await count_stored(dsn, address_id)
     accepted = sum(1 for c in codes if c == 250)
+    limits = f", SMTP_DATA_TIMEOUT={args.data_timeout}" if args.data_timeout else ""
+    limits += f", SMTP_TIMEOUT={args.timeout}" if args.timeout else ""
     print(
         f"{args.dribblers} dribblers (burst {args.burst} bytes, then 1 byte/s) + {args.idle} idle"
-        f" connections for {args.seconds} s on loopback:\n"
+        f" connections for {args.seconds} s on loopback{limits}:\n"
         f"  daemon RSS: {before:.1f} MiB before, peak {max(samples):.1f} MiB, {during:.1f} MiB at"
         f" the end, {after:.1f} MiB after every connection closed\n"
         f"  connections: {dict(counts)}\n"
@@ -220,6 +230,10 @@ def main() -> None:
     parser.add_argument("--idle", type=int, default=200)
     parser.add_argument("--burst", type=int, default=1024 * 1024, help="bytes sent at once")
     parser.add_argument("--seconds", type=int, default=60)
+    parser.add_argument(
+        "--data-timeout", type=int, default=0, help="SMTP_DATA_TIMEOUT (default: the daemon's)"
+    )
+    parser.add_argument("--timeout", type=int, default=0, help="SMTP_TIMEOUT (idem)")
     parser.add_argument("--database-url", default=None)
     asyncio.run(run(parser.parse_args()))
 

@@ -181,7 +181,7 @@ async def test_unknown_recipients_slow_the_session_down_then_drop_it(
     await factories.mailbox_owner(db, RCPT)
     probes = [f"nobody{i}@example.test" for i in range(4)]
     async with serve(
-        smtp_soft_error_limit=2, smtp_hard_error_limit=4, smtp_error_sleep=0.3
+        smtp_soft_error_limit=2, smtp_hard_error_limit=4, smtp_error_sleep=0.5
     ) as port:
         client = await Client.connect(port)
         await client.send(b"EHLO c.test\r\nMAIL FROM:<b@sender.test>\r\n")
@@ -193,7 +193,7 @@ async def test_unknown_recipients_slow_the_session_down_then_drop_it(
     unknown = reply_line(replies.UNKNOWN_USER)
     assert lines == [reply_line(replies.RECIPIENT_OK), unknown, unknown, unknown, unknown]
     # From the second error on (the soft limit) every reply waits.
-    assert [seconds >= 0.3 for seconds, _ in answers] == [False, False, True, True, True]
+    assert [seconds >= 0.5 for seconds, _ in answers] == [False, False, True, True, True]
     # At the fourth (the hard limit): 421 and the connection is closed.
     assert rest == reply_line(replies.too_many_errors("mx.test"))
 
