@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import smtplib
 import sys
 import tempfile
@@ -39,8 +38,9 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.processes import free_port  # noqa: E402
 from benchmarks.smtp_inbound import (  # noqa: E402
     RCPT,
-    SECRET,
     count_stored,
+    daemon_env,
+    database,
     prepare,
     start_daemon,
     wait_listening,
@@ -130,22 +130,13 @@ async def soak(args: argparse.Namespace, dsn: str, data_dir: Path) -> None:
     address_id = await prepare(dsn)
     dns = LoopbackDNS().start()
     port = free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": dsn,
-        "DATA_DIR": str(data_dir),
-        "SECRET": SECRET,
-        "APP_ENV": "production",
-        "SMTP_HOST": "127.0.0.1",
-        "SMTP_PORT": str(port),
-        "SMTP_HOSTNAME": "mx.bench.test",
-        "DNS_RESOLVERS": dns.address,
-        "DB_POOL_SIZE": "5",
-        "SMTP_MAX_CONNECTIONS": str(args.idle + args.dribblers + 50),
-        "SMTP_MAX_CONNECTIONS_PER_IP": str(args.idle + args.dribblers + 50),
-        **({"SMTP_DATA_TIMEOUT": str(args.data_timeout)} if args.data_timeout else {}),
-        **({"SMTP_TIMEOUT": str(args.timeout)} if args.timeout else {}),
-    }
+    cap = str(args.idle + args.dribblers + 50)
+    limits = {"SMTP_MAX_CONNECTIONS": cap, "SMTP_MAX_CONNECTIONS_PER_IP": cap}
+    if args.data_timeout:
+        limits["SMTP_DATA_TIMEOUT"] = str(args.data_timeout)
+    if args.timeout:
+        limits["SMTP_TIMEOUT"] = str(args.timeout)
+    env = daemon_env(dsn, data_dir, port, dns.address, DB_POOL_SIZE="5", **limits)
     daemon = await asyncio.to_thread(start_daemon, env, data_dir / "mta.log")
     stop = asyncio.Event()
     counts: Counter[str] = Counter()
@@ -209,19 +200,8 @@ async def soak(args: argparse.Namespace, dsn: str, data_dir: Path) -> None:
 
 async def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="smtp-soak-") as tmp:
-        pg = None
-        dsn = args.database_url
-        if not dsn:
-            from common.embedded_pg import EmbeddedPostgres
-
-            pg = EmbeddedPostgres(Path(tmp) / "pgdata", delete_on_stop=True)
-            await asyncio.to_thread(pg.start)
-            dsn = await asyncio.to_thread(pg.ensure_database, "smtp_soak")
-        try:
+        async with database(args.database_url, Path(tmp), "smtp_soak") as (dsn, _pg):
             await soak(args, dsn, Path(tmp))
-        finally:
-            if pg is not None:
-                await asyncio.to_thread(pg.stop)
 
 
 def main() -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import smtplib
 from pathlib import Path
 from typing import Any
@@ -19,10 +18,10 @@ from typing import Any
 from common.db import Database
 from common.runtime import Runtime
 from mta.context import MtaContext
-from tests.conftest import TEST_SECRET, free_port
+from tests.conftest import free_port
 from tests.mta import factories
 from tests.mta.dnsserver import LoopbackDNS
-from tests.mta.test_crash_safety import start_daemon
+from tests.mta.test_crash_safety import daemon_env, start_daemon
 from tests.mta.test_smtp_protocol_daemon import body_of, stored
 from tests.mta.test_smtp_protocol_data import Client
 
@@ -77,22 +76,8 @@ async def test_memory_stays_flat_under_dribbling_and_idle_connections_and_mail_f
 ) -> None:
     owner = await factories.mailbox_owner(runtime.db, RCPT)
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("APP_ENV", "DATABASE_URL")}
-    env.update(
-        {
-            "DATABASE_URL": str(runtime.settings.database_url),
-            "DATA_DIR": str(runtime.settings.data_dir),
-            "SECRET": TEST_SECRET,
-            "APP_ENV": "test",
-            "SMTP_HOST": "127.0.0.1",
-            "SMTP_PORT": str(port),
-            "SMTP_HOSTNAME": "mx.test",
-            "DNS_RESOLVERS": dns_server.address,
-            "DB_POOL_SIZE": "2",
-            # Every client here is 127.0.0.1: the cap per address is not what is measured.
-            "SMTP_MAX_CONNECTIONS_PER_IP": "100",
-        }
-    )
+    # Every client here is 127.0.0.1: the cap per address is not what is measured.
+    env = daemon_env(runtime, dns_server, port, DB_POOL_SIZE="2", SMTP_MAX_CONNECTIONS_PER_IP="100")
     proc = await asyncio.to_thread(start_daemon, env, tmp_path / "mta.log")
     stop = asyncio.Event()
     tasks: list[asyncio.Task[Any]] = []

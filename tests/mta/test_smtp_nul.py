@@ -91,4 +91,3 @@ async def test_quoted_printable_and_encoded_word_nuls_are_data_and_stored_as_sen
     assert row["subject"] == "zerobyte\x01"  # adjacent encoded words join (RFC 2047 6.2)
     assert row["preview"] == "beforeafter and a second here"
     assert row["from_addrs"] == [{"name": "Bob", "email": "bob@sender.test"}]
-
