@@ -17,6 +17,10 @@ three places, each replaced here without changing what a client or a handler see
   builds one instance the normal way and gives each connection a copy of its
   attributes, methods rebound (tests/mta/test_smtp_protocol_factory.py compares
   the copy with a normally built instance).
+
+And two bounds aiosmtpd lacks, which keep a slow or stalled client from holding
+memory or a connection: DATA past 64 KiB is spooled to a temporary file, and
+the whole DATA has one deadline (``data_timeout``) that arriving bytes do not move.
 """
 
 from __future__ import annotations
@@ -262,7 +266,10 @@ class SMTPProtocol(SMTP):
             data = bytes(memoryview(buf)[len(_LEAD) : data_end])
             if has_long_line(data, line_limit):
                 return DataState.TOO_LONG, b""
-            return DataState.NOMINAL, spool.read_all() + unstuff(data)
+            if not spool.size:
+                return DataState.NOMINAL, unstuff(data)
+            spool.write(unstuff(data), len(data))
+            return DataState.NOMINAL, spool.read_all()  # one copy of the whole, from the file
 
     def _spill(self, buf: bytearray, spool: Spool) -> tuple[DataState, int]:
         """Move the complete lines of ``buf`` (under the size limit) to ``spool``.
