@@ -13,6 +13,7 @@ from mta.context import MtaContext
 from mta.delivery import Inbound, record_refused_rcpt
 from mta.smtp import data, ehlo, mail, rcpt, replies
 from mta.smtp.limits import ConnectionLimits, ErrorLimits, is_error
+from mta.smtp.mail import has_forbidden_character
 from mta.smtp.protocol import SMTPProtocol
 from mta.store.recipients import Mailbox
 
@@ -129,8 +130,20 @@ class InboundHandler:
         hostname: str,
         responses: list[str],
     ) -> list[str]:
+        if has_forbidden_character(hostname):
+            session.host_name = None  # MAIL answers "send HELO first" until a good one
+            return [replies.BAD_HELO_SYNTAX]
         session.host_name = hostname
         return ehlo.extensions(responses)
+
+    async def handle_HELO(
+        self, server: SMTP, session: Session, envelope: Envelope, hostname: str
+    ) -> str:
+        if has_forbidden_character(hostname):
+            session.host_name = None
+            return replies.BAD_HELO_SYNTAX
+        session.host_name = hostname
+        return f"250 {server.hostname}"  # what aiosmtpd answers without this hook
 
     async def handle_MAIL(
         self,

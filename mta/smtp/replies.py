@@ -12,6 +12,9 @@ def queued(queue_id: str) -> str:
     return f"250 2.0.0 OK: stored as {queue_id}"
 
 
+# A HELO/EHLO name with a control character or bytes that are not UTF-8: no
+# domain or address literal (RFC 5321 4.1.1.1), and unusable in our trace fields.
+BAD_HELO_SYNTAX = "501 5.5.2 Syntax error in the HELO/EHLO hostname"
 BAD_SENDER_SYNTAX = "553 5.1.7 Bad sender address syntax"
 BAD_RECIPIENT_SYNTAX = "553 5.1.3 Bad recipient address syntax"
 UNKNOWN_USER = "550 5.1.1 No such user here"

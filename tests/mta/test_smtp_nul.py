@@ -18,6 +18,7 @@ from mta.store import emails
 from tests.mta import factories
 from tests.mta.conftest import send
 from tests.mta.test_smtp_protocol_daemon import raw_session, stored
+from tests.mta.test_smtp_protocol_data import Client
 
 RCPT = "alice@example.test"
 
@@ -40,6 +41,24 @@ async def test_a_nul_in_the_recipient_address_is_a_permanent_syntax_error(
     client.close()
     assert rcpt == reply_line(replies.BAD_RECIPIENT_SYNTAX)
     assert all(r.startswith(b"5") for r in more), more
+
+
+async def test_invalid_utf_8_in_an_address_is_a_permanent_syntax_error(
+    db: Database, smtp_port: int
+) -> None:
+    # RFC 6531 3.3: addresses are UTF-8; bytes that are not are no address at all.
+    await factories.mailbox_owner(db, RCPT)
+    client = await raw_session(smtp_port)
+    await client.send(b"MAIL FROM:<b\xffob@sender.test>\r\nMAIL FROM:<bob@sender.test>\r\n")
+    await client.send(b"RCPT TO:<al\xffice@example.test>\r\nRCPT TO:<alice@ex\xe9ample.test>\r\n")
+    replies_ = await client.replies(4)
+    client.close()
+    assert replies_ == [
+        reply_line(replies.BAD_SENDER_SYNTAX),
+        reply_line(replies.SENDER_OK),
+        reply_line(replies.BAD_RECIPIENT_SYNTAX),
+        reply_line(replies.BAD_RECIPIENT_SYNTAX),
+    ]
 
 
 async def test_a_nul_in_the_sender_address_is_a_permanent_syntax_error(smtp_port: int) -> None:
@@ -91,3 +110,23 @@ async def test_quoted_printable_and_encoded_word_nuls_are_data_and_stored_as_sen
     assert row["subject"] == "zerobyte\x01"  # adjacent encoded words join (RFC 2047 6.2)
     assert row["preview"] == "beforeafter and a second here"
     assert row["from_addrs"] == [{"name": "Bob", "email": "bob@sender.test"}]
+
+
+async def test_a_helo_name_with_a_nul_or_bytes_not_utf_8_is_a_syntax_error(
+    db: Database, mta_ctx: MtaContext, smtp_port: int
+) -> None:
+    owner = await factories.mailbox_owner(db, RCPT)
+    client = await Client.connect(smtp_port)
+    await client.send(b"EHLO b\xffad.test\r\nMAIL FROM:<>\r\nHELO nu\x00l.test\r\n")
+    ehlo, mail, helo = await client.replies(3)
+    await client.send(b"EHLO good.test\r\nMAIL FROM:<>\r\n")
+    await client.send(f"RCPT TO:<{RCPT}>\r\nDATA\r\n".encode())
+    assert (await client.replies(4))[-1].startswith(b"354")
+    await client.send(b"Subject: after a bad EHLO\r\n\r\nbody\r\n.\r\n")
+    [data] = await client.replies(1)
+    client.close()
+    assert (ehlo, helo) == (reply_line(replies.BAD_HELO_SYNTAX),) * 2
+    assert mail.startswith(b"503")  # no usable HELO/EHLO yet
+    assert data.startswith(b"250 2.0.0 OK: stored as")
+    [raw] = await stored(db, mta_ctx, owner)
+    assert raw.startswith(b"Received: from good.test ")
