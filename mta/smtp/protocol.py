@@ -26,6 +26,8 @@ the whole DATA has one deadline (``data_timeout``) that arriving bytes do not mo
 from __future__ import annotations
 
 import asyncio
+import collections
+import copy
 import logging
 import re
 import sys
@@ -353,6 +355,10 @@ class Spool:
 P = TypeVar("P", bound=SMTP)
 
 
+# Attribute values copied, not shared, into each connection built from the template.
+_CONTAINERS = (dict, list, set, bytearray)
+
+
 def protocol_factory(cls: type[P], handler: Any, **options: Any) -> Callable[[], P]:
     """A protocol factory for ``loop.create_server`` giving ``cls(handler, **options)``.
 
@@ -362,7 +368,8 @@ def protocol_factory(cls: type[P], handler: Any, **options: Any) -> Callable[[],
     built the normal way and every connection gets a fresh StreamReaderProtocol
     (reader, writer state, closed future) plus a copy of that instance's other
     attributes, with the methods bound to the template rebound to the new one.
-    ``cls`` must not set mutable per-connection state in ``__init__``.
+    Containers among those attributes are copied, so no connection's changes
+    reach another's.
     """
     loop = options["loop"]
     template = cls(handler, **options)
@@ -387,6 +394,7 @@ def protocol_factory(cls: type[P], handler: Any, **options: Any) -> Callable[[],
         values = value.values() if isinstance(value, dict) else (value,)
         if any(getattr(v, "__self__", None) is template for v in values):
             raise RuntimeError(f"SMTP attribute {name} holds a method of its instance")
+    mutable = [name for name, value in shared.items() if isinstance(value, _CONTAINERS)]
 
     def build() -> P:
         protocol = cls.__new__(cls)
@@ -403,9 +411,13 @@ def protocol_factory(cls: type[P], handler: Any, **options: Any) -> Callable[[],
             name: attr._replace(method=f.__get__(protocol)) if f is not None else attr
             for name, (attr, f) in auth_methods.items()
         }
-        # SMTP.__init__ empties this class-level dict on every connection (EHLO
-        # then raises the MAIL line limit in it); do the same.
-        protocol.command_size_limits.clear()
+        # Containers would otherwise be one object for every connection.
+        for name in mutable:
+            protocol.__dict__[name] = copy.copy(shared[name])
+        # aiosmtpd keeps this dict on the class: SMTP.__init__ empties it for
+        # every connection and EHLO adds 26 to its MAIL limit, so concurrent
+        # sessions reset and raise each other's limit. Each connection gets its own.
+        protocol.command_size_limits = collections.defaultdict(lambda: cls.command_size_limit)
         return protocol
 
     return build
