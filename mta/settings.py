@@ -54,6 +54,9 @@ class MtaSettings:
     smtp_soft_error_limit: int = 10
     smtp_hard_error_limit: int = 20
     smtp_error_sleep: float = 1.0
+    # NOOP/RSET/VRFY/HELP per session before each counts as an error (Postfix's
+    # smtpd_junk_command_limit 100), so idling on NOOP ends at the hard limit.
+    smtp_junk_command_limit: int = 100
     # Recipients refused (unknown, not hosted, bad syntax) per client address per
     # window across all its connections and daemon processes (anvil-like, in the
     # shared rate limiter): past it, 421 4.7.0 and the connection is closed.
@@ -104,6 +107,7 @@ def load_mta_settings(settings: Settings) -> MtaSettings:
         smtp_soft_error_limit=read_int(env, "SMTP_SOFT_ERROR_LIMIT", 10, minimum=0),
         smtp_hard_error_limit=read_int(env, "SMTP_HARD_ERROR_LIMIT", 20, minimum=1),
         smtp_error_sleep=read_float(env, "SMTP_ERROR_SLEEP", 1.0),
+        smtp_junk_command_limit=read_int(env, "SMTP_JUNK_COMMAND_LIMIT", 100, minimum=1),
         smtp_rcpt_errors_per_ip=read_int(env, "SMTP_RCPT_ERRORS_PER_IP", 100, minimum=1),
         smtp_rcpt_error_window=read_int(env, "SMTP_RCPT_ERROR_WINDOW", 600, minimum=1),
         smtp_reuse_port=read_bool(env, "SMTP_REUSE_PORT", False),

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
 from aiosmtpd.smtp import SMTP, Envelope, Session
@@ -36,6 +38,18 @@ class InboundSession(Session):
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__(loop)
         self.errors = 0
+        self.junk = 0  # NOOP, RSET, VRFY, HELP since the last delivered message
+
+
+def _junk_command(name: str) -> Callable[[InboundSMTP, str], Awaitable[None]]:
+    command = getattr(SMTP, f"smtp_{name}")
+
+    @functools.wraps(command)
+    async def counted(self: InboundSMTP, arg: str) -> None:
+        self._junk()
+        await command(self, arg)
+
+    return counted
 
 
 class InboundSMTP(SMTPProtocol):
@@ -66,6 +80,21 @@ class InboundSMTP(SMTPProtocol):
         super().__init__(handler, **kwargs)
         self.connections = connections
         self.error_limits = errors
+
+    def _junk(self) -> None:
+        """Count a command that moves no mail; past the limit each one is an error."""
+        session = self.session
+        if self.error_limits is not None and isinstance(session, InboundSession):
+            session.junk += 1
+            if session.junk > self.error_limits.junk:
+                session.errors += 1
+
+    # The commands that move no mail, counted then answered as aiosmtpd does
+    # (wraps keeps their HELP syntax, which aiosmtpd reads off the method).
+    smtp_NOOP = _junk_command("NOOP")
+    smtp_RSET = _junk_command("RSET")
+    smtp_VRFY = _junk_command("VRFY")
+    smtp_HELP = _junk_command("HELP")
 
     def _create_envelope(self) -> Envelope:
         return InboundEnvelope()
@@ -226,7 +255,8 @@ class InboundHandler:
             ),
         )
         if reply.startswith("250") and isinstance(session, InboundSession):
-            session.errors = 0  # Postfix's limits count errors "without delivering mail"
+            # Postfix's limits count errors "without delivering mail".
+            session.errors = session.junk = 0
         return reply
 
 

@@ -3,7 +3,8 @@
 Postfix's answers, kept: a cap on connections per process and per client
 address (its process limit and ``smtpd_client_connection_count_limit``), and
 an error count per session (``smtpd_soft_error_limit``, ``smtpd_error_sleep_time``,
-``smtpd_hard_error_limit``) that a delivered message clears. Across sessions
+``smtpd_hard_error_limit``, with ``smtpd_junk_command_limit``'s commands past the
+limit counted as errors) that a delivered message clears. Across sessions
 and daemon processes, refused recipients per client address are counted in
 the shared rate limiter (common/ratelimit.py), as Postfix's anvil counts per
 client: a prober that reconnects does not start again from zero.
@@ -44,6 +45,10 @@ class ErrorLimits:
     soft: int
     hard: int
     sleep: float
+    # NOOP, RSET, VRFY and HELP a session may send before each one counts as an
+    # error (Postfix's smtpd_junk_command_limit): they succeed, so without this
+    # a client sending one every few minutes would hold its connection forever.
+    junk: int = 100
 
 
 def is_error(reply: str) -> bool:

@@ -53,7 +53,10 @@ async def serve(ctx: MtaContext) -> AsyncIterator[asyncio.Server]:
             config.smtp_max_connections, config.smtp_max_connections_per_ip
         ),
         errors=ErrorLimits(
-            config.smtp_soft_error_limit, config.smtp_hard_error_limit, config.smtp_error_sleep
+            config.smtp_soft_error_limit,
+            config.smtp_hard_error_limit,
+            config.smtp_error_sleep,
+            config.smtp_junk_command_limit,
         ),
         loop=loop,
     )

@@ -245,3 +245,30 @@ async def test_refused_recipients_are_budgeted_per_address_across_connections(
     assert closed == b""
     assert fresh == reply_line(replies.UNKNOWN_USER)
     assert ok == reply_line(replies.RECIPIENT_OK)
+
+
+async def test_a_session_idling_on_noop_is_dropped_after_the_junk_limit(serve: Serve) -> None:
+    """NOOP, RSET, VRFY and HELP succeed, but past the junk limit each counts as an error."""
+    async with serve(
+        smtp_junk_command_limit=3, smtp_soft_error_limit=0, smtp_hard_error_limit=2
+    ) as port:
+        client = await Client.connect(port)
+        await client.send(b"EHLO c.test\r\n")
+        await client.replies(1)
+        # Three free, then the fourth and fifth are errors: the fifth reaches the hard limit.
+        await client.send(b"NOOP\r\nRSET\r\nHELP\r\nNOOP\r\nNOOP\r\n")
+        answered = await client.replies(5)
+        rest = await asyncio.wait_for(client.reader.read(), 5)
+        client.close()
+    assert [line[:3] for line in answered] == [b"250", b"250", b"250", b"250", b"250"]
+    assert rest == reply_line(replies.too_many_errors("mx.test"))
+
+
+async def test_help_still_explains_the_counted_commands(serve: Serve) -> None:
+    async with serve() as port:
+        client = await Client.connect(port)
+        await client.send(b"EHLO c.test\r\nHELP NOOP\r\n")
+        await client.replies(1)
+        [answer] = await client.replies(1)
+        client.close()
+    assert answer == b"250 Syntax: NOOP [ignored]\r\n"
