@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from pathlib import Path
 
 from aiohttp import web
 
@@ -27,7 +26,7 @@ from content.people.service import bootstrap_owner
 from content.settings import load_content_settings
 from content.types import routes as type_routes
 
-MIGRATIONS = MigrationSet("content", Path(__file__).parent / "migrations")
+MIGRATIONS = MigrationSet.beside(__file__)
 
 # Hosts read the version as app[CONTENT_VERSION]() (or ContentService.content_version()).
 VersionFunction = Callable[[], int]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from urllib.parse import urlsplit
 
 from aiohttp import web
@@ -15,7 +14,7 @@ from oauth.config import OAuthConfig
 from oauth.routes import ROUTES, Route, View
 from oauth.server import AuthorizationServer
 
-MIGRATIONS = MigrationSet("oauth", Path(__file__).parent / "migrations")
+MIGRATIONS = MigrationSet.beside(__file__)
 
 DEFAULT_BASE_PATH = "/oauth"
 DEFAULT_ADMIN_BASE_PATH = "/admin/oauth"
