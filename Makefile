@@ -18,7 +18,8 @@ $(STAMP): requirements/base.txt requirements/dev.txt
 run: $(STAMP)  ## serve everything on http://localhost:4300 with an embedded database
 	$(PY) -m gateway
 
-test: $(STAMP)  ## the whole suite, one worker (and one throw-away PostgreSQL) per core
+# The fast checks run first, so CI holds the same style `make lint` holds.
+test: $(STAMP) lint typecheck docs  ## checks, then the whole suite, one worker (and one throw-away PostgreSQL) per core
 	$(PY) -m pytest -n auto
 
 dev: $(STAMP)  ## like run, restarting when a .py file changes

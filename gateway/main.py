@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
 import signal
 import sys
 from collections.abc import Callable, Coroutine, Sequence
@@ -24,25 +23,29 @@ from common.settings import Settings, SettingsError, load_settings
 from common.web import QuietClientErrors
 from gateway import housekeeping
 from gateway.app import build_app
+from gateway.signals import StopSignals
 
 log = logging.getLogger("gateway")
 
 
 def all_migrations() -> list[MigrationSet]:
-    """Every package's migrations, in dependency order (common first)."""
-    from pathlib import Path
+    """Every package's migrations, in dependency order (common first).
 
+    Each package declares its own the same way: ``MIGRATIONS =
+    MigrationSet.beside(__file__)``, exported from the package.
+    """
+    import common
     import content
     import mail
+    import mta
     import oauth
 
-    root = Path(__file__).resolve().parent.parent
     return [
-        MigrationSet("common", root / "common" / "migrations"),
+        common.MIGRATIONS,
         oauth.MIGRATIONS,
         content.MIGRATIONS,
         mail.MIGRATIONS,
-        MigrationSet("mta", root / "mta" / "migrations"),
+        mta.MIGRATIONS,
     ]
 
 
@@ -64,19 +67,7 @@ async def open_runtime(settings: Settings, dsn: str, clock: Clock | None = None)
 
 
 def _stop_on_signals() -> asyncio.Event:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-
-    def on_signal() -> None:
-        if stop.is_set():
-            # A second Ctrl-C: say what is still running, then leave at once.
-            _log_pending_tasks()
-            os._exit(1)
-        stop.set()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, on_signal)
-    return stop
+    return StopSignals(on_force=_log_pending_tasks).stopped
 
 
 async def _database_url(settings: Settings, pg: EmbeddedPostgres | None) -> str:
@@ -195,7 +186,11 @@ async def _bounded(what: str, step: Coroutine[Any, Any, None], seconds: float) -
 
 
 def _log_pending_tasks() -> None:
-    for task in asyncio.all_tasks():
+    try:
+        tasks = asyncio.all_tasks()
+    except RuntimeError:  # no loop running any more
+        return
+    for task in tasks:
         if task is asyncio.current_task():
             continue
         frames = task.get_stack(limit=3)

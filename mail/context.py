@@ -26,6 +26,8 @@ class MailContext:
     limiter: RateLimiter
     # Seals TOTP secrets at rest.
     totp_sealer: Sealer
+    # Seals queued mail at rest: it carries one-time reset and verification links.
+    outbox_sealer: Sealer
 
     @property
     def db(self) -> Database:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
-from pathlib import Path
 
 from aiohttp import web
 
@@ -24,12 +23,13 @@ from mail.context import MAIL, MailContext
 from mail.domains import service as domains_service
 from mail.domains.context import HOSTING, build_hosting_context
 from mail.openapi import PROFILE
+from mail.outbox.store import outbox_sealer
 from mail.routes import ROUTE_TABLES
 from mail.settings import load_mail_settings
 from mail.web.csrf import csrf_middleware
 from mail.web.ratelimit import rate_limit_middleware
 
-MIGRATIONS = MigrationSet("mail", Path(__file__).parent / "migrations")
+MIGRATIONS = MigrationSet.beside(__file__)
 
 SWEEP_JOB = "mail.sweep"
 # The OpenAPI document of every route below, and its page for people (docs/mail.md).
@@ -48,17 +48,18 @@ class MailService:
             config=load_mail_settings(runtime.settings),
             limiter=RateLimiter(runtime.db, runtime.clock),
             totp_sealer=Sealer(runtime.settings.secret, "mail.totp"),
+            outbox_sealer=outbox_sealer(runtime.settings.secret),
         )
         # The public face of accounts for other packages (the gateway's OAuth host).
         self.accounts = PublicAccounts(self.context)
         runtime.jobs.register(accounts_service.FORGOT_JOB, self._forgot)
-        runtime.jobs.register(SWEEP_JOB, self._sweep)
-        runtime.jobs.every(SWEEP_JOB, SWEEP_EVERY_SECONDS)
+        runtime.jobs.register(SWEEP_JOB, self._sweep, every=SWEEP_EVERY_SECONDS)
         # Domains, DNS, DKIM, addresses and mail-client discovery (mail/domains/...).
         self.hosting = build_hosting_context(runtime.settings)
-        runtime.jobs.register(domains_service.CHECK_JOB, self._dns_check)
-        runtime.jobs.every(
-            domains_service.CHECK_JOB, self.hosting.hosting.dns_check_interval_seconds
+        runtime.jobs.register(
+            domains_service.CHECK_JOB,
+            self._dns_check,
+            every=self.hosting.hosting.dns_check_interval_seconds,
         )
 
     def create_app(self, *, prefix: str = "") -> web.Application:

@@ -23,6 +23,7 @@ from oauth.scope import format_scope, includes_scopes, parse_scope
 from oauth.server import AuthorizationServer
 from oauth.sweeps import (
     sweep_authorization_codes,
+    sweep_client_auth_failures,
     sweep_device_codes,
     sweep_expired,
     sweep_refresh_tokens,
@@ -49,6 +50,7 @@ __all__ = [
     "sha256",
     "short_id",
     "sweep_authorization_codes",
+    "sweep_client_auth_failures",
     "sweep_device_codes",
     "sweep_expired",
     "sweep_refresh_tokens",

@@ -79,10 +79,10 @@ def _redirect_uris(value: Any) -> list[str]:
         raise InvalidRedirectUri("redirect_uris must be a non-empty array of absolute URIs")
     if len(value) > MAX_REDIRECT_URIS:
         raise InvalidRedirectUri(f"at most {MAX_REDIRECT_URIS} redirect_uris")
-    for uri in value:
+    for index, uri in enumerate(value):
         problem = redirect_uri_problem(uri)
         if problem:
-            raise InvalidRedirectUri(problem)
+            raise InvalidRedirectUri(f"redirect_uris[{index}]: {problem}")
     return list(dict.fromkeys(value))
 
 

@@ -57,6 +57,8 @@ class Tables:
     device_codes: str = "oauth_device_codes"
     # Not in the spec: the jti denylist that makes access tokens revocable.
     revoked_access_tokens: str = "oauth_revoked_access_tokens"
+    # Not in the spec: failed client authentications per (client, address).
+    client_auth_failures: str = "oauth_client_auth_failures"
 
 
 @dataclass(frozen=True)

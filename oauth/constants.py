@@ -18,9 +18,15 @@ DEVICE_POLL_INTERVAL_SECONDS: Final = 5
 # RFC 8628 3.5: each slow_down adds five seconds to the interval, for good.
 DEVICE_SLOW_DOWN_STEP_SECONDS: Final = 5
 
-# Client authentication failures (per client): after this many failures in a
-# window, every further attempt waits out a lock that doubles up to the cap.
+# Client authentication failures, per (client, source address): after this
+# many failures in a window, that address's every further attempt at that
+# client waits out a lock that doubles up to the cap. Other addresses are not
+# affected, so a stranger cannot lock the real client out.
 CLIENT_AUTH_FAILURE_LIMIT: Final = 5
+# Failures of one client from all addresses together in the window: from here
+# on every address is locked from its first failure (a guesser spread over
+# many addresses), but an address that has not failed still gets through.
+CLIENT_AUTH_CLIENT_FAILURE_LIMIT: Final = 100
 CLIENT_AUTH_FAILURE_WINDOW_SECONDS: Final = 900
 CLIENT_AUTH_LOCK_CAP_SECONDS: Final = 60
 

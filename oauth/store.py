@@ -26,17 +26,30 @@ Row = dict[str, Any]
 CLIENT_COLUMNS = (
     "id, client_id, client_secret_hash, name, description, icon_url, redirect_uris,"
     " allowed_scopes, is_official, created_by, created_at, revoked_at, updated_at,"
-    " auth_failures, auth_locked_until"
+    " auth_failures"
 )
-# The client read and gate shared by the token endpoint's one-statement grants:
-# work happens only for an active, unlocked client whose stored secret hash
-# equals the presented one (both NULL for a public client).
-CLIENT_CTE = "c AS (SELECT " + CLIENT_COLUMNS + " FROM {clients} WHERE client_id = %(client_id)s)"
+# A client as client authentication reads it: with the failures and the lock of
+# the address asking (auth_locked_until), never another address's, so a
+# stranger's wrong secrets cannot lock the real client out.
+CLIENT_CTE = (
+    "c AS (SELECT "
+    + ", ".join("cl." + column.strip() for column in CLIENT_COLUMNS.split(","))
+    + ", f.failures AS address_failures, f.locked_until AS auth_locked_until"
+    " FROM {clients} cl LEFT JOIN {failures} f"
+    " ON f.client_id = cl.client_id AND f.address = %(address)s"
+    " WHERE cl.client_id = %(client_id)s)"
+)
+# The gate shared by the token endpoint's one-statement grants: work happens
+# only for an active client, not locked for this address, whose stored secret
+# hash equals the presented one (both NULL for a public client).
 CLIENT_GATE = (
     "EXISTS (SELECT 1 FROM c WHERE c.revoked_at IS NULL"
     " AND (c.auth_locked_until IS NULL OR c.auth_locked_until <= %(now)s)"
     " AND c.client_secret_hash IS NOT DISTINCT FROM %(secret_hash)s)"
 )
+# An address's failure count after one more failure: the window restarts once it passed.
+# The row is locked by ON CONFLICT DO UPDATE, so concurrent failures all count.
+_NEXT_FAILURES = "(CASE WHEN f.failures_since > %(since)s THEN f.failures + 1 ELSE 1 END)"
 # Columns PATCH may change; anything else never reaches the SET list.
 UPDATABLE_CLIENT_FIELDS = (
     "name",
@@ -64,6 +77,7 @@ class Store:
             "refresh": sql.Identifier(tables.schema, tables.refresh_tokens),
             "devices": sql.Identifier(tables.schema, tables.device_codes),
             "revoked": sql.Identifier(tables.schema, tables.revoked_access_tokens),
+            "failures": sql.Identifier(tables.schema, tables.client_auth_failures),
         }
         self._rendered: dict[str, str] = {}
         self._prepared: dict[str, Prepared] = {}
@@ -142,6 +156,15 @@ class Store:
         )
         return _client(row)
 
+    async def get_client_for_auth(self, conn: Conn, client_id: str, address: str) -> Row | None:
+        """The client with this address's failures and lock (CLIENT_CTE)."""
+        row = await self.fetch_prepared(
+            conn,
+            "WITH " + CLIENT_CTE + " SELECT * FROM c",
+            {"client_id": client_id, "address": address},
+        )
+        return _client(row)
+
     async def get_client_by_id(self, conn: Conn, id_: int) -> Row | None:
         row = await fetch_one(
             conn,
@@ -182,11 +205,14 @@ class Store:
             conn,
             self.q(
                 conn,
-                "UPDATE {clients} SET client_secret_hash = %s, updated_at = %s,"
-                " auth_failures = 0, auth_locked_until = NULL"
-                " WHERE id = %s AND revoked_at IS NULL RETURNING " + CLIENT_COLUMNS,
+                "WITH cl AS (UPDATE {clients} SET client_secret_hash = %(hash)s,"
+                " updated_at = %(now)s, auth_failures = 0, auth_failures_since = NULL"
+                " WHERE id = %(id)s AND revoked_at IS NULL RETURNING " + CLIENT_COLUMNS + "),"
+                " forgotten AS (DELETE FROM {failures}"
+                " WHERE client_id = (SELECT client_id FROM cl))"
+                " SELECT * FROM cl",
             ),
-            (secret_hash, now, id_),
+            {"hash": secret_hash, "now": now, "id": id_},
         )
         return _client(row)
 
@@ -206,58 +232,91 @@ class Store:
         self,
         conn: Conn,
         client_id: str,
+        address: str,
         now: datetime,
         *,
         window: timedelta,
         limit: int,
+        client_limit: int,
         cap_seconds: int,
     ) -> datetime | None:
-        """Count a failed authentication; return the lock it earned, if any.
+        """Count a failed authentication from ``address``; return the lock it earned, if any.
 
-        Failures are counted in a window; from ``limit`` on, each failure
-        locks the client for 1, 2, 4 ... seconds up to the cap.
+        Failures are counted per (client, address) in a window; from ``limit``
+        on, each failure locks that address out of that client for 1, 2, 4 ...
+        seconds up to the cap. The client row counts the failures of every
+        address in the window; once those reach ``client_limit`` (a spread-out
+        guesser), each address is locked from its first failure. No address
+        that has not failed is ever locked.
         """
         return await fetch_val(
             conn,
             self.q(
                 conn,
                 """
-                UPDATE {clients} AS c SET
-                    auth_failures = n.failures,
-                    auth_failures_since = n.since,
-                    auth_locked_until = CASE WHEN n.failures >= %(limit)s
-                        THEN %(now)s + make_interval(secs =>
-                            least(%(cap)s, power(2, n.failures - %(limit)s)))
-                        ELSE c.auth_locked_until END
-                FROM (SELECT id,
-                        CASE WHEN auth_failures_since > %(since)s
-                             THEN auth_failures + 1 ELSE 1 END AS failures,
-                        CASE WHEN auth_failures_since > %(since)s
-                             THEN auth_failures_since ELSE %(now)s END AS since
-                      FROM {clients} WHERE client_id = %(client_id)s FOR UPDATE) AS n
-                WHERE c.id = n.id
-                RETURNING CASE WHEN c.auth_locked_until > %(now)s
-                               THEN c.auth_locked_until END
+                WITH everyone AS (
+                    UPDATE {clients} SET
+                        auth_failures = CASE WHEN auth_failures_since > %(since)s
+                                             THEN auth_failures + 1 ELSE 1 END,
+                        auth_failures_since = CASE WHEN auth_failures_since > %(since)s
+                                                   THEN auth_failures_since ELSE %(now)s END
+                     WHERE client_id = %(client_id)s
+                    RETURNING auth_failures),
+                lim AS (
+                    SELECT CASE WHEN coalesce((SELECT auth_failures FROM everyone), 0)
+                                     >= %(client_limit)s
+                                THEN 1 ELSE %(limit)s END AS n)
+                INSERT INTO {failures} AS f
+                       (client_id, address, failures, failures_since, locked_until)
+                SELECT %(client_id)s, %(address)s, 1, %(now)s,
+                       CASE WHEN lim.n <= 1 THEN %(now)s + make_interval(secs => 1) END
+                  FROM lim
+                ON CONFLICT (client_id, address) DO UPDATE SET
+                    failures = """
+                + _NEXT_FAILURES
+                + """,
+                    failures_since = CASE WHEN f.failures_since > %(since)s
+                                          THEN f.failures_since ELSE %(now)s END,
+                    locked_until = CASE WHEN """
+                + _NEXT_FAILURES
+                + """ >= (SELECT n FROM lim)
+                        THEN %(now)s + make_interval(secs => least(%(cap)s,
+                             power(2, """
+                + _NEXT_FAILURES
+                + """ - (SELECT n FROM lim))))
+                        ELSE f.locked_until END
+                RETURNING CASE WHEN f.locked_until > %(now)s THEN f.locked_until END
                 """,
             ),
             {
                 "client_id": client_id,
+                "address": address,
                 "now": now,
                 "since": now - window,
                 "limit": limit,
+                "client_limit": client_limit,
                 "cap": cap_seconds,
             },
         )
 
-    async def clear_auth_failures(self, conn: Conn, client_id: str) -> None:
+    async def clear_auth_failures(self, conn: Conn, client_id: str, address: str) -> None:
+        """The address proved the secret: forget its failures (the client-wide count stays)."""
         await execute(
+            conn,
+            self.q(conn, "DELETE FROM {failures} WHERE client_id = %s AND address = %s"),
+            (client_id, address),
+        )
+
+    async def sweep_client_auth_failures(self, conn: Conn, now: datetime, since: datetime) -> int:
+        """Forget failures whose window has passed and whose lock has run out."""
+        return await execute(
             conn,
             self.q(
                 conn,
-                "UPDATE {clients} SET auth_failures = 0, auth_failures_since = NULL,"
-                " auth_locked_until = NULL WHERE client_id = %s AND auth_failures > 0",
+                "DELETE FROM {failures} WHERE failures_since <= %s"
+                " AND (locked_until IS NULL OR locked_until <= %s)",
             ),
-            (client_id,),
+            (since, now),
         )
 
     # --- authorization codes ----------------------------------------------------
@@ -304,6 +363,7 @@ class Store:
         conn: Conn,
         *,
         client_id: str,
+        address: str,
         secret_hash: str | None,
         code_hash: str,
         challenge: str | None,
@@ -363,6 +423,7 @@ class Store:
             ),
             {
                 "client_id": client_id,
+                "address": address,
                 "secret_hash": secret_hash,
                 "code": code_hash,
                 "challenge": challenge,
@@ -439,6 +500,7 @@ class Store:
         conn: Conn,
         *,
         client_id: str,
+        address: str,
         secret_hash: str | None,
         token_hash: str,
         requested_scopes: list[str] | None,
@@ -505,6 +567,7 @@ class Store:
             ),
             {
                 "client_id": client_id,
+                "address": address,
                 "secret_hash": secret_hash,
                 "hash": token_hash,
                 "scopes": requested_scopes,

@@ -241,7 +241,12 @@ class GatewayProcess:
 
 
 def launch_gateway(
-    home: Path, index: int, *args: str, env: dict[str, str] | None = None, wait: bool = True
+    home: Path,
+    index: int,
+    *args: str,
+    env: dict[str, str] | None = None,
+    wait: bool = True,
+    **popen: Any,
 ) -> GatewayProcess:
     """Start `python -m gateway` on a free port, its data and log under ``home``."""
     port = free_port()
@@ -269,6 +274,7 @@ def launch_gateway(
             env=full_env,
             stdout=out,
             stderr=subprocess.STDOUT,
+            **popen,  # e.g. process_group=0, to be signalled as a group
         )
     gp = GatewayProcess(proc=proc, port=int(full_env["PORT"]), env=full_env, log_path=log_path)
     if wait:
@@ -284,8 +290,10 @@ def launch_gateway(
 def gateway_process(tmp_path: Path) -> Iterator[Callable[..., GatewayProcess]]:
     started: list[GatewayProcess] = []
 
-    def start(*args: str, env: dict[str, str] | None = None, wait: bool = True) -> GatewayProcess:
-        gp = launch_gateway(tmp_path, len(started), *args, env=env, wait=False)
+    def start(
+        *args: str, env: dict[str, str] | None = None, wait: bool = True, **popen: Any
+    ) -> GatewayProcess:
+        gp = launch_gateway(tmp_path, len(started), *args, env=env, wait=False, **popen)
         started.append(gp)
         if wait:
             gp.wait_healthy()

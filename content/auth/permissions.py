@@ -41,11 +41,17 @@ KEY_FORBIDDEN: frozenset[str] = frozenset(
         "social.connect",  # connect a social account
         "plugins.install",  # install a plugin
         "ai.spend",  # spend the AI provider budget
+        # Taking over an account (issue 11): a key holding either could set
+        # its person's password and sign in as them, escaping every rule above.
+        "account.manage",  # your own email, password and sessions
+        "users.control",  # anyone's password or email; granting, removing or deleting admins
     }
 )
 
 _VIEWER = {"content.read"}
-_AUTHOR = _VIEWER | {"content.write", "media.manage", "social.write", "keys.mint", "ai.spend"}
+# What every person may do for themselves, and no key on their behalf.
+_SELF = {"keys.mint", "account.manage"}
+_AUTHOR = _VIEWER | _SELF | {"content.write", "media.manage", "social.write", "ai.spend"}
 _EDITOR = _AUTHOR | {"content.publish", "taxonomy.manage", "menus.manage", "social.publish"}
 _ADMIN = _EDITOR | {
     "types.manage",
@@ -56,12 +62,13 @@ _ADMIN = _EDITOR | {
     "webhooks.manage",
     "social.manage",
     "users.create",
+    "users.control",
     "social.connect",
     "plugins.install",
 }
 
 ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
-    "viewer": frozenset(_VIEWER | {"keys.mint"}),
+    "viewer": frozenset(_VIEWER | _SELF),
     "author": frozenset(_AUTHOR),
     "editor": frozenset(_EDITOR),
     "admin": frozenset(_ADMIN),

@@ -13,7 +13,7 @@ from content.auth import service, store
 from content.auth.credentials import SESSION_COOKIE, admin_route
 from content.auth.principal import Principal
 from content.context import Context, context
-from content.errors import BadRequest, Forbidden, NotFound, Problems
+from content.errors import BadRequest, NotFound, Problems
 from content.http import read_body
 from content.people import service as people
 from content.people import store as people_store
@@ -159,8 +159,11 @@ async def me(request: web.Request, principal: Principal) -> web.Response:
     )
 
 
+# Your account and its sessions are the person's: no agent key reaches them
+# (account.manage is a person-only capability), so a key cannot take over,
+# watch or sign out the person it acts for.
 @routes.patch("/api/auth/me")
-@admin_route()
+@admin_route("account.manage")
 @operation(
     body=obj(
         {
@@ -174,16 +177,12 @@ async def me(request: web.Request, principal: Principal) -> web.Response:
     errors=(409, 429),
 )
 async def update_me(request: web.Request, principal: Principal) -> web.Response:
-    if principal.kind != "session":
-        raise Forbidden(
-            "an agent key cannot change its account; sign in as the person", "KEY_FORBIDDEN"
-        )
     user = await people.update_self(context(request), principal, await read_body(request))
     return json_response(user_json(user))
 
 
 @routes.get("/api/auth/sessions")
-@admin_route()
+@admin_route("account.manage")
 @operation(auth="admin")
 async def my_sessions(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
@@ -193,12 +192,12 @@ async def my_sessions(request: web.Request, principal: Principal) -> web.Respons
         {
             "data": [
                 {
-                    "id": row["id"],
-                    "createdAt": row["created_at"],
-                    "expiresAt": row["expires_at"],
-                    "ip": row["ip"],
-                    "userAgent": row["user_agent"],
-                    "current": row["id"] == principal.session_id,
+                    "id": row.id,
+                    "createdAt": row.created_at,
+                    "expiresAt": row.expires_at,
+                    "ip": row.ip,
+                    "userAgent": row.user_agent,
+                    "current": row.id == principal.session_id,
                 }
                 for row in rows
             ]
@@ -207,7 +206,7 @@ async def my_sessions(request: web.Request, principal: Principal) -> web.Respons
 
 
 @routes.delete("/api/auth/sessions/{id}")
-@admin_route()
+@admin_route("account.manage")
 @operation(status=204, auth="admin")
 async def revoke_session(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)

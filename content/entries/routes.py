@@ -13,12 +13,13 @@ from content.auth.principal import Principal
 from content.context import Context, context
 from content.entries import service, store
 from content.entries.serializers import entry_json, revision_json
-from content.entries.store import SORTS
+from content.entries.store import SORTS, Entry, EntryFilters
 from content.entries.validation import LOCALE_RE, MAX_SLUG, MAX_TITLE, SLUG_RE
 from content.errors import NotFound, invalid
 from content.http import page_body, paging, read_body
 from content.openapi import PAGE, PAGING
 from content.types import store as type_store
+from content.types.fields import FieldDefinition
 
 routes = web.RouteTableDef()
 
@@ -51,19 +52,17 @@ def entry_body(*, creating: bool) -> Schema:
     return obj({"type": string(min_length=1), **members}, required=["type", "title"])
 
 
-async def _fields_by_type(
-    ctx: Context, rows: list[dict[str, Any]]
-) -> dict[str, list[dict[str, Any]]]:
+async def _fields_by_type(ctx: Context, rows: list[Entry]) -> dict[str, list[FieldDefinition]]:
     """Field definitions for the types of a page of entries, in one query."""
     if not rows:
         return {}
     async with ctx.db.connection() as conn:
         types = await type_store.list_types(conn)
-    return {t["id"]: t["fields"] for t in types}
+    return {t.id: t.fields for t in types}
 
 
-async def _one(ctx: Context, row: dict[str, Any]) -> dict[str, Any]:
-    return entry_json(row, await service.type_fields(ctx, row["type_id"]))
+async def _one(ctx: Context, row: Entry) -> dict[str, Any]:
+    return entry_json(row, await service.type_fields(ctx, row.type_id))
 
 
 def _sort(request: web.Request) -> tuple[str, bool]:
@@ -80,14 +79,14 @@ async def _list(request: web.Request, principal: Principal, *, trashed: bool) ->
     page = paging(request)
     query = request.query
     author = query.get("author") or None
-    filters = {
-        "type": query.get("type") or None,
-        "status": query.get("status") or None,
-        "author": principal.user.id if author == "me" else author,
-        "locale": query.get("locale") or None,
-        "search": (query.get("search") or "").strip() or None,
-    }
-    if filters["status"] is not None and filters["status"] not in service.STATUSES:
+    filters = EntryFilters(
+        type=query.get("type") or None,
+        status=query.get("status") or None,
+        author=principal.user.id if author == "me" else author,
+        locale=query.get("locale") or None,
+        search=(query.get("search") or "").strip() or None,
+    )
+    if filters.status is not None and filters.status not in service.STATUSES:
         raise invalid("status", f"must be one of {', '.join(service.STATUSES)}")
     async with ctx.db.connection() as conn:
         rows, total = await store.list_entries(
@@ -100,7 +99,7 @@ async def _list(request: web.Request, principal: Principal, *, trashed: bool) ->
         )
     fields = await _fields_by_type(ctx, rows)
     return json_response(
-        page_body([entry_json(r, fields.get(r["type_id"], [])) for r in rows], page, total)
+        page_body([entry_json(r, fields.get(r.type_id, [])) for r in rows], page, total)
     )
 
 
@@ -156,7 +155,7 @@ async def list_revisions(request: web.Request, principal: Principal) -> web.Resp
     entry = await service.get_entry(ctx, request.match_info["id"], trashed=None)
     async with ctx.db.connection() as conn:
         rows, total = await store.list_revisions(
-            conn, entry["id"], limit=page.limit, offset=page.offset
+            conn, entry.id, limit=page.limit, offset=page.offset
         )
     return json_response(page_body([revision_json(r) for r in rows], page, total))
 

@@ -13,10 +13,11 @@ log = logging.getLogger(__name__)
 
 
 async def send(conn: Conn, ctx: MailContext, outgoing: Outgoing, *, account_id: str | None) -> str:
-    """Store the full MIME message for the MTA; in development, log its link too."""
+    """Store the full MIME message, sealed, for the MTA; in development, log its link too."""
     now = ctx.clock.now()
     outbox_id = await store.insert(
         conn,
+        ctx.outbox_sealer,
         account_id=account_id,
         kind=outgoing.kind,
         mail_from=ctx.config.mail_from,

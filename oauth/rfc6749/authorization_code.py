@@ -19,7 +19,12 @@ from oauth import audit, rfc7636
 from oauth.constants import GRANT_AUTHORIZATION_CODE
 from oauth.errors import InvalidClient, InvalidGrant, InvalidRequest, OAuthError
 from oauth.ids import random_id
-from oauth.rfc6749.client_auth import Credentials, presented_secret_hash, verify_client
+from oauth.rfc6749.client_auth import (
+    Credentials,
+    presented_secret_hash,
+    throttle_address,
+    verify_client,
+)
 from oauth.server import AuthorizationServer, Call
 
 
@@ -50,6 +55,7 @@ class AuthorizationCodeGrant:
             client, row, issued = await server.store.authenticate_and_exchange_code(
                 conn,
                 client_id=creds.client_id,
+                address=throttle_address(call.info.ip),
                 secret_hash=presented_secret_hash(creds),
                 code_hash=code_hash,
                 # A malformed verifier matches no challenge.

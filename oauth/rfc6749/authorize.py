@@ -25,7 +25,7 @@ from oauth.errors import (
     UnsupportedResponseType,
 )
 from oauth.ids import random_id
-from oauth.redirects import is_allowed_redirect
+from oauth.redirects import is_allowed_redirect, redirect_uri_problem
 from oauth.rfc9207 import redirect_with
 from oauth.scope import format_scope, parse_scope
 from oauth.server import AuthorizationServer, Call
@@ -89,6 +89,10 @@ async def validate(
         raise InvalidRequest("redirect_uri is required")
     if not is_allowed_redirect(client["redirect_uris"], redirect_uri):
         raise InvalidRequest("redirect_uri is not registered for this client")
+    if redirect_uri_problem(redirect_uri):
+        # Registered before the current rules (or written to the table directly):
+        # never send a user agent, let alone a code, to it.
+        raise InvalidRequest("the registered redirect_uri is no longer allowed; update the client")
     # From here on the redirect_uri is trusted: errors can go back to the client.
     state = params.get("state")
     try:

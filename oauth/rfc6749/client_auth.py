@@ -4,14 +4,20 @@ RFC 6749 2.3.1 and OAuth 2.1 2.4.1: ``client_secret_basic`` (HTTP Basic with
 the id and secret form-urlencoded first), ``client_secret_post`` (both in the
 body), and ``none`` for public clients, which only name themselves and rely on
 PKCE. A request uses exactly one method. Secrets are compared as SHA-256 hex
-in constant time. Failures are counted per client; past the limit each
-further attempt must wait out a short, growing lock (TooManyAttempts).
+in constant time.
+
+Failures are counted per (client, source address): past the limit, that
+address must wait out a short, growing lock (TooManyAttempts) before trying
+that client again, while the real client, elsewhere, keeps authenticating.
+Many failures against one client from all addresses together tighten the rule
+for every address that fails (docs/oauth.md, "Slow-down").
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -22,6 +28,7 @@ from common.crypto import constant_time_equals, sha256_hex
 from common.web import text_problem
 from oauth import audit
 from oauth.constants import (
+    CLIENT_AUTH_CLIENT_FAILURE_LIMIT,
     CLIENT_AUTH_FAILURE_LIMIT,
     CLIENT_AUTH_FAILURE_WINDOW_SECONDS,
     CLIENT_AUTH_LOCK_CAP_SECONDS,
@@ -44,6 +51,23 @@ class Credentials:
     @property
     def presented_secret(self) -> bool:
         return self.secret is not None
+
+
+def throttle_address(ip: str | None) -> str:
+    """The source a failure is counted against: the IPv4 address, or the IPv6 /64.
+
+    One IPv6 host usually holds a whole /64, so counting single v6 addresses
+    would give a guesser 2**64 fresh budgets.
+    """
+    try:
+        addr = ipaddress.ip_address(ip or "")
+    except ValueError:
+        return ip or "unknown"
+    if isinstance(addr, ipaddress.IPv6Address):
+        if addr.ipv4_mapped is not None:
+            return str(addr.ipv4_mapped)
+        return str(ipaddress.IPv6Network((addr, 64), strict=False))
+    return str(addr)
 
 
 def presented_secret_hash(creds: Credentials) -> str | None:
@@ -90,7 +114,9 @@ async def authenticate_client(
     if creds.client_id is None:
         raise InvalidClient("client authentication is required")
     async with server.db.connection() as conn:
-        client = await server.store.get_client(conn, creds.client_id)
+        client = await server.store.get_client_for_auth(
+            conn, creds.client_id, throttle_address(call.info.ip)
+        )
     return await verify_client(server, call, creds, client)
 
 
@@ -102,6 +128,7 @@ async def verify_client(
 ) -> dict[str, Any]:
     """Check credentials against the client record read for them (or None if unknown).
 
+    The record carries the asking address's lock and failures (store.CLIENT_CTE).
     Store statements that gate their work on the same conditions in SQL
     (``client_gate``) must stay in step with these checks.
     """
@@ -121,9 +148,11 @@ async def verify_client(
     if not constant_time_equals(sha256_hex(creds.secret), expected):
         await _failed(server, call, client["client_id"])
         raise InvalidClient("client authentication failed")
-    if client["auth_failures"]:
+    if client["address_failures"]:
         async with server.db.connection() as conn:
-            await server.store.clear_auth_failures(conn, client["client_id"])
+            await server.store.clear_auth_failures(
+                conn, client["client_id"], throttle_address(call.info.ip)
+            )
     return client
 
 
@@ -132,9 +161,11 @@ async def _failed(server: AuthorizationServer, call: Call, client_id: str) -> No
         await server.store.record_auth_failure(
             conn,
             client_id,
+            throttle_address(call.info.ip),
             server.now(),
             window=timedelta(seconds=CLIENT_AUTH_FAILURE_WINDOW_SECONDS),
             limit=CLIENT_AUTH_FAILURE_LIMIT,
+            client_limit=CLIENT_AUTH_CLIENT_FAILURE_LIMIT,
             cap_seconds=CLIENT_AUTH_LOCK_CAP_SECONDS,
         )
     await server.audit(audit.CLIENT_AUTH_FAILED, call, client_id=client_id)

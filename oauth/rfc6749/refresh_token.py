@@ -23,7 +23,12 @@ from common.crypto import SealError, sha256_hex
 from oauth import audit
 from oauth.constants import GRANT_REFRESH_TOKEN
 from oauth.errors import InvalidClient, InvalidGrant, InvalidRequest, InvalidScope
-from oauth.rfc6749.client_auth import Credentials, presented_secret_hash, verify_client
+from oauth.rfc6749.client_auth import (
+    Credentials,
+    presented_secret_hash,
+    throttle_address,
+    verify_client,
+)
 from oauth.scope import format_scope, parse_scope
 from oauth.server import AuthorizationServer, Call, NewTokens
 
@@ -58,6 +63,7 @@ class RefreshTokenGrant:
             client, row = await server.store.authenticate_and_rotate(
                 conn,
                 client_id=creds.client_id,
+                address=throttle_address(call.info.ip),
                 secret_hash=presented_secret_hash(creds),
                 token_hash=token_hash,
                 requested_scopes=requested,

@@ -85,7 +85,9 @@ async def test_key_is_capped_by_role_at_every_request(cms, team, runtime):
     )
     assert (await cms.get("/api/users", headers=bearer(token))).status == 200
     resp = await cms.patch(
-        f"/api/users/{admin.id}", json={"role": "viewer"}, headers=team["owner"].headers
+        f"/api/users/{admin.id}",
+        json={"role": "viewer", "currentPassword": PASSWORD},
+        headers=team["owner"].headers,
     )
     assert resp.status == 200
     refused = await cms.get("/api/users", headers=bearer(token))
@@ -119,6 +121,9 @@ def test_no_key_holds_the_banned_capabilities(role):
         "social.connect",
         "plugins.install",
         "ai.spend",
+        # Taking over an account: your own, or anyone's (issue 11).
+        "account.manage",
+        "users.control",
     } == KEY_FORBIDDEN
 
 

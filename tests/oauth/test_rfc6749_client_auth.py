@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import base64
+import contextlib
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 from authlib.integrations.base_client import OAuthError as AuthlibOAuthError
 
+from oauth.rfc6749.client_auth import throttle_address
 from tests.oauth.conftest import OAuthServer
 
 
@@ -65,6 +68,96 @@ async def test_failures_of_one_client_do_not_lock_another(oauth_server: OAuthSer
         oauth_server, data, basic(bystander["client_id"], bystander["client_secret"])
     )
     assert resp.status_code == 400
+
+
+@contextlib.asynccontextmanager
+async def from_address(address: str) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client whose connections leave from another loopback address."""
+    transport = httpx.AsyncHTTPTransport(local_address=address)
+    async with httpx.AsyncClient(transport=transport, timeout=10) as http:
+        yield http
+
+
+async def guess(http: httpx.AsyncClient, srv: OAuthServer, client_id: str, secret: str):
+    return await http.post(
+        srv.url("/token"),
+        data={"grant_type": "refresh_token", "refresh_token": "x"},
+        headers=basic(client_id, secret),
+    )
+
+
+async def test_a_strangers_failures_do_not_lock_the_real_client_out(
+    oauth_server: OAuthServer, clock
+):
+    # The attacker knows the public client_id and connects from 127.0.0.2; the
+    # real client connects from 127.0.0.1 (oauth_server.http, Authlib).
+    client = await oauth_server.create_client()
+    async with from_address("127.0.0.2") as attacker:
+        for _ in range(5):
+            assert (
+                await guess(attacker, oauth_server, client["client_id"], "x")
+            ).status_code == 401
+        async with oauth_server.oauth_client(client) as oauth:
+            tokens = await oauth_server.tokens(oauth)  # authorization_code exchange
+            refreshed = await oauth.refresh_token(
+                oauth_server.url("/token"), refresh_token=tokens["refresh_token"]
+            )
+        assert refreshed["access_token"]
+        # The attacker's address stays throttled, even with the right secret.
+        locked = await guess(attacker, oauth_server, client["client_id"], client["client_secret"])
+        assert locked.status_code == 429
+        assert locked.json()["error"] == "slow_down"
+        assert locked.headers["Retry-After"] == "1"
+        # Each further failure doubles its lock: 2 s now.
+        clock.advance(2)
+        assert (await guess(attacker, oauth_server, client["client_id"], "x")).status_code == 401
+        clock.advance(1)
+        again = await guess(attacker, oauth_server, client["client_id"], "x")
+        assert again.status_code == 429
+        assert again.headers["Retry-After"] == "1"
+        # The real client, meanwhile, is never slowed.
+        ok = await guess(
+            oauth_server.http, oauth_server, client["client_id"], client["client_secret"]
+        )
+        assert ok.status_code == 400 and ok.json()["error"] == "invalid_grant"
+
+
+async def test_many_addresses_guessing_tighten_the_rule_but_a_clean_address_gets_through(
+    oauth_server: OAuthServer, clock
+):
+    client = await oauth_server.create_client()
+    cid = client["client_id"]
+    # 25 addresses x 4 failures: each under its own limit, 100 for the client.
+    for n in range(10, 35):
+        async with from_address(f"127.0.0.{n}") as http:
+            for _ in range(4):
+                assert (await guess(http, oauth_server, cid, "x")).status_code == 401
+    async with from_address("127.0.0.200") as newcomer:
+        assert (await guess(newcomer, oauth_server, cid, "x")).status_code == 401
+        # Past the client-wide ceiling, one failure locks a new address.
+        assert (await guess(newcomer, oauth_server, cid, "x")).status_code == 429
+    # An address that has not failed still authenticates with the right secret.
+    async with oauth_server.oauth_client(client) as oauth:
+        assert (await oauth_server.tokens(oauth))["access_token"]
+    # Fifteen minutes on, the ceiling has reset: a new address has its 5 tries again.
+    clock.advance(15 * 60 + 1)
+    async with from_address("127.0.0.201") as later:
+        for _ in range(2):
+            assert (await guess(later, oauth_server, cid, "x")).status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("ip", "counted_as"),
+    [
+        ("203.0.113.9", "203.0.113.9"),
+        ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),
+        ("2001:db8:1:2:bbbb::7", "2001:db8:1:2::/64"),
+        ("::ffff:203.0.113.9", "203.0.113.9"),
+        (None, "unknown"),
+    ],
+)
+def test_failures_count_per_ipv4_address_and_per_ipv6_64(ip, counted_as):
+    assert throttle_address(ip) == counted_as
 
 
 async def test_basic_credentials_are_form_urldecoded(oauth_server: OAuthServer):

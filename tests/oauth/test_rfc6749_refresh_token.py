@@ -230,3 +230,42 @@ async def test_deleted_user_gets_no_more_tokens(oauth_server: OAuthServer, host:
     assert resp.status_code == 400
     assert resp.json()["error"] == "invalid_grant"
     assert await live_tokens(oauth_server) == []
+
+
+async def test_failed_client_authentication_neither_consumes_nor_burns_a_live_token(
+    oauth_server: OAuthServer,
+):
+    """A refusal at client authentication happens before the token is touched.
+
+    The other refusal tests send bogus tokens; this one sends the live one, so a
+    drift between the SQL rotation and the client check would show here.
+    """
+    client = await oauth_server.create_client()
+    async with oauth_server.oauth_client(client) as oauth:
+        first = await oauth_server.tokens(oauth)
+    before = await live_tokens(oauth_server)
+
+    wrong_secret = await oauth_server.form(
+        "/token",
+        {"grant_type": "refresh_token", "refresh_token": first["refresh_token"]},
+        auth=(client["client_id"], client["client_secret"] + "x"),
+    )
+    assert wrong_secret.status_code == 401
+    assert wrong_secret.json()["error"] == "invalid_client"
+    no_secret = await oauth_server.form(
+        "/token",
+        {
+            "grant_type": "refresh_token",
+            "refresh_token": first["refresh_token"],
+            "client_id": client["client_id"],
+        },
+    )
+    assert no_secret.status_code == 401
+    assert no_secret.json()["error"] == "invalid_client"
+
+    # Nothing rotated, nothing revoked: the same row is still the live one...
+    assert await live_tokens(oauth_server) == before
+    # ...and the rightful client refreshes with it exactly once.
+    ok = await refresh_form(oauth_server, client, first["refresh_token"])
+    assert ok.status_code == 200
+    assert ok.json()["refresh_token"] != first["refresh_token"]

@@ -59,6 +59,7 @@ async def test_refresh_rotation_uses_the_primary_key_under_a_generic_plan(
             _, row = await store.authenticate_and_rotate(
                 conn,
                 client_id="plan-client",
+                address="192.0.2.1",
                 secret_hash=sha256_hex("secret"),
                 token_hash=token,
                 requested_scopes=None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from oauth import (
     sweep_authorization_codes,
+    sweep_client_auth_failures,
     sweep_device_codes,
     sweep_expired,
     sweep_refresh_tokens,
@@ -41,6 +42,19 @@ async def test_each_sweep_removes_its_expired_records(oauth_server: OAuthServer,
     assert await sweep_refresh_tokens(oauth_server.server) == 1
     assert await count(oauth_server, "oauth_refresh_tokens") == 0
     assert await count(oauth_server, "oauth_revoked_access_tokens") == 0
+
+
+async def test_failure_counts_are_forgotten_after_their_window_and_lock(
+    oauth_server: OAuthServer, clock
+):
+    client = await oauth_server.create_client()
+    for _ in range(6):
+        await oauth_server.form("/introspect", {"token": "x"}, auth=(client["client_id"], "wrong"))
+    clock.advance(14 * 60)
+    assert await sweep_client_auth_failures(oauth_server.server) == 0
+    clock.advance(61)
+    assert await sweep_client_auth_failures(oauth_server.server) == 1
+    assert await count(oauth_server, "oauth_client_auth_failures") == 0
 
 
 async def test_sweep_expired_runs_all_three(oauth_server: OAuthServer, clock):

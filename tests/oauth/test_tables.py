@@ -11,6 +11,7 @@ RENAMED = {
     "refresh_tokens": ("oauth_refresh_tokens", "app_refresh"),
     "device_codes": ("oauth_device_codes", "app_devices"),
     "revoked_access_tokens": ("oauth_revoked_access_tokens", "app_denylist"),
+    "client_auth_failures": ("oauth_client_auth_failures", "app_auth_failures"),
 }
 
 
@@ -31,6 +32,7 @@ async def test_flows_run_against_renamed_tables(runtime, start_oauth):
         {"client_id": client["client_id"], "scope": "openid"},
         auth=(client["client_id"], client["client_secret"]),
     )
+    await srv.form("/introspect", {"token": "x"}, auth=(client["client_id"], "wrong"))
     counts = {
         name: await runtime.db.fetch_val(f'SELECT count(*) FROM "host app"."{name}"')
         for _, name in RENAMED.values()
@@ -41,6 +43,7 @@ async def test_flows_run_against_renamed_tables(runtime, start_oauth):
         "app_refresh": 2,
         "app_devices": 1,
         "app_denylist": 0,
+        "app_auth_failures": 1,
     }
     for default, _ in RENAMED.values():
         assert await runtime.db.fetch_val(f"SELECT count(*) FROM oauth.{default}") == 0
