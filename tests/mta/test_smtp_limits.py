@@ -127,8 +127,10 @@ async def test_a_command_line_sent_a_byte_at_a_time_is_cut_at_the_command_deadli
         await reader.readline()
         writer.write(b"EHLO client.test\r\n")
         await Client(reader, writer).replies(1)
-        seconds, said = await dribble_until_closed(reader, writer, every=0.1, limit=6)
-    assert 0.9 < seconds < 4
+        # A loaded machine may be late to cut; what matters is that the bytes
+        # kept coming and the cut came anyway (well before the dribbler's limit).
+        seconds, said = await dribble_until_closed(reader, writer, every=0.1, limit=15)
+    assert 0.9 < seconds < 10
     assert said == b"421 4.4.2 mx.test Error: timeout exceeded\r\n"
 
 
@@ -141,9 +143,11 @@ async def test_data_has_one_deadline_that_slow_bytes_do_not_move(
         await client.send(b"EHLO c.test\r\nMAIL FROM:<b@sender.test>\r\n")
         await client.send(f"RCPT TO:<{RCPT}>\r\nDATA\r\n".encode())
         assert (await client.replies(4))[-1].startswith(b"354")
-        seconds, said = await dribble_until_closed(client.reader, client.writer, every=0.1, limit=8)
+        seconds, said = await dribble_until_closed(
+            client.reader, client.writer, every=0.1, limit=15
+        )
         # Longer than a command may take, since it is DATA; cut at the DATA deadline.
-        assert 1.9 < seconds < 5
+        assert 1.9 < seconds < 10
         assert said == b"421 4.4.2 mx.test Error: timeout exceeded\r\n"
 
         # Data that ends within its deadline is stored, however long it took.
