@@ -1,20 +1,31 @@
-"""HTTP helpers every service uses: the error middleware and JSON bodies.
+"""HTTP helpers every service uses: the error middleware and request bodies.
 
 Each service keeps its own error shape. It passes a renderer to
 :func:`error_middleware`, which turns router misses (404, 405), aiohttp's own
 HTTP errors, translated database violations and unexpected exceptions into a
 response of that shape. A service's own exceptions render themselves: any
 exception with a ``response()`` method is asked for its response.
+
+Input is checked at the edge for what PostgreSQL cannot store: a text value
+with NUL or an unpaired surrogate never reaches a handler from the path (404),
+the query (400 naming the parameter), a header (400 naming it; aiohttp keeps
+bytes that are not UTF-8 as lone surrogates), a JSON body or a form body (400
+naming the field). JSON bodies are also refused when nested deeper than
+:data:`MAX_JSON_DEPTH` or holding NaN or an infinite number.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
+from urllib.parse import parse_qsl
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from common.db import ConflictError, ConstraintError, translate_db_error
 
@@ -44,7 +55,11 @@ KIND_BY_STATUS = {
 
 
 class Renderer(Protocol):
-    def __call__(self, status: int, kind: str, message: str) -> web.Response: ...
+    """Render an error in the service's shape; ``field`` names the bad input when known."""
+
+    def __call__(
+        self, status: int, kind: str, message: str, *, field: str | None = None
+    ) -> web.Response: ...
 
 
 class RendersItself(Protocol):
@@ -55,7 +70,11 @@ def error_middleware(render: Renderer) -> Any:
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         try:
+            check_request(request)
             return await handler(request)
+        except BadInput as exc:
+            # Refused input is the client's error: no traceback, the field named.
+            return render(400, "bad_request", str(exc), field=exc.field)
         except web.HTTPException as exc:
             if exc.status < 400:
                 raise  # redirects and other non-errors pass through unchanged
@@ -93,6 +112,87 @@ def _default_message(exc: web.HTTPException, request: web.Request) -> str:
     return exc.reason
 
 
+# --- what PostgreSQL cannot store ---------------------------------------------
+
+# NUL ends a C string in the driver and text columns refuse it; an unpaired
+# surrogate cannot be encoded as UTF-8 at all.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+# Deeper JSON than this is refused. Our own documents nest a few levels (CMS
+# entry fields, filter rules); 64 leaves room for any real one, and the check
+# keeps Python's recursion limit (about 1,000) out of reach.
+MAX_JSON_DEPTH = 64
+
+
+class BadInput(ValueError):
+    """Client input a service cannot take; ``field`` names where, when known."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class BadJSON(BadInput):
+    """The body is not the JSON object the route expects."""
+
+
+def text_problem(value: str) -> str | None:
+    """Why a text value cannot be stored, or None."""
+    found = _UNSTORABLE.search(value)
+    if found is None:
+        return None
+    if found.group() == "\x00":
+        return "must not contain NUL characters"
+    return "must not contain unpaired surrogates"
+
+
+def printable(name: str) -> str:
+    """A name safe to echo back (its NULs and surrogates replaced)."""
+    return _UNSTORABLE.sub("\ufffd", name)
+
+
+def check_request(request: web.Request) -> None:
+    """Refuse a path, query or header no handler could use (see the module docstring)."""
+    if _UNSTORABLE.search(request.path):
+        raise web.HTTPNotFound(text="no resource has such a name")
+    for key, value in request.query.items():
+        problem = text_problem(key) or text_problem(value)
+        if problem is not None:
+            name = printable(key)
+            raise BadInput(f"{name}: {problem}", name)
+    for key, value in request.headers.items():
+        # aiohttp keeps bytes that are not UTF-8 as lone surrogates
+        # (surrogateescape); hashing a token or storing a User-Agent chokes on them.
+        if not value.isascii() and text_problem(value) is not None:
+            raise BadInput(f"the {printable(key)} header is not valid UTF-8")
+
+
+class QuietClientErrors(logging.Filter):
+    """One line, not a traceback, for a malformed request aiohttp's parser refuses.
+
+    aiohttp logs every request it cannot parse (a control character in a
+    header, broken chunked framing) at ERROR with a traceback, and answers
+    400 before any app runs. That is the client's error, like the 400s the
+    apps answer: installed on the ``aiohttp.server`` logger it becomes an
+    INFO line naming the reason.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if (
+            isinstance(exc, HttpProcessingError)
+            and exc.code < 500
+            and isinstance(record.args, tuple)
+        ):
+            reason = next((line.strip() for line in exc.message.splitlines() if line.strip()), "")
+            record.msg = f"{record.msg} (refused {exc.code}: %s)"
+            record.args = (*record.args, reason)
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
 def json_response(
     data: Any, *, status: int = 200, headers: dict[str, str] | None = None
 ) -> web.Response:
@@ -110,23 +210,109 @@ def _dumps(data: Any) -> str:
     return json.dumps(data, default=_default, separators=(",", ":"))
 
 
-class BadJSON(ValueError):
-    """The body is not the JSON object the route expects."""
+async def read_body(request: web.Request, *, max_bytes: int) -> bytes:
+    """The whole body, however many TCP segments or chunks it arrives in.
+
+    ``request.content.read(n)`` returns what has arrived so far, so one call
+    can see half a body; this reads to the end. Over ``max_bytes`` is 413.
+    """
+    if request.content_length is not None and request.content_length > max_bytes:
+        raise _too_large(max_bytes, request.content_length)
+    body = bytearray()
+    while len(body) <= max_bytes:
+        chunk = await request.content.read(max_bytes + 1 - len(body))
+        if not chunk:
+            return bytes(body)
+        body += chunk
+    raise _too_large(max_bytes, len(body))
+
+
+def _too_large(max_bytes: int, size: int) -> web.HTTPRequestEntityTooLarge:
+    return web.HTTPRequestEntityTooLarge(
+        max_size=max_bytes,
+        actual_size=size,
+        text=f"the request body is larger than the limit of {max_bytes} bytes",
+    )
+
+
+def is_json_type(content_type: str) -> bool:
+    return content_type == "application/json" or (
+        content_type.startswith("application/") and content_type.endswith("+json")
+    )
 
 
 async def read_json_object(request: web.Request, *, max_bytes: int = 1 << 20) -> dict[str, Any]:
-    """Read a JSON object body; raise BadJSON for anything else."""
-    if request.content_length is not None and request.content_length > max_bytes:
-        raise web.HTTPRequestEntityTooLarge(max_size=max_bytes, actual_size=request.content_length)
-    raw = await request.content.read(max_bytes + 1)
-    if len(raw) > max_bytes:
-        raise web.HTTPRequestEntityTooLarge(max_size=max_bytes, actual_size=len(raw))
+    """Read a JSON object body; raise BadJSON for anything else.
+
+    An empty body is ``{}``. A body that is not sent as JSON is 415 and never
+    parsed: text/plain, forms and multipart are what a cross-site page can
+    send without a CORS preflight.
+    """
+    raw = await read_body(request, max_bytes=max_bytes)
     if not raw.strip():
         return {}
+    if not is_json_type(request.content_type):
+        raise web.HTTPUnsupportedMediaType(text="send the body as application/json")
+    return parse_json_object(raw)
+
+
+def parse_json_object(raw: bytes | str) -> dict[str, Any]:
     try:
         data = json.loads(raw)
+    except RecursionError:
+        raise BadJSON(f"the body is nested deeper than {MAX_JSON_DEPTH} levels") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadJSON(f"body is not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise BadJSON("body must be a JSON object")
+    check_json(data)
     return data
+
+
+def check_json(data: Any) -> None:
+    """Refuse what PostgreSQL cannot store, naming the field (``a.b[2]``).
+
+    Walks without recursion, so its own depth check cannot overflow.
+    """
+    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        if isinstance(value, str):
+            problem = text_problem(value)
+            if problem is not None:
+                raise BadJSON(f"{path}: {problem}", path)
+        elif isinstance(value, float):
+            # NaN and Infinity (and 1e999, which parses as infinity) are not JSON numbers.
+            if not math.isfinite(value):
+                raise BadJSON(f"{path}: must be a finite number", path)
+        elif isinstance(value, dict | list):
+            if depth >= MAX_JSON_DEPTH:
+                raise BadJSON(f"the body is nested deeper than {MAX_JSON_DEPTH} levels")
+            if isinstance(value, list):
+                stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value))
+                continue
+            for key, v in value.items():
+                name = f"{path}.{printable(key)}" if path else printable(key)
+                problem = text_problem(key)
+                if problem is not None:
+                    raise BadJSON(f"{name}: the name {problem}", name)
+                stack.append((v, name, depth + 1))
+
+
+async def read_form(request: web.Request, *, max_bytes: int = 1 << 20) -> list[tuple[str, str]]:
+    """An ``application/x-www-form-urlencoded`` body as (name, value) pairs, in order.
+
+    Like aiohttp's ``request.post()`` for this one type, but refusing bytes
+    that are not UTF-8 and values with NUL or unpaired surrogates (BadInput).
+    """
+    raw = await read_body(request, max_bytes=max_bytes)
+    try:
+        pairs = parse_qsl(raw.decode("utf-8"), keep_blank_values=True, errors="strict")
+    except UnicodeDecodeError:
+        raise BadInput("the form body is not UTF-8") from None
+    for key, value in pairs:
+        problem = text_problem(key) or text_problem(value)
+        if problem is not None:
+            name = printable(key)
+            raise BadInput(f"{name}: {problem}", name)
+    return pairs

@@ -36,7 +36,10 @@ def error_body(message: str, code: str, details: dict[str, Any] | None = None) -
     return {"error": message, "code": code, "details": details or {}}
 
 
-def render(status: int, kind: str, message: str) -> web.Response:
+def render(status: int, kind: str, message: str, *, field: str | None = None) -> web.Response:
+    if field is not None and status < 500:
+        # A named bad input (a query parameter, a body field) is a field error.
+        return invalid(field, message.removeprefix(f"{field}: ")).response()
     code = _CODE_BY_KIND.get(kind, "INTERNAL" if status >= 500 else "BAD_REQUEST")
     if kind == "validation":
         status = VALIDATION_STATUS

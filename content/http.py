@@ -22,6 +22,8 @@ async def read_body(request: web.Request) -> dict[str, Any]:
     try:
         return await read_json_object(request, max_bytes=MAX_BODY_BYTES)
     except BadJSON as exc:
+        if exc.field is not None:
+            raise invalid(exc.field, str(exc).removeprefix(f"{exc.field}: ")) from None
         raise BadRequest(str(exc), "BAD_JSON") from None
 
 

@@ -20,6 +20,7 @@ from common.jobs import JobQueue
 from common.migrations import MigrationError, MigrationSet, migrate
 from common.runtime import Runtime
 from common.settings import Settings, SettingsError, load_settings
+from common.web import QuietClientErrors
 from gateway import housekeeping
 from gateway.app import build_app
 from gateway.signals import StopSignals
@@ -217,6 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    logging.getLogger("aiohttp.server").addFilter(QuietClientErrors())
     try:
         settings = load_settings(production=args.production)
     except SettingsError as exc:

@@ -34,6 +34,8 @@ _NAME_BY_KIND = {
     "conflict": "conflict",
     # A body over the size limit is over a limit: 413 is the table's quota_exceeded.
     "payload_too_large": "quota_exceeded",
+    # A body not sent as application/json: the table has no 415.
+    "unsupported_media_type": "validation_error",
     "rate_limited": "rate_limit_exceeded",
 }
 
@@ -42,7 +44,8 @@ def error_body(status: int, name: str, message: str) -> dict[str, object]:
     return {"statusCode": status, "name": name, "message": message}
 
 
-def render(status: int, kind: str, message: str) -> web.Response:
+def render(status: int, kind: str, message: str, *, field: str | None = None) -> web.Response:
+    # ``field`` is already named in the message; the shape has no place for it.
     name = _NAME_BY_KIND.get(kind)
     if name is None:
         name = "application_error" if status >= 500 else "invalid_parameter"

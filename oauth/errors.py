@@ -174,8 +174,11 @@ def error_body(error: str, description: str) -> dict[str, str]:
     return {"error": error, "error_description": description}
 
 
-def render(status: int, kind: str, message: str) -> web.Response:
-    """The renderer common.web.error_middleware calls for everything not ours."""
+def render(status: int, kind: str, message: str, *, field: str | None = None) -> web.Response:
+    """The renderer common.web.error_middleware calls for everything not ours.
+
+    ``field`` is already named in the message (RFC 6749 has no place for it).
+    """
     error = _ERROR_BY_KIND.get(kind, "server_error" if status >= 500 else "invalid_request")
     if status >= 500:
         message = "internal error"

@@ -8,13 +8,13 @@ plain HTML forms). A parameter sent twice is invalid_request (RFC 6749 3.1).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from aiohttp import web
-from multidict import MultiDictProxy
 
-from common.web import BadJSON, json_response, read_json_object
+from common import web as common_web
+from common.web import BadInput, json_response, read_json_object
 from oauth import clients, rfc7009, rfc7662, rfc8414, rfc8628
 from oauth.errors import NO_STORE, InvalidRequest, NotFound
 from oauth.rfc6749 import authorize
@@ -29,9 +29,9 @@ def reply(data: Any, status: int = 200) -> web.Response:
     return json_response(data, status=status, headers=dict(NO_STORE))
 
 
-def _single(values: MultiDictProxy[str] | Mapping[str, Any]) -> dict[str, str]:
+def _single(pairs: Iterable[tuple[str, Any]]) -> dict[str, str]:
     out: dict[str, str] = {}
-    for key, value in values.items():
+    for key, value in pairs:
         if key in out:
             raise InvalidRequest(f"{key} is repeated")
         if not isinstance(value, str):
@@ -40,27 +40,31 @@ def _single(values: MultiDictProxy[str] | Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+async def _form(request: web.Request) -> dict[str, str]:
+    try:
+        return _single(await common_web.read_form(request))
+    except BadInput as exc:
+        raise InvalidRequest(str(exc)) from None
+
+
 async def read_form(request: web.Request) -> dict[str, str]:
     if request.content_type != FORM:
         raise InvalidRequest(f"the body must be {FORM}")
-    return _single(await request.post())
+    return await _form(request)
 
 
 async def read_params(request: web.Request) -> dict[str, str]:
     """A consent route's parameters: a JSON object or a form body."""
     if request.content_type == FORM:
-        return _single(await request.post())
-    try:
-        body = await read_json_object(request)
-    except BadJSON as exc:
-        raise InvalidRequest(str(exc)) from None
-    return _single({k: v for k, v in body.items() if v is not None})
+        return await _form(request)
+    body = await read_admin_body(request)
+    return _single((k, v) for k, v in body.items() if v is not None)
 
 
 async def read_admin_body(request: web.Request) -> dict[str, Any]:
     try:
         return await read_json_object(request)
-    except BadJSON as exc:
+    except BadInput as exc:
         raise InvalidRequest(str(exc)) from None
 
 
@@ -76,7 +80,7 @@ def _client_pk(request: web.Request) -> int:
 
 async def authorize_info(server: AuthorizationServer, request: web.Request) -> web.Response:
     call = server.call(request)
-    req = await authorize.validate(server, call, _single(request.query))
+    req = await authorize.validate(server, call, _single(request.query.items()))
     return reply(authorize.info(req))
 
 
@@ -96,7 +100,7 @@ async def authorize_deny(server: AuthorizationServer, request: web.Request) -> w
 
 async def device_info(server: AuthorizationServer, request: web.Request) -> web.Response:
     user_id = server.user_id(request)
-    user_code = _single(request.query).get("user_code")
+    user_code = _single(request.query.items()).get("user_code")
     return reply(await rfc8628.device_info(server, user_code, user_id))
 
 

@@ -240,6 +240,52 @@ class GatewayProcess:
         return int(self.proc.returncode)
 
 
+def launch_gateway(
+    home: Path,
+    index: int,
+    *args: str,
+    env: dict[str, str] | None = None,
+    wait: bool = True,
+    **popen: Any,
+) -> GatewayProcess:
+    """Start `python -m gateway` on a free port, its data and log under ``home``."""
+    port = free_port()
+    full_env = {
+        k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "APP_ENV", "NODE_ENV")
+    }
+    full_env.update(
+        {
+            "PORT": str(port),
+            "HOST": "127.0.0.1",
+            "DATA_DIR": str(home / f"var-{index}"),
+            "SECRET": TEST_SECRET,
+            "APP_ENV": "test",
+            "SHUTDOWN_TIMEOUT": "5",
+            # Any free port: concurrent test runs must not fight over 2525.
+            "SMTP_PORT": "0",
+        }
+    )
+    full_env.update(env or {})
+    log_path = home / f"gateway-{index}.log"
+    with open(log_path, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gateway", *args],
+            cwd=ROOT,
+            env=full_env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            **popen,  # e.g. process_group=0, to be signalled as a group
+        )
+    gp = GatewayProcess(proc=proc, port=int(full_env["PORT"]), env=full_env, log_path=log_path)
+    if wait:
+        try:
+            gp.wait_healthy()
+        except BaseException:
+            gp.stop()
+            raise
+    return gp
+
+
 @pytest.fixture
 def gateway_process(tmp_path: Path) -> Iterator[Callable[..., GatewayProcess]]:
     started: list[GatewayProcess] = []
@@ -247,34 +293,7 @@ def gateway_process(tmp_path: Path) -> Iterator[Callable[..., GatewayProcess]]:
     def start(
         *args: str, env: dict[str, str] | None = None, wait: bool = True, **popen: Any
     ) -> GatewayProcess:
-        port = free_port()
-        full_env = {
-            k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "APP_ENV", "NODE_ENV")
-        }
-        full_env.update(
-            {
-                "PORT": str(port),
-                "HOST": "127.0.0.1",
-                "DATA_DIR": str(tmp_path / f"var-{len(started)}"),
-                "SECRET": TEST_SECRET,
-                "APP_ENV": "test",
-                "SHUTDOWN_TIMEOUT": "5",
-                # Any free port: concurrent test runs must not fight over 2525.
-                "SMTP_PORT": "0",
-            }
-        )
-        full_env.update(env or {})
-        log_path = tmp_path / f"gateway-{len(started)}.log"
-        with open(log_path, "wb") as out:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "gateway", *args],
-                cwd=ROOT,
-                env=full_env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                **popen,  # e.g. process_group=0, to be signalled as a group
-            )
-        gp = GatewayProcess(proc=proc, port=int(full_env["PORT"]), env=full_env, log_path=log_path)
+        gp = launch_gateway(tmp_path, len(started), *args, env=env, wait=False, **popen)
         started.append(gp)
         if wait:
             gp.wait_healthy()

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from common.crypto import sha256_hex
+from common.csrf import is_cross_site
 from content.auth import store as session_store
 from content.auth.permissions import KEY_FORBIDDEN, role_permissions
 from content.auth.principal import Principal, User
@@ -120,17 +121,14 @@ def require(principal: Principal, permission: str) -> None:
 def _check_same_origin(request: web.Request, ctx: Context) -> None:
     """Cookie-authenticated writes must come from our own pages (CSRF defence).
 
-    Browsers send Origin on every cross-site POST/PUT/PATCH/DELETE; a request
-    without Origin or Sec-Fetch-Site is not from a browser and cannot ride on
-    a victim's cookie.
+    The shared predicate (``common.csrf``): ``Origin``, or without it
+    ``Referer``, must be PUBLIC_URL's origin or the request's own, matched
+    exactly (scheme, host and port). A Bearer credential is not ambient and
+    is not checked; an Authorization header that is not one (anything but a
+    session token or agent key) is refused by :func:`admin_principal` and
+    never falls back to the cookie.
     """
-    allowed = {ctx.runtime.settings.public_origin, f"{request.scheme}://{request.host}"}
-    origin = request.headers.get("Origin")
-    if origin is not None:
-        if origin not in allowed:
-            raise Forbidden("cross-site request refused", "CSRF_REJECTED")
-        return
-    if request.headers.get("Sec-Fetch-Site", "same-origin") not in ("same-origin", "none"):
+    if is_cross_site(request, (ctx.runtime.settings.public_origin,)):
         raise Forbidden("cross-site request refused", "CSRF_REJECTED")
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
-from common.web import json_response
+from common.web import json_response, read_body
 from mail.auth import sessions
 from mail.context import mail_context
 from mail.discovery import autoconfig, autodiscover, client_config
@@ -77,7 +77,11 @@ def _pox(body: bytes, status: int = 200) -> web.Response:
 @routes.post("/Autodiscover/Autodiscover.xml")
 async def autodiscover_route(request: web.Request) -> web.Response:
     now = mail_context(request).clock.now()
-    raw = await request.content.read(autodiscover.MAX_BODY_BYTES + 1)
+    try:
+        raw = await read_body(request, max_bytes=autodiscover.MAX_BODY_BYTES)
+    except web.HTTPRequestEntityTooLarge:
+        error = autodiscover.render_error(autodiscover.INVALID_REQUEST, "Invalid Request", now)
+        return _pox(error, status=413)
     try:
         parsed = autodiscover.parse_request(raw)
     except autodiscover.AutodiscoverError as exc:

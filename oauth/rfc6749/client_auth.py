@@ -25,6 +25,7 @@ from typing import Any, Final
 from urllib.parse import unquote_plus
 
 from common.crypto import constant_time_equals, sha256_hex
+from common.web import text_problem
 from oauth import audit
 from oauth.constants import (
     CLIENT_AUTH_CLIENT_FAILURE_LIMIT,
@@ -89,6 +90,9 @@ def read_credentials(authorization: str | None, form: Mapping[str, str]) -> Cred
         if not sep:
             raise InvalidClient("malformed HTTP Basic credentials")
         client_id, secret = unquote_plus(raw_id), unquote_plus(raw_secret)
+        if text_problem(client_id) or text_problem(secret):
+            # A NUL could never name a stored client (and the driver refuses it).
+            raise InvalidClient("malformed HTTP Basic credentials")
         if body_secret is not None:
             raise InvalidRequest("use one client authentication method per request")
         if body_id is not None and body_id != client_id:

@@ -146,6 +146,13 @@ async def test_consent_needs_a_live_mail_session(gateway_client, runtime):
         headers={**headers, "Origin": "https://evil.example"},
     )
     assert forged.status == 401
+    # An Authorization header no route here accepts does not exempt it from the check.
+    forged = await client.post(
+        "/oauth/authorize/approve",
+        json=query,
+        headers={**headers, "Origin": "https://evil.example", "Authorization": "Basic eDp5"},
+    )
+    assert forged.status == 401
 
 
 async def test_only_the_instance_owner_administers_clients(gateway_client, runtime):

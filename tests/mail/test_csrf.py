@@ -17,6 +17,13 @@ PATCH = ("/api/account", {"name": "Mallory was here"})
         {"Referer": "https://evil.example/page"},
         {"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"},
         {"Sec-Fetch-Site": "cross-site"},
+        # PUBLIC_URL is http://localhost:4300: another scheme or port is another origin.
+        {"Origin": "https://localhost:4300"},
+        {"Origin": "http://localhost:4301"},
+        {"Referer": "https://localhost:4300/settings"},
+        # Mail takes no credential in a header: one present exempts nothing.
+        {"Authorization": "Basic Zm9vOmJhcg==", "Origin": "https://evil.example"},
+        {"Authorization": "Bearer junk", "Referer": "https://evil.example/"},
     ],
 )
 async def test_cross_origin_state_change_is_refused(client, runtime, headers):
@@ -57,16 +64,33 @@ async def test_cross_origin_login_is_refused_too(client):
     assert resp.status == 403
 
 
-async def test_reads_and_bearer_requests_are_not_checked(client, runtime):
+async def test_reads_are_not_checked(client, runtime):
     _, auth = await signed_in(runtime)
     resp = await client.get("/api/auth/me", headers={**auth, "Origin": "https://evil.example"})
     assert resp.status == 200
-    # An Authorization header is not ambient: the check leaves it to the route.
-    resp = await client.post(
-        "/api/auth/logout",
-        headers={"Authorization": "Bearer x", "Origin": "https://evil.example"},
+
+
+async def test_the_request_own_origin_counts_with_its_scheme(client, runtime):
+    _, auth = await signed_in(runtime)
+    own = f"{client.host}:{client.port}"
+    resp = await client.patch(PATCH[0], json=PATCH[1], headers={**auth, "Origin": f"https://{own}"})
+    assert resp.status == 403
+    resp = await client.patch(PATCH[0], json=PATCH[1], headers={**auth, "Origin": f"http://{own}"})
+    assert resp.status == 200
+
+
+async def test_a_json_body_sent_as_text_plain_is_not_parsed(client, runtime):
+    # text/plain is what a cross-site form or no-cors fetch can send without a preflight.
+    account, auth = await signed_in(runtime)
+    resp = await client.patch(
+        PATCH[0],
+        data='{"name": "Mallory was here"}',
+        headers={**auth, "Content-Type": "text/plain"},
     )
-    assert resp.status == 401
+    assert resp.status == 400
+    assert (await resp.json())["name"] == "validation_error"
+    me = await (await client.get("/api/auth/me", headers=auth)).json()
+    assert me["name"] == account.name
 
 
 async def test_trusted_origins_setting(make_client, runtime):
