@@ -10,6 +10,7 @@ from pathlib import Path
 from aiohttp import web
 
 from common.migrations import MigrationSet
+from common.openapi import publish
 from common.ratelimit import RateLimiter
 from common.runtime import Runtime
 from common.web import error_middleware
@@ -22,12 +23,18 @@ from content.delivery import routes as delivery_routes
 from content.entries import publishing
 from content.entries import routes as entry_routes
 from content.keys import routes as key_routes
+from content.openapi import PROFILE
 from content.people import routes as people_routes
 from content.people.service import bootstrap_owner
 from content.settings import load_content_settings
 from content.types import routes as type_routes
 
 MIGRATIONS = MigrationSet("content", Path(__file__).parent / "migrations")
+
+# The OpenAPI document of every route, and its page for people (docs/content.md);
+# below the mount prefix (/cms/api/openapi.json through the gateway).
+OPENAPI_PATH = "/api/openapi.json"
+DOCS_PATH = "/api/docs"
 
 # Hosts read the version as app[CONTENT_VERSION]() (or ContentService.content_version()).
 VersionFunction = Callable[[], int]
@@ -72,6 +79,7 @@ class ContentService:
         app[CONTENT_VERSION] = self.content_version
         for table in ROUTE_TABLES:
             app.add_routes(table)
+        publish(app, PROFILE, json_path=OPENAPI_PATH, html_path=DOCS_PATH)
         return app
 
     def lifespan(self) -> AbstractAsyncContextManager[None] | None:

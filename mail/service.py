@@ -10,6 +10,7 @@ from aiohttp import web
 from common.crypto import Sealer
 from common.jobs import Job
 from common.migrations import MigrationSet
+from common.openapi import publish
 from common.ratelimit import RateLimiter
 from common.runtime import Runtime
 from common.web import error_middleware
@@ -22,6 +23,7 @@ from mail.auth.sessions import session_middleware
 from mail.context import MAIL, MailContext
 from mail.domains import service as domains_service
 from mail.domains.context import HOSTING, build_hosting_context
+from mail.openapi import PROFILE
 from mail.outbox.store import outbox_sealer
 from mail.routes import ROUTE_TABLES
 from mail.settings import load_mail_settings
@@ -31,6 +33,9 @@ from mail.web.ratelimit import rate_limit_middleware
 MIGRATIONS = MigrationSet("mail", Path(__file__).parent / "migrations")
 
 SWEEP_JOB = "mail.sweep"
+# The OpenAPI document of every route below, and its page for people (docs/mail.md).
+OPENAPI_PATH = "/api/openapi.json"
+DOCS_PATH = "/api/docs"
 SWEEP_EVERY_SECONDS = 3600
 
 
@@ -74,6 +79,7 @@ class MailService:
         app[HOSTING] = self.hosting
         for table in ROUTE_TABLES:
             app.add_routes(table)
+        publish(app, PROFILE, json_path=OPENAPI_PATH, html_path=DOCS_PATH)
         return app
 
     def lifespan(self) -> AbstractAsyncContextManager[None] | None:

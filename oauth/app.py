@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -9,9 +10,11 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from common.migrations import MigrationSet
+from common.openapi import publish
 from common.web import error_middleware
 from oauth import errors, rfc8414
 from oauth.config import OAuthConfig
+from oauth.openapi import PROFILE
 from oauth.routes import ROUTES, Route, View
 from oauth.server import AuthorizationServer
 
@@ -37,6 +40,13 @@ def create_app(
         handler = _guarded(server, route)
         for path in _paths(config, route, issuer_path):
             app.router.add_route(route.method, path, handler)
+    # The OpenAPI document of these routes, and its page for people (docs/oauth.md).
+    publish(
+        app,
+        PROFILE,
+        json_path=config.base_path + "/openapi.json",
+        html_path=config.base_path + "/docs",
+    )
     return app
 
 
@@ -54,11 +64,12 @@ def _guarded(server: AuthorizationServer, route: Route) -> Handler:
         async def open_handler(request: web.Request) -> web.StreamResponse:
             return await view(server, request)
 
-        return open_handler
+        # The view's OpenAPI declaration travels with the handler (common/openapi.py).
+        return functools.update_wrapper(open_handler, view)
     guard = server.config.require_user if route.guard == "user" else server.config.require_admin
 
     async def guarded_handler(request: web.Request) -> web.StreamResponse:
         await guard(request)
         return await view(server, request)
 
-    return guarded_handler
+    return functools.update_wrapper(guarded_handler, view)

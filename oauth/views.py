@@ -14,6 +14,7 @@ from typing import Any
 from aiohttp import web
 
 from common import web as common_web
+from common.openapi import obj, operation, string
 from common.web import BadInput, json_response, read_json_object
 from oauth import clients, rfc7009, rfc7662, rfc8414, rfc8628
 from oauth.errors import NO_STORE, InvalidRequest, NotFound
@@ -78,12 +79,42 @@ def _client_pk(request: web.Request) -> int:
 # --- consent routes (requireUser) --------------------------------------------
 
 
+@operation(
+    query={
+        "client_id": string(min_length=1),
+        "redirect_uri": string(),
+        "response_type": string(),
+        "scope": string(),
+        "state": string(),
+        "code_challenge": string(),
+        "code_challenge_method": string(),
+    },
+    required_query=["client_id"],
+    auth="user",
+    errors=(403,),
+)
 async def authorize_info(server: AuthorizationServer, request: web.Request) -> web.Response:
     call = server.call(request)
     req = await authorize.validate(server, call, _single(request.query.items()))
     return reply(authorize.info(req))
 
 
+@operation(
+    body=obj(
+        {
+            "client_id": string(min_length=1),
+            "redirect_uri": string(),
+            "response_type": string(),
+            "scope": string(),
+            "state": string(),
+            "code_challenge": string(),
+            "code_challenge_method": string(),
+        },
+        required=["client_id"],
+        additional=True,
+    ),
+    auth="user",
+)
 async def authorize_approve(server: AuthorizationServer, request: web.Request) -> web.Response:
     call = server.call(request)
     user_id = server.user_id(request)
@@ -91,6 +122,22 @@ async def authorize_approve(server: AuthorizationServer, request: web.Request) -
     return reply(await authorize.approve(server, call, req, user_id))
 
 
+@operation(
+    body=obj(
+        {
+            "client_id": string(min_length=1),
+            "redirect_uri": string(),
+            "response_type": string(),
+            "scope": string(),
+            "state": string(),
+            "code_challenge": string(),
+            "code_challenge_method": string(),
+        },
+        required=["client_id"],
+        additional=True,
+    ),
+    auth="user",
+)
 async def authorize_deny(server: AuthorizationServer, request: web.Request) -> web.Response:
     call = server.call(request)
     user_id = server.user_id(request)
@@ -98,12 +145,14 @@ async def authorize_deny(server: AuthorizationServer, request: web.Request) -> w
     return reply(await authorize.deny(server, call, req, user_id))
 
 
+@operation(query={"user_code": string()}, auth="user", errors=(410,))
 async def device_info(server: AuthorizationServer, request: web.Request) -> web.Response:
     user_id = server.user_id(request)
     user_code = _single(request.query.items()).get("user_code")
     return reply(await rfc8628.device_info(server, user_code, user_id))
 
 
+@operation(body=obj({"user_code": string()}, additional=True), auth="user", errors=(410,))
 async def device_approve(server: AuthorizationServer, request: web.Request) -> web.Response:
     user_id = server.user_id(request)
     params = await read_params(request)
@@ -114,6 +163,7 @@ async def device_approve(server: AuthorizationServer, request: web.Request) -> w
     )
 
 
+@operation(body=obj({"user_code": string()}, additional=True), auth="user", errors=(410,))
 async def device_deny(server: AuthorizationServer, request: web.Request) -> web.Response:
     user_id = server.user_id(request)
     params = await read_params(request)
@@ -127,12 +177,45 @@ async def device_deny(server: AuthorizationServer, request: web.Request) -> web.
 # --- client endpoints (client credentials, or open) ------------------------
 
 
+@operation(
+    body=obj(
+        {
+            "grant_type": string(min_length=1),
+            "code": string(),
+            "redirect_uri": string(),
+            "code_verifier": string(),
+            "refresh_token": string(),
+            "device_code": string(),
+            "scope": string(),
+            "client_id": string(),
+            "client_secret": string(),
+        },
+        required=["grant_type"],
+        additional=True,
+    ),
+    body_media=FORM,
+    errors=(401, 403),
+)
 async def token(server: AuthorizationServer, request: web.Request) -> web.Response:
     form = await read_form(request)
     call = server.call(request)
     return reply(await issue_token(server, call, request.headers.get("Authorization"), form))
 
 
+@operation(
+    body=obj(
+        {
+            "token": string(min_length=1),
+            "token_type_hint": string(),
+            "client_id": string(),
+            "client_secret": string(),
+        },
+        required=["token"],
+        additional=True,
+    ),
+    body_media=FORM,
+    errors=(401,),
+)
 async def revoke(server: AuthorizationServer, request: web.Request) -> web.Response:
     form = await read_form(request)
     call = server.call(request)
@@ -147,6 +230,20 @@ async def revoke(server: AuthorizationServer, request: web.Request) -> web.Respo
     return web.Response(status=200, headers=dict(NO_STORE))
 
 
+@operation(
+    body=obj(
+        {
+            "token": string(min_length=1),
+            "token_type_hint": string(),
+            "client_id": string(),
+            "client_secret": string(),
+        },
+        required=["token"],
+        additional=True,
+    ),
+    body_media=FORM,
+    errors=(401,),
+)
 async def introspect(server: AuthorizationServer, request: web.Request) -> web.Response:
     form = await read_form(request)
     call = server.call(request)
@@ -159,6 +256,13 @@ async def introspect(server: AuthorizationServer, request: web.Request) -> web.R
     return reply(await rfc7662.introspect(server, client, token_value, form.get("token_type_hint")))
 
 
+@operation(
+    body=obj(
+        {"scope": string(), "client_id": string(), "client_secret": string()}, additional=True
+    ),
+    body_media=FORM,
+    errors=(401,),
+)
 async def device_authorize(server: AuthorizationServer, request: web.Request) -> web.Response:
     form = await read_form(request)
     call = server.call(request)
@@ -168,6 +272,7 @@ async def device_authorize(server: AuthorizationServer, request: web.Request) ->
     return reply(await rfc8628.authorize_device(server, request, client, form))
 
 
+@operation(never=(404,))
 async def metadata(server: AuthorizationServer, request: web.Request) -> web.Response:
     body = rfc8414.metadata(server, server.issuer(request))
     return json_response(body, headers={"Cache-Control": "public, max-age=300"})
@@ -184,10 +289,12 @@ def _actor(server: AuthorizationServer, request: web.Request) -> int | None:
         return None
 
 
+@operation(auth="admin")
 async def list_clients(server: AuthorizationServer, request: web.Request) -> web.Response:
     return reply({"clients": await clients.list_clients(server)})
 
 
+@operation(status=201, body={"type": "object"}, auth="admin", errors=(409,))
 async def create_client(server: AuthorizationServer, request: web.Request) -> web.Response:
     body = await read_admin_body(request)
     created = await clients.create_client(
@@ -196,6 +303,7 @@ async def create_client(server: AuthorizationServer, request: web.Request) -> we
     return reply(created, status=201)
 
 
+@operation(body={"type": "object"}, auth="admin", errors=(409,))
 async def update_client(server: AuthorizationServer, request: web.Request) -> web.Response:
     id_ = _client_pk(request)
     body = await read_admin_body(request)
@@ -206,6 +314,7 @@ async def update_client(server: AuthorizationServer, request: web.Request) -> we
     )
 
 
+@operation(auth="admin")
 async def rotate_secret(server: AuthorizationServer, request: web.Request) -> web.Response:
     id_ = _client_pk(request)
     return reply(
@@ -213,6 +322,7 @@ async def rotate_secret(server: AuthorizationServer, request: web.Request) -> we
     )
 
 
+@operation(auth="admin")
 async def revoke_client(server: AuthorizationServer, request: web.Request) -> web.Response:
     id_ = _client_pk(request)
     return reply(

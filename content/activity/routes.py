@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from common.openapi import operation, string
 from common.web import json_response
 from content.activity import store
 from content.activity.serializers import activity_json
@@ -11,6 +12,7 @@ from content.auth.credentials import admin_route
 from content.auth.principal import Principal
 from content.context import context
 from content.http import page_body, paging
+from content.openapi import PAGING
 
 routes = web.RouteTableDef()
 
@@ -20,6 +22,10 @@ CONTENT_SUBJECTS = ["entry", "type"]
 
 @routes.get("/api/activity")
 @admin_route("content.read")
+@operation(
+    query={**PAGING, "subjectKind": string(), "subjectId": string(), "userId": string()},
+    auth="admin",
+)
 async def list_activity(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     page = paging(request)

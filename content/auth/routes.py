@@ -7,6 +7,7 @@ from typing import Any
 from aiohttp import web
 
 from common.client_ip import client_ip
+from common.openapi import obj, operation, string
 from common.web import json_response
 from content.auth import service, store
 from content.auth.credentials import SESSION_COOKIE, admin_route
@@ -17,6 +18,8 @@ from content.http import read_body
 from content.people import service as people
 from content.people import store as people_store
 from content.people.serializers import user_json
+from content.people.service import MAX_NAME_LENGTH, MAX_PASSWORD_LENGTH
+from content.settings import MIN_PASSWORD_LENGTH
 
 routes = web.RouteTableDef()
 
@@ -63,6 +66,7 @@ def _client(request: web.Request, ctx: Context) -> tuple[str, str]:
 
 
 @routes.get("/api/auth/setup")
+@operation()
 async def setup_state(request: web.Request) -> web.Response:
     ctx = context(request)
     async with ctx.db.connection() as conn:
@@ -71,6 +75,20 @@ async def setup_state(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/auth/setup")
+@operation(
+    status=201,
+    body=obj(
+        {
+            "email": string(min_length=1),
+            "password": string(min_length=MIN_PASSWORD_LENGTH, max_length=MAX_PASSWORD_LENGTH),
+            "name": string(max_length=MAX_NAME_LENGTH),
+            "mode": string(enum=MODES),
+        },
+        required=["email", "password"],
+        additional=True,
+    ),
+    errors=(409, 429),
+)
 async def setup(request: web.Request) -> web.Response:
     ctx = context(request)
     body = await read_body(request)
@@ -83,6 +101,18 @@ async def setup(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/auth/login")
+@operation(
+    body=obj(
+        {
+            "email": string(min_length=1),
+            "password": string(min_length=1),
+            "mode": string(enum=MODES),
+        },
+        required=["email", "password"],
+        additional=True,
+    ),
+    errors=(401, 429),
+)
 async def login(request: web.Request) -> web.Response:
     ctx = context(request)
     body = await read_body(request)
@@ -102,6 +132,7 @@ async def login(request: web.Request) -> web.Response:
 
 @routes.post("/api/auth/logout")
 @admin_route()
+@operation(status=204, auth="admin")
 async def logout(request: web.Request, principal: Principal) -> web.Response:
     if principal.session_id is None:
         raise BadRequest("agent keys are revoked under /api/agent-keys, not signed out")
@@ -115,6 +146,7 @@ async def logout(request: web.Request, principal: Principal) -> web.Response:
 
 @routes.get("/api/auth/me")
 @admin_route()
+@operation(auth="admin")
 async def me(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     user = await people.get_user(ctx, principal.user.id)
@@ -131,14 +163,35 @@ async def me(request: web.Request, principal: Principal) -> web.Response:
 # (account.manage is a person-only capability), so a key cannot take over,
 # watch or sign out the person it acts for.
 @routes.patch("/api/auth/me")
+<<<<<<< HEAD
 @admin_route("account.manage")
+=======
+@admin_route()
+@operation(
+    body=obj(
+        {
+            "name": string(max_length=MAX_NAME_LENGTH),
+            "email": string(min_length=1),
+            "password": string(min_length=MIN_PASSWORD_LENGTH, max_length=MAX_PASSWORD_LENGTH),
+            "currentPassword": string(),
+        }
+    ),
+    auth="admin",
+    errors=(409, 429),
+)
+>>>>>>> h-openapi
 async def update_me(request: web.Request, principal: Principal) -> web.Response:
     user = await people.update_self(context(request), principal, await read_body(request))
     return json_response(user_json(user))
 
 
 @routes.get("/api/auth/sessions")
+<<<<<<< HEAD
 @admin_route("account.manage")
+=======
+@admin_route()
+@operation(auth="admin")
+>>>>>>> h-openapi
 async def my_sessions(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     async with ctx.db.connection() as conn:
@@ -161,7 +214,12 @@ async def my_sessions(request: web.Request, principal: Principal) -> web.Respons
 
 
 @routes.delete("/api/auth/sessions/{id}")
+<<<<<<< HEAD
 @admin_route("account.manage")
+=======
+@admin_route()
+@operation(status=204, auth="admin")
+>>>>>>> h-openapi
 async def revoke_session(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     try:

@@ -7,6 +7,7 @@ from typing import Any
 from aiohttp import web
 
 from common.crypto import sha256_hex
+from common.openapi import operation
 from common.web import json_response
 from content.auth.credentials import (
     AGENT_KEY_PREFIX,
@@ -76,6 +77,7 @@ def _headers(request: web.Request) -> dict[str, str]:
 
 @routes.route("OPTIONS", "/content")
 @routes.route("OPTIONS", "/content/{tail:.*}")
+@operation(status=204, errors=(403,))
 async def preflight(request: web.Request) -> web.Response:
     """CORS preflight: X-Api-Key is not a simple header, so browsers ask first."""
     origin = _allowed_origin(request)
@@ -94,6 +96,7 @@ async def preflight(request: web.Request) -> web.Response:
 
 
 @routes.get("/content")
+@operation(auth="delivery")
 async def list_types(request: web.Request) -> web.Response:
     key = await delivery_key(request)
     async with context(request).db.connection() as conn:

@@ -6,6 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
+from common.openapi import obj, operation, string
 from common.web import json_response
 from content.auth.credentials import admin_route
 from content.auth.principal import Principal
@@ -13,8 +14,10 @@ from content.context import Context, context
 from content.entries import service, store
 from content.entries.serializers import entry_json, revision_json
 from content.entries.store import SORTS
+from content.entries.validation import LOCALE_RE, MAX_SLUG, MAX_TITLE, SLUG_RE
 from content.errors import NotFound, invalid
 from content.http import page_body, paging, read_body
+from content.openapi import PAGING
 from content.types import store as type_store
 
 routes = web.RouteTableDef()
@@ -75,12 +78,41 @@ async def _list(request: web.Request, principal: Principal, *, trashed: bool) ->
 
 @routes.get("/api/entries")
 @admin_route("content.read")
+@operation(
+    query={
+        **PAGING,
+        "type": string(),
+        "status": string(enum=service.STATUSES),
+        "author": string(),
+        "locale": string(),
+        "search": string(),
+        "sort": string(enum=[*SORTS, *(f"-{s}" for s in SORTS)]),
+    },
+    auth="admin",
+)
 async def list_entries(request: web.Request, principal: Principal) -> web.Response:
     return await _list(request, principal, trashed=False)
 
 
 @routes.post("/api/entries")
 @admin_route("content.write")
+@operation(
+    status=201,
+    body=obj(
+        {
+            "type": string(min_length=1),
+            "title": string(min_length=1, max_length=MAX_TITLE),
+            "slug": string(pattern=SLUG_RE.pattern, max_length=MAX_SLUG, nullable=True),
+            "locale": string(pattern=LOCALE_RE.pattern),
+            "data": {"type": "object"},
+            "status": string(enum=service.STATUSES),
+            "publishAt": string(fmt="date-time", nullable=True),
+        },
+        required=["type", "title"],
+    ),
+    auth="admin",
+    errors=(409,),
+)
 async def create_entry(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     row = await service.create_entry(ctx, principal, await read_body(request))
@@ -89,6 +121,7 @@ async def create_entry(request: web.Request, principal: Principal) -> web.Respon
 
 @routes.get("/api/entries/{id}")
 @admin_route("content.read")
+@operation(auth="admin")
 async def get_entry(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     return json_response(await _one(ctx, await service.get_entry(ctx, request.match_info["id"])))
@@ -96,6 +129,21 @@ async def get_entry(request: web.Request, principal: Principal) -> web.Response:
 
 @routes.patch("/api/entries/{id}")
 @admin_route("content.write")
+@operation(
+    body=obj(
+        {
+            "title": string(min_length=1, max_length=MAX_TITLE),
+            "slug": string(pattern=SLUG_RE.pattern, max_length=MAX_SLUG, nullable=True),
+            "locale": string(pattern=LOCALE_RE.pattern),
+            "data": {"type": "object"},
+            "status": string(enum=service.STATUSES),
+            "publishAt": string(fmt="date-time", nullable=True),
+        },
+        required=[],
+    ),
+    auth="admin",
+    errors=(409,),
+)
 async def update_entry(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     body = await read_body(request)
@@ -105,6 +153,7 @@ async def update_entry(request: web.Request, principal: Principal) -> web.Respon
 
 @routes.delete("/api/entries/{id}")
 @admin_route("content.write")
+@operation(auth="admin", errors=(409,))
 async def trash_entry(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     row = await service.trash_entry(ctx, principal, request.match_info["id"])
@@ -113,6 +162,7 @@ async def trash_entry(request: web.Request, principal: Principal) -> web.Respons
 
 @routes.get("/api/entries/{id}/revisions")
 @admin_route("content.read")
+@operation(query=PAGING, auth="admin")
 async def list_revisions(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     page = paging(request)
@@ -133,6 +183,7 @@ def _number(request: web.Request) -> int:
 
 @routes.get("/api/entries/{id}/revisions/{number}")
 @admin_route("content.read")
+@operation(auth="admin")
 async def get_revision(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     async with ctx.db.connection() as conn:
@@ -144,6 +195,7 @@ async def get_revision(request: web.Request, principal: Principal) -> web.Respon
 
 @routes.post("/api/entries/{id}/revisions/{number}/restore")
 @admin_route("content.write")
+@operation(auth="admin", errors=(409,))
 async def restore_revision(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     row = await service.restore_revision(ctx, principal, request.match_info["id"], _number(request))
@@ -152,12 +204,25 @@ async def restore_revision(request: web.Request, principal: Principal) -> web.Re
 
 @routes.get("/api/trash")
 @admin_route("content.write")
+@operation(
+    query={
+        **PAGING,
+        "type": string(),
+        "status": string(enum=service.STATUSES),
+        "author": string(),
+        "locale": string(),
+        "search": string(),
+        "sort": string(enum=[*SORTS, *(f"-{s}" for s in SORTS)]),
+    },
+    auth="admin",
+)
 async def list_trash(request: web.Request, principal: Principal) -> web.Response:
     return await _list(request, principal, trashed=True)
 
 
 @routes.post("/api/trash/{id}/restore")
 @admin_route("content.write")
+@operation(auth="admin", errors=(409,))
 async def restore_entry(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     row = await service.restore_entry(ctx, principal, request.match_info["id"])
@@ -166,6 +231,7 @@ async def restore_entry(request: web.Request, principal: Principal) -> web.Respo
 
 @routes.delete("/api/trash/{id}")
 @admin_route("content.publish")
+@operation(status=204, auth="admin", errors=(409,))
 async def purge_entry(request: web.Request, principal: Principal) -> web.Response:
     await service.purge_entry(context(request), principal, request.match_info["id"])
     return web.Response(status=204)

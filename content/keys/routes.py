@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from common.openapi import array, integer, obj, operation, string
 from common.web import json_response
 from content.auth.credentials import admin_route
+from content.auth.permissions import PERMISSIONS
 from content.auth.principal import Principal
 from content.context import context
 from content.http import read_body
@@ -21,6 +23,7 @@ NO_STORE = {"Cache-Control": "no-store"}
 
 @routes.get("/api/agent-keys")
 @admin_route()
+@operation(auth="admin")
 async def list_agent_keys(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     async with ctx.db.connection() as conn:
@@ -31,6 +34,21 @@ async def list_agent_keys(request: web.Request, principal: Principal) -> web.Res
 
 @routes.post("/api/agent-keys")
 @admin_route("keys.mint")
+@operation(
+    status=201,
+    body=obj(
+        {
+            "name": string(min_length=1, max_length=100),
+            "grants": array(string(description=f"one of {', '.join(sorted(PERMISSIONS))}")),
+            "expiresInDays": integer(minimum=1, maximum=service.MAX_DAYS),
+            "password": string(),
+        },
+        required=["name", "grants"],
+        additional=True,
+    ),
+    auth="admin",
+    errors=(429,),
+)
 async def mint_agent_key(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     row, token = await service.mint_agent_key(ctx, principal, await read_body(request))
@@ -40,6 +58,7 @@ async def mint_agent_key(request: web.Request, principal: Principal) -> web.Resp
 
 @routes.delete("/api/agent-keys/{id}")
 @admin_route()
+@operation(auth="admin")
 async def revoke_agent_key(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     row = await service.revoke_agent_key(ctx, principal, request.match_info["id"])
@@ -48,6 +67,7 @@ async def revoke_agent_key(request: web.Request, principal: Principal) -> web.Re
 
 @routes.get("/api/delivery-keys")
 @admin_route("keys.manage")
+@operation(auth="admin")
 async def list_delivery_keys(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     async with ctx.db.connection() as conn:
@@ -58,6 +78,15 @@ async def list_delivery_keys(request: web.Request, principal: Principal) -> web.
 
 @routes.post("/api/delivery-keys")
 @admin_route("keys.manage", "keys.mint")
+@operation(
+    status=201,
+    body=obj(
+        {"name": string(min_length=1, max_length=100), "types": array(string())},
+        required=["name", "types"],
+        additional=True,
+    ),
+    auth="admin",
+)
 async def mint_delivery_key(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     row, token = await service.mint_delivery_key(ctx, principal, await read_body(request))
@@ -67,6 +96,10 @@ async def mint_delivery_key(request: web.Request, principal: Principal) -> web.R
 
 @routes.patch("/api/delivery-keys/{id}")
 @admin_route("keys.manage")
+@operation(
+    body=obj({"name": string(min_length=1, max_length=100), "types": array(string())}),
+    auth="admin",
+)
 async def update_delivery_key(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     body = await read_body(request)
@@ -76,6 +109,7 @@ async def update_delivery_key(request: web.Request, principal: Principal) -> web
 
 @routes.delete("/api/delivery-keys/{id}")
 @admin_route("keys.manage")
+@operation(auth="admin")
 async def revoke_delivery_key(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     row = await service.revoke_delivery_key(ctx, principal, request.match_info["id"])

@@ -102,9 +102,12 @@ async def _scopes(
     async with ctx.db.connection() as conn:
         known = await type_names(conn)
     for i, name in enumerate(types):
-        if name != ALL_TYPES and name not in known:
+        if not isinstance(name, str):
+            p.add(f"types.{i}", "must be a type name")
+        elif name != ALL_TYPES and name not in known:
             p.add(f"types.{i}", "is not a content type")
-    return sorted(set(types))
+    # Only strings: an object or a list in the list would make set() raise (a 500).
+    return sorted({name for name in types if isinstance(name, str)})
 
 
 async def mint_delivery_key(

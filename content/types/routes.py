@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from common.openapi import array, boolean, obj, operation, string
 from common.web import json_response
 from content.auth.credentials import admin_route
 from content.auth.principal import Principal
@@ -12,12 +13,14 @@ from content.http import read_body
 from content.types import service, store
 from content.types.fields import FIELD_TYPES
 from content.types.serializers import type_json
+from content.types.service import TYPE_NAME_RE
 
 routes = web.RouteTableDef()
 
 
 @routes.get("/api/field-types")
 @admin_route("content.read")
+@operation(auth="admin")
 async def field_types(request: web.Request, principal: Principal) -> web.Response:
     """What the admin UI renders for each field type, its options and empty value."""
     return json_response({"data": [t.metadata() for t in FIELD_TYPES.values()]})
@@ -25,6 +28,7 @@ async def field_types(request: web.Request, principal: Principal) -> web.Respons
 
 @routes.get("/api/types")
 @admin_route("content.read")
+@operation(auth="admin")
 async def list_types(request: web.Request, principal: Principal) -> web.Response:
     async with context(request).db.connection() as conn:
         rows = await store.list_types(conn)
@@ -33,6 +37,21 @@ async def list_types(request: web.Request, principal: Principal) -> web.Response
 
 @routes.post("/api/types")
 @admin_route("types.manage")
+@operation(
+    status=201,
+    body=obj(
+        {
+            "name": string(pattern=TYPE_NAME_RE.pattern),
+            "label": string(min_length=1, max_length=200),
+            "fields": array({"type": "object"}),
+            "single": boolean(),
+            "previewUrl": string(nullable=True),
+        },
+        required=["name"],
+    ),
+    auth="admin",
+    errors=(409,),
+)
 async def create_type(request: web.Request, principal: Principal) -> web.Response:
     row = await service.create_type(context(request), principal, await read_body(request))
     return json_response(type_json(row), status=201)
@@ -40,6 +59,7 @@ async def create_type(request: web.Request, principal: Principal) -> web.Respons
 
 @routes.get("/api/types/{name}")
 @admin_route("content.read")
+@operation(auth="admin")
 async def get_type(request: web.Request, principal: Principal) -> web.Response:
     return json_response(
         type_json(await service.get_type(context(request), request.match_info["name"]))
@@ -48,6 +68,20 @@ async def get_type(request: web.Request, principal: Principal) -> web.Response:
 
 @routes.patch("/api/types/{name}")
 @admin_route("types.manage")
+@operation(
+    body=obj(
+        {
+            "name": string(pattern=TYPE_NAME_RE.pattern),
+            "label": string(min_length=1, max_length=200),
+            "fields": array({"type": "object"}),
+            "single": boolean(),
+            "previewUrl": string(nullable=True),
+        },
+        required=[],
+    ),
+    auth="admin",
+    errors=(409,),
+)
 async def update_type(request: web.Request, principal: Principal) -> web.Response:
     body = await read_body(request)
     row = await service.update_type(context(request), principal, request.match_info["name"], body)
@@ -56,6 +90,7 @@ async def update_type(request: web.Request, principal: Principal) -> web.Respons
 
 @routes.delete("/api/types/{name}")
 @admin_route("types.manage")
+@operation(status=204, auth="admin", errors=(409,))
 async def delete_type(request: web.Request, principal: Principal) -> web.Response:
     await service.delete_type(context(request), principal, request.match_info["name"])
     return web.Response(status=204)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from common.openapi import boolean, obj, operation, string
 from common.passwords import hash_password
 from common.web import json_response
 from mail.accounts import serializers, service, store
@@ -18,6 +19,7 @@ FORGOT_MESSAGE = "If an account exists for this address, a reset link has been s
 
 
 @routes.get("/api/auth/signups")
+@operation()
 async def signups(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     async with ctx.db.connection() as conn:
@@ -26,6 +28,19 @@ async def signups(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/auth/signup")
+@operation(
+    status=201,
+    body=obj(
+        {
+            "email": string(min_length=1, max_length=service.MAX_EMAIL),
+            "password": string(min_length=1, max_length=service.MAX_PASSWORD),
+            "name": string(max_length=service.MAX_NAME, nullable=True),
+            "referral_code": string(max_length=100, nullable=True),
+        },
+        required=["email", "password"],
+    ),
+    errors=(409,),
+)
 async def signup(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     body = await read_body(request, allowed={"email", "password", "name", "referral_code"})
@@ -51,11 +66,13 @@ async def signup(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/auth/me")
+@operation(auth="session")
 async def me(request: web.Request) -> web.Response:
     return json_response(serializers.account(sessions.require(request).account))
 
 
 @routes.post("/api/auth/verify/send")
+@operation(status=202, body=obj(), auth="session", errors=(409,))
 async def verify_send(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, _ = sessions.require_session(request)
@@ -73,6 +90,7 @@ async def verify_send(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/auth/verify")
+@operation(body=obj({"token": string(min_length=1)}, required=["token"]))
 async def verify(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     body = await read_body(request, allowed={"token"})
@@ -83,6 +101,10 @@ async def verify(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/auth/password/forgot")
+@operation(
+    status=202,
+    body=obj({"email": string(min_length=1, max_length=service.MAX_EMAIL)}, required=["email"]),
+)
 async def password_forgot(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     body = await read_body(request, allowed={"email"})
@@ -92,6 +114,15 @@ async def password_forgot(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/auth/password/reset")
+@operation(
+    body=obj(
+        {
+            "token": string(min_length=1),
+            "password": string(min_length=1, max_length=service.MAX_PASSWORD),
+        },
+        required=["token", "password"],
+    )
+)
 async def password_reset(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     body = await read_body(request, allowed={"token", "password"})
@@ -106,6 +137,7 @@ async def password_reset(request: web.Request) -> web.Response:
 
 
 @routes.patch("/api/account")
+@operation(body=obj({"name": string(max_length=service.MAX_NAME, nullable=True)}), auth="session")
 async def update_account(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, _ = sessions.require_session(request)
@@ -119,6 +151,9 @@ async def update_account(request: web.Request) -> web.Response:
 
 
 @routes.delete("/api/account")
+@operation(
+    status=204, body=obj({"password": string(min_length=1)}, required=["password"]), auth="session"
+)
 async def delete_account(request: web.Request) -> web.StreamResponse:
     ctx = mail_context(request)
     account, _ = sessions.require_session(request)
@@ -130,6 +165,18 @@ async def delete_account(request: web.Request) -> web.StreamResponse:
 
 
 @routes.post("/api/account/email")
+@operation(
+    status=202,
+    body=obj(
+        {
+            "email": string(min_length=1, max_length=service.MAX_EMAIL),
+            "password": string(min_length=1),
+        },
+        required=["email", "password"],
+    ),
+    auth="session",
+    errors=(409,),
+)
 async def change_email(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, _ = sessions.require_session(request)
@@ -143,6 +190,16 @@ async def change_email(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/account/password")
+@operation(
+    body=obj(
+        {
+            "current_password": string(min_length=1),
+            "new_password": string(min_length=1, max_length=service.MAX_PASSWORD),
+        },
+        required=["current_password", "new_password"],
+    ),
+    auth="session",
+)
 async def change_password(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, session = sessions.require_session(request)
@@ -154,6 +211,9 @@ async def change_password(request: web.Request) -> web.Response:
 
 
 @routes.patch("/api/account/notifications")
+@operation(
+    body=obj({k: boolean(nullable=True) for k in service.NOTIFICATION_DEFAULTS}), auth="session"
+)
 async def update_notifications(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, _ = sessions.require_session(request)
@@ -169,6 +229,7 @@ async def update_notifications(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/account/referrals")
+@operation(auth="session")
 async def referrals(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, _ = sessions.require_session(request)

@@ -12,16 +12,18 @@ from aiohttp import web
 from email_validator import EmailNotValidError, validate_email
 
 from common.db import Conn
+from common.openapi import integer, obj, operation, string
 from common.passwords import hash_password
 from common.web import json_response
 from mail.accounts.service import MAX_PASSWORD, check_new_password
 from mail.addresses import serializers, store
-from mail.addresses.localpart import InvalidLocalPart, normalize_local_part
+from mail.addresses.localpart import MAX_LOCAL_PART, InvalidLocalPart, normalize_local_part
 from mail.auth import sessions
 from mail.context import mail_context
 from mail.domains import store as domains_store
-from mail.domains.routes import parse_quota
+from mail.domains.routes import MAX_QUOTA_BYTES, parse_quota
 from mail.errors import conflict, missing_required_field, not_found, validation_error
+from mail.openapi import list_query
 from mail.web.body import optional_str, read_body, required_str
 from mail.web.lists import list_envelope, parse_list_params
 from mail.web.ownership import parse_id
@@ -74,6 +76,7 @@ def _password(body: dict[str, Any]) -> str:
 
 
 @routes.get("/api/domains/{domain_id}/addresses")
+@operation(query=list_query(store.ADDRESS_SORTS), auth="session")
 async def list_addresses(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account = sessions.require(request).account
@@ -87,6 +90,21 @@ async def list_addresses(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/domains/{domain_id}/addresses")
+@operation(
+    status=201,
+    body=obj(
+        {
+            "local_part": string(min_length=1, max_length=MAX_LOCAL_PART),
+            "password": string(min_length=1, max_length=MAX_PASSWORD),
+            "display_name": string(max_length=MAX_DISPLAY_NAME, nullable=True),
+            "quota_bytes": integer(minimum=0, maximum=MAX_QUOTA_BYTES),
+            "recovery_email": string(max_length=MAX_EMAIL, nullable=True),
+        },
+        required=["local_part", "password"],
+    ),
+    auth="session",
+    errors=(402, 409),
+)
 async def create_address(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account = sessions.require(request).account
@@ -134,6 +152,7 @@ async def create_address(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/addresses/{address_id}")
+@operation(auth="session")
 async def read_address(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     async with ctx.db.connection() as conn:
@@ -142,6 +161,15 @@ async def read_address(request: web.Request) -> web.Response:
 
 
 @routes.patch("/api/addresses/{address_id}")
+@operation(
+    body=obj(
+        {
+            "display_name": string(max_length=MAX_DISPLAY_NAME, nullable=True),
+            "quota_bytes": integer(minimum=0, maximum=MAX_QUOTA_BYTES),
+        }
+    ),
+    auth="session",
+)
 async def update_address(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     body = await read_body(request, allowed=set(store.EDITABLE))
@@ -159,6 +187,7 @@ async def update_address(request: web.Request) -> web.Response:
 
 
 @routes.delete("/api/addresses/{address_id}")
+@operation(status=204, auth="session")
 async def delete_address(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     # Its mailboxes, messages and their rows in schema mta cascade in this statement.
@@ -169,6 +198,10 @@ async def delete_address(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/addresses/{address_id}/password")
+@operation(
+    body=obj({"password": string(min_length=1, max_length=MAX_PASSWORD)}, required=["password"]),
+    auth="session",
+)
 async def change_password(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     body = await read_body(request, allowed={"password"})
@@ -185,6 +218,12 @@ async def change_password(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/addresses/{address_id}/recovery")
+@operation(
+    body=obj(
+        {"recovery_email": string(max_length=MAX_EMAIL, nullable=True)}, required=["recovery_email"]
+    ),
+    auth="session",
+)
 async def set_recovery(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     body = await read_body(request, allowed={"recovery_email"})

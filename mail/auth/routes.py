@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from common.openapi import obj, operation, string
 from common.web import json_response
 from mail.accounts import serializers as account_serializers
 from mail.auth import serializers, service, sessions, store
 from mail.context import mail_context
 from mail.errors import not_found
+from mail.openapi import list_query
 from mail.web.body import optional_str, read_body, required_str
 from mail.web.lists import list_envelope, parse_list_params
 from mail.web.ownership import parse_id
@@ -17,6 +19,17 @@ routes = web.RouteTableDef()
 
 
 @routes.post("/api/auth/login")
+@operation(
+    body=obj(
+        {
+            "email": string(min_length=1, max_length=254),
+            "password": string(min_length=1, max_length=256),
+            "totp_code": string(max_length=20, nullable=True),
+        },
+        required=["email", "password"],
+    ),
+    errors=(401,),
+)
 async def login(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     body = await read_body(request, allowed={"email", "password", "totp_code"})
@@ -30,6 +43,7 @@ async def login(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/auth/logout")
+@operation(status=204, auth="session")
 async def logout(request: web.Request) -> web.StreamResponse:
     ctx = mail_context(request)
     _, session = sessions.require_session(request)
@@ -41,6 +55,7 @@ async def logout(request: web.Request) -> web.StreamResponse:
 
 
 @routes.post("/api/auth/totp/setup")
+@operation(body=obj(), auth="session", errors=(409,))
 async def totp_setup(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, _ = sessions.require_session(request)
@@ -50,6 +65,11 @@ async def totp_setup(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/auth/totp/enable")
+@operation(
+    body=obj({"code": string(min_length=1, max_length=20)}, required=["code"]),
+    auth="session",
+    errors=(409,),
+)
 async def totp_enable(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, _ = sessions.require_session(request)
@@ -59,6 +79,11 @@ async def totp_enable(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/auth/totp/disable")
+@operation(
+    body=obj({"password": string(min_length=1, max_length=1000)}, required=["password"]),
+    auth="session",
+    errors=(409,),
+)
 async def totp_disable(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, _ = sessions.require_session(request)
@@ -68,6 +93,7 @@ async def totp_disable(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/account/sessions")
+@operation(query=list_query(store.SESSION_SORTS), auth="session")
 async def list_sessions(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, current = sessions.require_session(request)
@@ -81,6 +107,7 @@ async def list_sessions(request: web.Request) -> web.Response:
 
 # Registered before the dynamic route below on purpose (see mail/README.md, routing).
 @routes.post("/api/account/sessions/revoke-others")
+@operation(auth="session")
 async def revoke_others(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, current = sessions.require_session(request)
@@ -90,6 +117,7 @@ async def revoke_others(request: web.Request) -> web.Response:
 
 
 @routes.delete("/api/account/sessions/{session_id}")
+@operation(status=204, auth="session")
 async def revoke_one(request: web.Request) -> web.StreamResponse:
     ctx = mail_context(request)
     account, _ = sessions.require_session(request)

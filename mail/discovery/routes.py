@@ -10,6 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
+from common.openapi import operation, string
 from common.web import json_response, read_body
 from mail.auth import sessions
 from mail.context import mail_context
@@ -47,6 +48,7 @@ def _host_domain(request: web.Request, prefix: str) -> str | None:
 
 
 @routes.get("/api/client-config")
+@operation(auth="session")
 async def client_config_route(request: web.Request) -> web.Response:
     sessions.require(request)
     ep = client_config.endpoints(hosting_context(request).hosting)
@@ -55,6 +57,7 @@ async def client_config_route(request: web.Request) -> web.Response:
 
 @routes.get("/mail/config-v1.1.xml")
 @routes.get("/.well-known/autoconfig/mail/config-v1.1.xml")
+@operation(query={"emailaddress": string()}, response={"type": "string"}, response_media=XML)
 async def autoconfig_route(request: web.Request) -> web.Response:
     # Thunderbird sends ?emailaddress=; older clients only the autoconfig.<domain> host.
     address = request.query.get("emailaddress", "")
@@ -75,6 +78,17 @@ def _pox(body: bytes, status: int = 200) -> web.Response:
 
 @routes.post("/autodiscover/autodiscover.xml")
 @routes.post("/Autodiscover/Autodiscover.xml")
+@operation(
+    body={"type": "string"},
+    body_media="text/xml",
+    response={"type": "string"},
+    response_media="text/xml",
+    # The Autodiscover protocol answers its own XML errors.
+    other={
+        400: ("text/xml", {"type": "string"}),
+        404: ("text/xml", {"type": "string"}),
+    },
+)
 async def autodiscover_route(request: web.Request) -> web.Response:
     now = mail_context(request).clock.now()
     try:
@@ -99,6 +113,7 @@ async def autodiscover_route(request: web.Request) -> web.Response:
 
 
 @routes.get("/.well-known/mta-sts.txt")
+@operation(response={"type": "string"}, response_media="text/plain")
 async def mta_sts_route(request: web.Request) -> web.Response:
     raw_domain = _host_domain(request, "mta-sts.")
     domain = await _hosted_domain(request, raw_domain) if raw_domain else None

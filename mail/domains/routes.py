@@ -6,6 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
+from common.openapi import integer, obj, operation, string
 from common.web import json_response
 from mail.auth import sessions
 from mail.context import mail_context
@@ -18,6 +19,7 @@ from mail.dns.records import DMARC_POLICIES
 from mail.domains import serializers, service, store
 from mail.domains.context import hosting_context
 from mail.errors import MailError, missing_required_field, not_found, validation_error
+from mail.openapi import list_query
 from mail.web.body import optional_str, read_body, required_str
 from mail.web.lists import list_envelope, parse_list_params
 from mail.web.ownership import parse_id, parse_uuid
@@ -37,6 +39,7 @@ async def _owned_domain(request: web.Request, conn: Any) -> dict[str, Any]:
 
 
 @routes.get("/api/domains")
+@operation(query=list_query(store.DOMAIN_SORTS), auth="session")
 async def list_domains(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account = sessions.require(request).account
@@ -47,6 +50,18 @@ async def list_domains(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/domains")
+@operation(
+    status=201,
+    body=obj(
+        {
+            "name": string(min_length=1, max_length=1000),
+            "description": string(max_length=MAX_DESCRIPTION, nullable=True),
+        },
+        required=["name"],
+    ),
+    auth="session",
+    errors=(402, 409),
+)
 async def add_domain(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     hctx = hosting_context(request)
@@ -69,6 +84,7 @@ async def add_domain(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/domains/{domain_id}")
+@operation(auth="session")
 async def read_domain(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     async with ctx.db.connection() as conn:
@@ -102,6 +118,16 @@ def parse_quota(value: object, field: str) -> int:
 
 
 @routes.patch("/api/domains/{domain_id}")
+@operation(
+    body=obj(
+        {
+            "description": string(max_length=MAX_DESCRIPTION, nullable=True),
+            "dmarc_policy": string(enum=DMARC_POLICIES),
+            "default_quota_bytes": integer(minimum=0, maximum=MAX_QUOTA_BYTES),
+        }
+    ),
+    auth="session",
+)
 async def update_domain(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     body = await read_body(request, allowed=set(store.EDITABLE))
@@ -115,6 +141,7 @@ async def update_domain(request: web.Request) -> web.Response:
 
 
 @routes.delete("/api/domains/{domain_id}")
+@operation(status=204, auth="session", errors=(409,))
 async def delete_domain(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     # One transaction: the domain, its keys, its addresses and their mailboxes
@@ -126,6 +153,7 @@ async def delete_domain(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/domains/{domain_id}/dns")
+@operation(auth="session")
 async def dns_records(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     hctx = hosting_context(request)
@@ -136,6 +164,7 @@ async def dns_records(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/domains/{domain_id}/dns/zone")
+@operation(auth="session", response={"type": "string"}, response_media="text/dns")
 async def dns_zone(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     hctx = hosting_context(request)
@@ -154,6 +183,7 @@ async def dns_zone(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/domains/{domain_id}/dns/provider")
+@operation(auth="session")
 async def dns_provider(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     hctx = hosting_context(request)
@@ -167,6 +197,17 @@ async def dns_provider(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/domains/{domain_id}/dns/publish")
+@operation(
+    body=obj(
+        {
+            "api_token": string(min_length=1, max_length=1000),
+            "provider": string(max_length=50, nullable=True),
+        },
+        required=["api_token"],
+    ),
+    auth="session",
+    errors=(502,),
+)
 async def dns_publish(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     hctx = hosting_context(request)
@@ -198,6 +239,7 @@ async def dns_publish(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/domains/{domain_id}/check")
+@operation(auth="session")
 async def dns_check(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     hctx = hosting_context(request)
@@ -212,6 +254,7 @@ async def dns_check(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/domains/{domain_id}/keys")
+@operation(auth="session")
 async def list_keys(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     async with ctx.db.connection() as conn:
@@ -222,6 +265,12 @@ async def list_keys(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/domains/{domain_id}/keys")
+@operation(
+    status=201,
+    body=obj({"algorithm": string(enum=keys.ALGORITHMS, nullable=True)}),
+    auth="session",
+    errors=(409,),
+)
 async def create_key(request: web.Request) -> web.Response:
     """Not in the spec's table: a new standby key, for rotation (published, then activated)."""
     ctx = mail_context(request)
@@ -244,6 +293,7 @@ async def create_key(request: web.Request) -> web.Response:
 
 
 @routes.delete("/api/domains/{domain_id}/keys/{key_id}")
+@operation(status=204, auth="session", errors=(409,))
 async def delete_key(request: web.Request) -> web.Response:
     """Not in the spec's table: retire a standby key (never the active one)."""
     ctx = mail_context(request)
@@ -254,6 +304,7 @@ async def delete_key(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/domains/{domain_id}/keys/{key_id}/activate")
+@operation(body=obj(), auth="session", errors=(409,))
 async def activate_key(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     await read_body(request, allowed=())
@@ -266,6 +317,12 @@ async def activate_key(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/domains/{domain_id}/fallback")
+@operation(
+    body=obj(
+        {"fallback_domain_id": string(fmt="uuid", nullable=True)}, required=["fallback_domain_id"]
+    ),
+    auth="session",
+)
 async def set_fallback(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account = sessions.require(request).account

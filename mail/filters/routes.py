@@ -8,23 +8,37 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from common.openapi import boolean, integer, obj, operation, string
 from common.web import json_response
 from mail.auth import sessions
 from mail.context import mail_context
 from mail.errors import MailError, missing_required_field
 from mail.filters import serializers, service
+from mail.openapi import list_query
 from mail.web.body import optional_bool, read_body
 from mail.web.lists import Sorts, list_envelope, parse_list_params
 from mail.web.ownership import owned, parse_id
+from mta.sieve.compiler import MAX_SCRIPT_BYTES
 from mta.store import filters as store
 
 routes = web.RouteTableDef()
 
 SORTS = Sorts(columns=store.SORTS, default="position", default_direction="asc", tiebreak="f.id")
-FIELDS = {"address_id", "name", "script", "enabled", "position"}
+FILTER_FIELDS = {
+    "address_id": string(fmt="uuid"),
+    "name": string(min_length=1, max_length=service.MAX_NAME),
+    "script": string(min_length=1, max_length=MAX_SCRIPT_BYTES),
+    "enabled": boolean(nullable=True),
+    "position": integer(minimum=0, maximum=service.MAX_POSITION, nullable=True),
+}
+FIELDS = set(FILTER_FIELDS)
 
 
 @routes.get("/api/filters")
+@operation(
+    query={**list_query(SORTS), "address_id": string(description="an address id; empty for all")},
+    auth="session",
+)
 async def list_filters(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     auth = sessions.require(request)
@@ -46,6 +60,11 @@ async def list_filters(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/filters")
+@operation(
+    status=201,
+    body=obj(FILTER_FIELDS, required=["address_id", "name", "script"]),
+    auth="session",
+)
 async def create_filter(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     auth = sessions.require(request)
@@ -74,6 +93,10 @@ async def create_filter(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/filters/validate")
+@operation(
+    body=obj({"script": string(min_length=1, max_length=MAX_SCRIPT_BYTES)}, required=["script"]),
+    auth="session",
+)
 async def validate_filter(request: web.Request) -> web.Response:
     sessions.require(request)
     body = await read_body(request, allowed={"script"})
@@ -86,6 +109,7 @@ async def validate_filter(request: web.Request) -> web.Response:
 @routes.get("/api/filters/validate")
 @routes.patch("/api/filters/validate")
 @routes.delete("/api/filters/validate")
+@operation(status=405, auth="session")
 async def validate_wrong_method(request: web.Request) -> web.Response:
     # Without these the {filter_id} routes would take "validate" for an id.
     raise MailError(
@@ -94,6 +118,7 @@ async def validate_wrong_method(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/filters/{filter_id}")
+@operation(auth="session")
 async def read_filter(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     auth = sessions.require(request)
@@ -103,6 +128,7 @@ async def read_filter(request: web.Request) -> web.Response:
 
 
 @routes.patch("/api/filters/{filter_id}")
+@operation(body=obj(FILTER_FIELDS), auth="session")
 async def update_filter(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     auth = sessions.require(request)
@@ -133,6 +159,7 @@ async def update_filter(request: web.Request) -> web.Response:
 
 
 @routes.delete("/api/filters/{filter_id}")
+@operation(status=204, auth="session")
 async def delete_filter(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     auth = sessions.require(request)

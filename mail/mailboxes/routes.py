@@ -6,11 +6,13 @@ from typing import Any
 
 from aiohttp import web
 
+from common.openapi import operation, string
 from common.web import json_response
 from mail.auth import sessions
 from mail.context import mail_context
 from mail.errors import invalid_parameter
 from mail.filters.service import owned_address
+from mail.openapi import list_query
 from mail.web.lists import Sorts, list_envelope, parse_list_params
 from mail.web.ownership import parse_id
 from mta.store import activity, mailboxes, quota
@@ -23,6 +25,7 @@ ACTIVITY_KINDS = ("received", "filtered", "refused", "failed")
 
 
 @routes.get("/api/addresses/{address_id}/folders")
+@operation(auth="session")
 async def folders(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     auth = sessions.require(request)
@@ -60,6 +63,9 @@ def _folder(row: dict[str, Any]) -> dict[str, Any]:
 
 
 @routes.get("/api/addresses/{address_id}/activity")
+@operation(
+    query={**list_query(ACTIVITY_SORTS), "kind": string(enum=ACTIVITY_KINDS)}, auth="session"
+)
 async def recent_activity(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     auth = sessions.require(request)

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from aiohttp import web
 
+from common.openapi import operation
 from mail.context import MailContext, mail_context
 
 routes = web.RouteTableDef()
@@ -30,6 +31,7 @@ def security_txt(ctx: MailContext) -> str:
 
 
 @routes.get("/.well-known/security.txt")
+@operation(response={"type": "string"}, response_media="text/plain", never=(404,))
 async def get_security_txt(request: web.Request) -> web.Response:
     return web.Response(
         text=security_txt(mail_context(request)),
