@@ -163,10 +163,7 @@ async def me(request: web.Request, principal: Principal) -> web.Response:
 # (account.manage is a person-only capability), so a key cannot take over,
 # watch or sign out the person it acts for.
 @routes.patch("/api/auth/me")
-<<<<<<< HEAD
 @admin_route("account.manage")
-=======
-@admin_route()
 @operation(
     body=obj(
         {
@@ -179,19 +176,14 @@ async def me(request: web.Request, principal: Principal) -> web.Response:
     auth="admin",
     errors=(409, 429),
 )
->>>>>>> h-openapi
 async def update_me(request: web.Request, principal: Principal) -> web.Response:
     user = await people.update_self(context(request), principal, await read_body(request))
     return json_response(user_json(user))
 
 
 @routes.get("/api/auth/sessions")
-<<<<<<< HEAD
 @admin_route("account.manage")
-=======
-@admin_route()
 @operation(auth="admin")
->>>>>>> h-openapi
 async def my_sessions(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     async with ctx.db.connection() as conn:
@@ -214,12 +206,8 @@ async def my_sessions(request: web.Request, principal: Principal) -> web.Respons
 
 
 @routes.delete("/api/auth/sessions/{id}")
-<<<<<<< HEAD
 @admin_route("account.manage")
-=======
-@admin_route()
 @operation(status=204, auth="admin")
->>>>>>> h-openapi
 async def revoke_session(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     try:
