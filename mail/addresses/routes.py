@@ -21,7 +21,7 @@ from mail.addresses.localpart import MAX_LOCAL_PART, InvalidLocalPart, normalize
 from mail.auth import sessions
 from mail.context import mail_context
 from mail.domains import store as domains_store
-from mail.domains.routes import MAX_QUOTA_BYTES, parse_quota
+from mail.domains.service import MAX_QUOTA_BYTES, parse_quota
 from mail.errors import conflict, missing_required_field, not_found, validation_error
 from mail.openapi import list_query
 from mail.web.body import optional_str, read_body, required_str

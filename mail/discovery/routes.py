@@ -17,7 +17,6 @@ from mail.context import mail_context
 from mail.discovery import autoconfig, autodiscover, client_config
 from mail.dns.records import policy_for
 from mail.domains import store as domains_store
-from mail.domains.context import hosting_context
 from mail.domains.names import InvalidDomainName, normalize_domain, unicode_domain
 from mail.errors import not_found
 
@@ -51,7 +50,7 @@ def _host_domain(request: web.Request, prefix: str) -> str | None:
 @operation(auth="session")
 async def client_config_route(request: web.Request) -> web.Response:
     sessions.require(request)
-    ep = client_config.endpoints(hosting_context(request).hosting)
+    ep = client_config.endpoints(mail_context(request).hosting)
     return json_response(client_config.serialize(ep))
 
 
@@ -67,7 +66,7 @@ async def autoconfig_route(request: web.Request) -> web.Response:
     domain = await _hosted_domain(request, raw_domain or "")
     if domain is None:
         raise not_found("mail domain")
-    ep = client_config.endpoints(hosting_context(request).hosting)
+    ep = client_config.endpoints(mail_context(request).hosting)
     body = autoconfig.render(domain["name"], unicode_domain(domain["name"]), ep)
     return web.Response(body=body, content_type=XML, charset="utf-8")
 
@@ -108,7 +107,7 @@ async def autodiscover_route(request: web.Request) -> web.Response:
         )
         return _pox(error, status=404)
     email = f"{local_part.lower()}@{domain['name']}"
-    ep = client_config.endpoints(hosting_context(request).hosting)
+    ep = client_config.endpoints(mail_context(request).hosting)
     return _pox(autodiscover.render_settings(email, email, ep))
 
 
@@ -119,5 +118,5 @@ async def mta_sts_route(request: web.Request) -> web.Response:
     domain = await _hosted_domain(request, raw_domain) if raw_domain else None
     if domain is None:
         raise not_found("MTA-STS policy")
-    policy = policy_for(hosting_context(request).hosting)
+    policy = policy_for(mail_context(request).hosting)
     return web.Response(text=policy, content_type="text/plain", charset="utf-8")
