@@ -14,8 +14,9 @@ from common.passwords import hash_password
 from mail.addresses import store
 from mail.context import MailContext
 from mail.domains import service as domains
-from mail.errors import conflict, not_found, validation_error
+from mail.errors import conflict, validation_error
 from mail.web.lists import ListParams
+from mail.web.ownership import found
 from mta import mailstore
 
 
@@ -23,10 +24,9 @@ async def owned(
     conn: Conn, account_id: str, address_id: str, *, for_update: bool = False
 ) -> dict[str, Any]:
     """The address if this account owns its domain; 404 otherwise."""
-    row = await store.get_owned(conn, account_id, address_id, for_update=for_update)
-    if row is None:
-        raise not_found("address")
-    return row
+    return found(
+        await store.get_owned(conn, account_id, address_id, for_update=for_update), "address"
+    )
 
 
 async def list_addresses(

@@ -16,7 +16,7 @@ from mail.auth import sessions
 from mail.context import mail_context
 from mail.discovery import autoconfig, autodiscover, client_config
 from mail.dns.records import policy_for
-from mail.domains import store as domains_store
+from mail.domains import service as domains_service
 from mail.domains.names import InvalidDomainName, normalize_domain, unicode_domain
 from mail.errors import not_found
 
@@ -30,9 +30,7 @@ async def _hosted_domain(request: web.Request, raw: str) -> dict[str, Any] | Non
         name = normalize_domain(raw)
     except InvalidDomainName:
         return None
-    ctx = mail_context(request)
-    async with ctx.db.connection() as conn:
-        return await domains_store.get_by_name(conn, name)
+    return await domains_service.hosted(mail_context(request), name)
 
 
 def _host_domain(request: web.Request, prefix: str) -> str | None:

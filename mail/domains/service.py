@@ -24,7 +24,7 @@ from mail.domains import store
 from mail.domains.names import InvalidDomainName, normalize_domain, parent_names
 from mail.errors import conflict, not_found, validation_error
 from mail.web.lists import ListParams
-from mail.web.ownership import parse_uuid
+from mail.web.ownership import found, parse_uuid
 
 log = logging.getLogger(__name__)
 
@@ -55,10 +55,9 @@ async def owned(
     conn: Conn, account_id: str, domain_id: str, *, for_update: bool = False
 ) -> dict[str, Any]:
     """The domain if this account owns it; 404 otherwise (also for another account's)."""
-    row = await store.get_owned(conn, account_id, domain_id, for_update=for_update)
-    if row is None:
-        raise not_found("domain")
-    return row
+    return found(
+        await store.get_owned(conn, account_id, domain_id, for_update=for_update), "domain"
+    )
 
 
 async def list_domains(
@@ -71,6 +70,12 @@ async def list_domains(
 async def get(ctx: MailContext, account_id: str, domain_id: str) -> dict[str, Any]:
     async with ctx.db.connection() as conn:
         return await owned(conn, account_id, domain_id)
+
+
+async def hosted(ctx: MailContext, name: str) -> dict[str, Any] | None:
+    """The domain hosted here under this (normalized) name, whoever owns it."""
+    async with ctx.db.connection() as conn:
+        return await store.get_by_name(conn, name)
 
 
 async def _reread(ctx: MailContext, domain_id: str) -> dict[str, Any]:
