@@ -125,7 +125,6 @@ class Operation:
     body_required: bool | None = None
     query: Mapping[str, Schema] = field(default_factory=dict)
     required_query: Sequence[str] = ()
-    path: Mapping[str, Schema] = field(default_factory=dict)
     status: int = 200
     response: Schema | None = None
     response_media: str = JSON
@@ -136,16 +135,14 @@ class Operation:
     # Answers a protocol fixes outside the error shape: status -> (media type, schema).
     other: Mapping[int, tuple[str, Schema]] = field(default_factory=dict)
 
-
-def operation(**declared: Any) -> Callable[[F], F]:
-    """Record the OpenAPI facts of a handler on the handler itself."""
-    op = Operation(**declared)
-
-    def record(fn: F) -> F:
-        setattr(fn, ATTRIBUTE, op)
+    def __call__(self, fn: F) -> F:
+        """Used as a decorator: record these facts on the handler itself."""
+        setattr(fn, ATTRIBUTE, self)
         return fn
 
-    return record
+
+# At a handler: @operation(body=..., auth=...). The dataclass checks the names.
+operation = Operation
 
 
 def declaration(handler: Any) -> Operation:
@@ -222,14 +219,17 @@ def _operation(
 ) -> dict[str, Any]:
     op = declaration(handler)
     doc = (getattr(handler, "__doc__", None) or "").strip().split("\n")[0]
+    name = getattr(handler, "__name__", operation_id)
     out: dict[str, Any] = {
         "operationId": operation_id,
-        "summary": op.summary or doc or getattr(handler, "__name__", operation_id),
+        # Without a summary or docstring, the handler's name says it ("list_sessions").
+        "summary": op.summary or doc or name.replace("_", " ").capitalize(),
     }
     parameters: list[dict[str, Any]] = []
     for name in _path_names(path):
-        schema = op.path.get(name, {"type": "string"})
-        parameters.append({"name": name, "in": "path", "required": True, "schema": schema})
+        parameters.append(
+            {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+        )
     for name, schema in op.query.items():
         parameters.append(
             {"name": name, "in": "query", "required": name in op.required_query, "schema": schema}
@@ -305,8 +305,8 @@ profile_key = web.AppKey("openapi_profile", Profile)
 def publish(app: web.Application, profile: Profile, *, json_path: str, html_path: str) -> None:
     """Serve the app's own document at ``json_path`` and its HTML rendering at ``html_path``."""
     app[profile_key] = profile
-    app.router.add_get(json_path, openapi_json, allow_head=False)
-    app.router.add_get(html_path, openapi_html, allow_head=False)
+    app.router.add_get(json_path, openapi_json)
+    app.router.add_get(html_path, openapi_html)
 
 
 def _document(request: web.Request) -> dict[str, Any]:

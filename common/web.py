@@ -3,8 +3,8 @@
 Each service keeps its own error shape. It passes a renderer to
 :func:`error_middleware`, which turns router misses (404, 405), aiohttp's own
 HTTP errors, translated database violations and unexpected exceptions into a
-response of that shape. A service's own exceptions render themselves: any
-exception with a ``response()`` method is asked for its response.
+response of that shape. A service's own exceptions render themselves: they
+subclass :class:`ServiceError` and are asked for their response.
 
 Input is checked at the edge for what PostgreSQL cannot store: a text value
 with NUL or an unpaired surrogate never reaches a handler from the path (404),
@@ -62,8 +62,15 @@ class Renderer(Protocol):
     ) -> web.Response: ...
 
 
-class RendersItself(Protocol):
-    def response(self) -> web.StreamResponse: ...
+class ServiceError(Exception):
+    """The base of every service's own errors: each renders itself in its shape.
+
+    Subclasses (mail's MailError, content's ContentError, oauth's OAuthError)
+    build their response; the error middleware only asks for it.
+    """
+
+    def response(self) -> web.StreamResponse:
+        raise NotImplementedError
 
 
 def error_middleware(render: Renderer) -> Any:
@@ -87,10 +94,9 @@ def error_middleware(render: Renderer) -> Any:
                 if name in exc.headers:
                     response.headers[name] = exc.headers[name]
             return response
+        except ServiceError as exc:
+            return exc.response()
         except Exception as exc:
-            respond = getattr(exc, "response", None)
-            if callable(respond):
-                return respond()  # type: ignore[no-any-return]
             data_error = (
                 exc if isinstance(exc, ConflictError | ConstraintError) else translate_db_error(exc)
             )

@@ -13,7 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
-from common.web import json_response
+from common.web import ServiceError, json_response
 
 # Validation failures answer 400 everywhere (docs/content.md).
 VALIDATION_STATUS = 400
@@ -48,7 +48,7 @@ def render(status: int, kind: str, message: str, *, field: str | None = None) ->
     return json_response(error_body(message, code), status=status)
 
 
-class ContentError(Exception):
+class ContentError(ServiceError):
     """An error that renders itself in the CMS shape."""
 
     def __init__(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from common.openapi import Profile, obj, string, whole_number
+from common.openapi import Profile, array, integer, obj, string, whole_number
 from content.auth.credentials import SESSION_COOKIE
 from content.http import MAX_LIMIT
 
@@ -45,3 +45,15 @@ PAGING: dict[str, Any] = {
     "page": whole_number(7),
     "limit": whole_number(len(str(MAX_LIMIT))),
 }
+
+# content.http.page_body: every paged list's answer.
+PAGE = obj(
+    {
+        "data": array({"type": "object"}),
+        "meta": obj(
+            {"total": integer(minimum=0), "page": integer(minimum=1), "limit": integer(minimum=1)},
+            required=["total", "page", "limit"],
+        ),
+    },
+    required=["data", "meta"],
+)

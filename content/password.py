@@ -24,12 +24,13 @@ from common.embedded_pg import EmbeddedPostgres
 from common.migrations import migrate
 from common.passwords import hash_password
 from common.settings import Settings, SettingsError, load_settings
-from content.activity.store import record
+from content.auth.principal import Actor
 from content.auth.store import revoke_user_sessions
 from content.errors import Problems, ValidationFailed
 from content.people import store
 from content.people.service import clean_password
 from content.service import MIGRATIONS
+from content.writes import write_on
 
 
 class PasswordError(Exception):
@@ -50,9 +51,9 @@ async def list_accounts(db: Database) -> str:
         rows = await store.all_accounts(conn)
     if not rows:
         return "no accounts yet; the first visit to the admin claims the site"
-    width = max(len(r["email"]) for r in rows)
+    width = max(len(r.email) for r in rows)
     lines = [f"{'EMAIL'.ljust(width)}  {'ROLE':<7} NAME"]
-    lines += [f"{r['email'].ljust(width)}  {r['role']:<7} {r['name']}" for r in rows]
+    lines += [f"{r.email.ljust(width)}  {r.role:<7} {r.name}" for r in rows]
     return "\n".join(lines)
 
 
@@ -64,24 +65,17 @@ async def set_password(db: Database, clock: Clock, email: str, password: str) ->
     except ValidationFailed as exc:
         raise PasswordError(f"password {exc.fields[0].message}") from None
     async with db.connection() as conn:
-        user = await store.get_login(conn, email)
-    if user is None:
+        login = await store.get_login(conn, email)
+    if login is None:
         raise PasswordError(f"no account {email}; run without an email to list accounts")
+    user = login.person
     password_hash = await hash_password(password)
-    now = clock.now()
-    async with db.transaction() as conn:
-        await store.update_user(conn, user["id"], {"password_hash": password_hash}, now)
-        ended = await revoke_user_sessions(conn, user["id"], now)
-        await record(
-            conn,
-            at=now,
-            actor={"kind": "system", "name": "make password"},
-            action="user.updated",
-            subject_kind="user",
-            subject_id=user["id"],
-            summary={"password": "changed"},
-        )
-    return f"password set for {user['email']} ({user['role']}); {ended} session(s) signed out"
+    async with write_on(db, clock.now()) as tx:
+        await store.update_user(tx.conn, user.id, {"password_hash": password_hash}, tx.now)
+        ended = await revoke_user_sessions(tx.conn, user.id, tx.now)
+        operator = Actor(kind="system", name="make password")
+        await tx.record(operator, "user.updated", "user", user.id, {"password": "changed"})
+    return f"password set for {user.email} ({user.role}); {ended} session(s) signed out"
 
 
 async def run(

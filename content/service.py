@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from pathlib import Path
 
 from aiohttp import web
 
@@ -20,16 +19,19 @@ from content.auth import routes as auth_routes
 from content.changes import Changes
 from content.context import CONTEXT, Context
 from content.delivery import routes as delivery_routes
-from content.entries import publishing
+from content.entries import publishing, schedule
 from content.entries import routes as entry_routes
 from content.keys import routes as key_routes
+from content.menus import routes as menu_routes
 from content.openapi import PROFILE
 from content.people import routes as people_routes
 from content.people.service import bootstrap_owner
 from content.settings import load_content_settings
+from content.site import routes as site_routes
+from content.taxonomies import routes as taxonomy_routes
 from content.types import routes as type_routes
 
-MIGRATIONS = MigrationSet("content", Path(__file__).parent / "migrations")
+MIGRATIONS = MigrationSet.beside(__file__)
 
 # The OpenAPI document of every route, and its page for people (docs/content.md);
 # below the mount prefix (/cms/api/openapi.json through the gateway).
@@ -47,6 +49,9 @@ ROUTE_TABLES = (
     key_routes.routes,
     type_routes.routes,
     entry_routes.routes,
+    taxonomy_routes.routes,
+    menu_routes.routes,
+    site_routes.routes,
     delivery_routes.routes,
 )
 
@@ -66,8 +71,8 @@ class ContentService:
         )
         # One handler per queue: a second service on the same runtime (a path
         # mount and a test client together) shares the first one's.
-        if publishing.PUBLISH_JOB not in runtime.jobs.kinds:
-            runtime.jobs.register(publishing.PUBLISH_JOB, publishing.handler(self.context))
+        if schedule.PUBLISH_JOB not in runtime.jobs.kinds:
+            runtime.jobs.register(schedule.PUBLISH_JOB, publishing.handler(self.context))
 
     def content_version(self) -> int:
         """A process-local counter that changes after every content mutation."""

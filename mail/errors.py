@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from common.web import json_response
+from common.web import ServiceError, json_response
 
 # name -> status, exactly the spec's table.
 STATUS_BY_NAME = {
@@ -57,7 +57,7 @@ def render(status: int, kind: str, message: str, *, field: str | None = None) ->
     return json_response(error_body(status, name, message), status=status)
 
 
-class MailError(Exception):
+class MailError(ServiceError):
     """Raise anywhere in the mail service; renders as the spec's error shape."""
 
     def __init__(

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from common.openapi import Profile, integer, obj, string, whole_number
+from common.openapi import Profile, array, boolean, integer, obj, string, whole_number
+from mail.accounts.service import NOTIFICATION_DEFAULTS
 from mail.auth.sessions import COOKIE_NAME
 from mail.errors import STATUS_BY_NAME
 from mail.web.lists import MAX_SEARCH_LENGTH, PER_PAGE_CHOICES, Sorts
@@ -51,5 +52,47 @@ def list_query(sorts: Sorts) -> dict[str, Any]:
         "search": string(max_length=MAX_SEARCH_LENGTH),
         # An unknown sort is ignored (the spec), not refused.
         "sort": string(description=f"one of {', '.join(sorts.columns)}; default {sorts.default}"),
-        "direction": string(enum=("asc", "desc")),
+        # Read case-insensitively; empty is the endpoint's default.
+        "direction": string(pattern="^([aA][sS][cC]|[dD][eE][sS][cC])?$"),
     }
+
+
+# mail.web.lists.list_envelope: every list endpoint's answer.
+LIST = obj(
+    {
+        "object": {"const": "list"},
+        "data": array({"type": "object"}),
+        "page": integer(minimum=1),
+        "per_page": {"type": "integer", "enum": list(PER_PAGE_CHOICES)},
+        "total": integer(minimum=0),
+        "pages": integer(minimum=0),
+    },
+    required=["object", "data", "page", "per_page", "total", "pages"],
+)
+
+_WHEN = string(fmt="date-time")
+
+# mail.accounts.serializers.account: the signed-in account.
+ACCOUNT = obj(
+    {
+        "object": {"const": "account"},
+        "id": string(),
+        "email": string(),
+        "name": string(),
+        "email_verified": boolean(),
+        "email_verified_at": string(fmt="date-time", nullable=True),
+        "totp_enabled": boolean(),
+        "is_owner": boolean(),
+        "notifications": obj(
+            {name: boolean() for name in NOTIFICATION_DEFAULTS}, required=NOTIFICATION_DEFAULTS
+        ),
+        "referral_code": string(),
+        "created_at": _WHEN,
+        "updated_at": _WHEN,
+    },
+    required=[
+        "object", "id", "email", "name", "email_verified", "email_verified_at",
+        "totp_enabled", "is_owner", "notifications", "referral_code", "created_at",
+        "updated_at",
+    ],
+)  # fmt: skip

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from common.web import json_response
+from common.web import ServiceError, json_response
 
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
 
-class OAuthError(Exception):
+class OAuthError(ServiceError):
     """An error the client sees as ``{error, error_description}``."""
 
     error = "invalid_request"

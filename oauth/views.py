@@ -14,7 +14,7 @@ from typing import Any
 from aiohttp import web
 
 from common import web as common_web
-from common.openapi import obj, operation, string
+from common.openapi import array, obj, operation, string
 from common.web import BadInput, json_response, read_json_object
 from oauth import clients, rfc7009, rfc7662, rfc8414, rfc8628
 from oauth.errors import NO_STORE, InvalidRequest, NotFound
@@ -24,6 +24,25 @@ from oauth.rfc6749.token import issue_token
 from oauth.server import AuthorizationServer
 
 FORM = "application/x-www-form-urlencoded"
+
+# OpenAPI declarations shared by several views (common/openapi.py). Unknown
+# parameters are ignored (RFC 6749 3.1), hence additional members.
+AUTHORIZE = {
+    "client_id": string(min_length=1),
+    "redirect_uri": string(),
+    "response_type": string(),
+    "scope": string(),
+    "state": string(),
+    "code_challenge": string(),
+    "code_challenge_method": string(),
+}
+USER_CODE = obj({"user_code": string()}, additional=True)
+CLIENT_IN_FORM = {"client_id": string(), "client_secret": string()}
+TOKEN_FORM = obj(
+    {"token": string(min_length=1), "token_type_hint": string(), **CLIENT_IN_FORM},
+    required=["token"],
+    additional=True,
+)
 
 
 def reply(data: Any, status: int = 200) -> web.Response:
@@ -79,42 +98,14 @@ def _client_pk(request: web.Request) -> int:
 # --- consent routes (requireUser) --------------------------------------------
 
 
-@operation(
-    query={
-        "client_id": string(min_length=1),
-        "redirect_uri": string(),
-        "response_type": string(),
-        "scope": string(),
-        "state": string(),
-        "code_challenge": string(),
-        "code_challenge_method": string(),
-    },
-    required_query=["client_id"],
-    auth="user",
-    errors=(403,),
-)
+@operation(query=AUTHORIZE, required_query=["client_id"], auth="user", errors=(403,))
 async def authorize_info(server: AuthorizationServer, request: web.Request) -> web.Response:
     call = server.call(request)
     req = await authorize.validate(server, call, _single(request.query.items()))
     return reply(authorize.info(req))
 
 
-@operation(
-    body=obj(
-        {
-            "client_id": string(min_length=1),
-            "redirect_uri": string(),
-            "response_type": string(),
-            "scope": string(),
-            "state": string(),
-            "code_challenge": string(),
-            "code_challenge_method": string(),
-        },
-        required=["client_id"],
-        additional=True,
-    ),
-    auth="user",
-)
+@operation(body=obj(AUTHORIZE, required=["client_id"], additional=True), auth="user")
 async def authorize_approve(server: AuthorizationServer, request: web.Request) -> web.Response:
     call = server.call(request)
     user_id = server.user_id(request)
@@ -122,22 +113,7 @@ async def authorize_approve(server: AuthorizationServer, request: web.Request) -
     return reply(await authorize.approve(server, call, req, user_id))
 
 
-@operation(
-    body=obj(
-        {
-            "client_id": string(min_length=1),
-            "redirect_uri": string(),
-            "response_type": string(),
-            "scope": string(),
-            "state": string(),
-            "code_challenge": string(),
-            "code_challenge_method": string(),
-        },
-        required=["client_id"],
-        additional=True,
-    ),
-    auth="user",
-)
+@operation(body=obj(AUTHORIZE, required=["client_id"], additional=True), auth="user")
 async def authorize_deny(server: AuthorizationServer, request: web.Request) -> web.Response:
     call = server.call(request)
     user_id = server.user_id(request)
@@ -152,7 +128,7 @@ async def device_info(server: AuthorizationServer, request: web.Request) -> web.
     return reply(await rfc8628.device_info(server, user_code, user_id))
 
 
-@operation(body=obj({"user_code": string()}, additional=True), auth="user", errors=(410,))
+@operation(body=USER_CODE, auth="user", errors=(410,))
 async def device_approve(server: AuthorizationServer, request: web.Request) -> web.Response:
     user_id = server.user_id(request)
     params = await read_params(request)
@@ -163,7 +139,7 @@ async def device_approve(server: AuthorizationServer, request: web.Request) -> w
     )
 
 
-@operation(body=obj({"user_code": string()}, additional=True), auth="user", errors=(410,))
+@operation(body=USER_CODE, auth="user", errors=(410,))
 async def device_deny(server: AuthorizationServer, request: web.Request) -> web.Response:
     user_id = server.user_id(request)
     params = await read_params(request)
@@ -187,14 +163,13 @@ async def device_deny(server: AuthorizationServer, request: web.Request) -> web.
             "refresh_token": string(),
             "device_code": string(),
             "scope": string(),
-            "client_id": string(),
-            "client_secret": string(),
+            **CLIENT_IN_FORM,
         },
         required=["grant_type"],
         additional=True,
     ),
     body_media=FORM,
-    errors=(401, 403),
+    auth="client",
 )
 async def token(server: AuthorizationServer, request: web.Request) -> web.Response:
     form = await read_form(request)
@@ -202,20 +177,7 @@ async def token(server: AuthorizationServer, request: web.Request) -> web.Respon
     return reply(await issue_token(server, call, request.headers.get("Authorization"), form))
 
 
-@operation(
-    body=obj(
-        {
-            "token": string(min_length=1),
-            "token_type_hint": string(),
-            "client_id": string(),
-            "client_secret": string(),
-        },
-        required=["token"],
-        additional=True,
-    ),
-    body_media=FORM,
-    errors=(401,),
-)
+@operation(body=TOKEN_FORM, body_media=FORM, auth="client")
 async def revoke(server: AuthorizationServer, request: web.Request) -> web.Response:
     form = await read_form(request)
     call = server.call(request)
@@ -230,20 +192,7 @@ async def revoke(server: AuthorizationServer, request: web.Request) -> web.Respo
     return web.Response(status=200, headers=dict(NO_STORE))
 
 
-@operation(
-    body=obj(
-        {
-            "token": string(min_length=1),
-            "token_type_hint": string(),
-            "client_id": string(),
-            "client_secret": string(),
-        },
-        required=["token"],
-        additional=True,
-    ),
-    body_media=FORM,
-    errors=(401,),
-)
+@operation(body=TOKEN_FORM, body_media=FORM, auth="client")
 async def introspect(server: AuthorizationServer, request: web.Request) -> web.Response:
     form = await read_form(request)
     call = server.call(request)
@@ -257,11 +206,7 @@ async def introspect(server: AuthorizationServer, request: web.Request) -> web.R
 
 
 @operation(
-    body=obj(
-        {"scope": string(), "client_id": string(), "client_secret": string()}, additional=True
-    ),
-    body_media=FORM,
-    errors=(401,),
+    body=obj({"scope": string(), **CLIENT_IN_FORM}, additional=True), body_media=FORM, auth="client"
 )
 async def device_authorize(server: AuthorizationServer, request: web.Request) -> web.Response:
     form = await read_form(request)
@@ -272,7 +217,21 @@ async def device_authorize(server: AuthorizationServer, request: web.Request) ->
     return reply(await rfc8628.authorize_device(server, request, client, form))
 
 
-@operation(never=(404,))
+@operation(
+    # RFC 8414 2: the members a client needs; the document has more.
+    response=obj(
+        {
+            "issuer": string(),
+            "token_endpoint": string(),
+            "response_types_supported": array(string()),
+            "grant_types_supported": array(string()),
+            "code_challenge_methods_supported": array(string()),
+        },
+        required=["issuer", "token_endpoint", "response_types_supported"],
+        additional=True,
+    ),
+    never=(404,),
+)
 async def metadata(server: AuthorizationServer, request: web.Request) -> web.Response:
     body = rfc8414.metadata(server, server.issuer(request))
     return json_response(body, headers={"Cache-Control": "public, max-age=300"})

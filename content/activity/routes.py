@@ -12,17 +12,18 @@ from content.auth.credentials import admin_route
 from content.auth.principal import Principal
 from content.context import context
 from content.http import page_body, paging
-from content.openapi import PAGING
+from content.openapi import PAGE, PAGING
 
 routes = web.RouteTableDef()
 
 # What anyone who reads content may see; the rest (people, keys) needs users.manage.
-CONTENT_SUBJECTS = ["entry", "type"]
+CONTENT_SUBJECTS = ["entry", "type", "taxonomy", "term", "menu", "settings"]
 
 
 @routes.get("/api/activity")
 @admin_route("content.read")
 @operation(
+    response=PAGE,
     query={**PAGING, "subjectKind": string(), "subjectId": string(), "userId": string()},
     auth="admin",
 )

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from content.activity.store import Activity
 
-def activity_json(row: dict[str, Any]) -> dict[str, Any]:
+
+def activity_json(activity: Activity) -> dict[str, Any]:
     return {
-        "id": row["id"],
-        "at": row["at"],
+        "id": activity.id,
+        "at": activity.at,
         "actor": {
-            "kind": row["actor_kind"],
-            "userId": row["user_id"],
-            "keyId": row["key_id"],
-            "name": row["actor_name"],
+            "kind": activity.actor_kind,
+            "userId": activity.user_id,
+            "keyId": activity.key_id,
+            "name": activity.actor_name,
         },
-        "action": row["action"],
-        "subject": {"kind": row["subject_kind"], "id": row["subject_id"]},
-        "summary": row["summary"],
+        "action": activity.action,
+        "subject": {"kind": activity.subject_kind, "id": activity.subject_id},
+        "summary": activity.summary,
     }

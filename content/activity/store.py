@@ -3,10 +3,30 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from common.db import Conn, Json, execute, fetch_all, fetch_val
+from content.auth.principal import Actor
+from content.records import Record
+
+
+@dataclass(frozen=True)
+class Activity(Record):
+    """A row of content.activity: who did what to which subject."""
+
+    id: int
+    at: datetime
+    actor_kind: str
+    user_id: str | None
+    key_id: str | None
+    actor_name: str
+    action: str
+    subject_kind: str
+    subject_id: str
+    # What the change was, in the words of the action that wrote it (free-form JSON).
+    summary: dict[str, Any]
 
 
 def _dumps(value: Any) -> str:
@@ -17,7 +37,7 @@ async def record(
     conn: Conn,
     *,
     at: datetime,
-    actor: dict[str, Any],
+    actor: Actor,
     action: str,
     subject_kind: str,
     subject_id: str,
@@ -30,10 +50,10 @@ async def record(
         " subject_kind, subject_id, summary) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
         (
             at,
-            actor["kind"],
-            actor.get("userId"),
-            actor.get("keyId"),
-            actor.get("name") or "",
+            actor.kind,
+            actor.user_id,
+            actor.key_id,
+            actor.name,
             action,
             subject_kind,
             subject_id,
@@ -51,7 +71,7 @@ async def list_activity(
     user_id: str | None,
     limit: int,
     offset: int,
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[Activity], int]:
     where = ["TRUE"]
     params: dict[str, Any] = {"limit": limit, "offset": offset}
     if kinds is not None:
@@ -74,4 +94,4 @@ async def list_activity(
         params,
     )
     total = await fetch_val(conn, f"SELECT count(*) FROM content.activity WHERE {clause}", params)
-    return rows, int(total)
+    return [Activity.from_row(r) for r in rows], int(total)

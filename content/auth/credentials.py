@@ -18,7 +18,7 @@ from common.crypto import sha256_hex
 from common.csrf import is_cross_site
 from content.auth import store as session_store
 from content.auth.permissions import KEY_FORBIDDEN, role_permissions
-from content.auth.principal import Principal, User
+from content.auth.principal import Principal
 from content.context import Context, context
 from content.errors import Forbidden, Unauthorized
 from content.keys import store as key_store
@@ -71,13 +71,13 @@ async def admin_principal(request: web.Request) -> Principal:
 
 async def _session(ctx: Context, token: str, *, via_cookie: bool) -> Principal:
     async with ctx.db.connection() as conn:
-        row = await session_store.session_user(conn, sha256_hex(token), ctx.clock.now())
-    if row is None:
+        found = await session_store.session_user(conn, sha256_hex(token), ctx.clock.now())
+    if found is None:
         raise Unauthorized("the session has expired or was signed out", "SESSION_INVALID")
     return Principal(
-        user=User.from_row(row),
+        user=found.user,
         kind="session",
-        session_id=row["session_id"],
+        session_id=found.session_id,
         via_cookie=via_cookie,
     )
 
@@ -85,20 +85,20 @@ async def _session(ctx: Context, token: str, *, via_cookie: bool) -> Principal:
 async def _agent_key(ctx: Context, token: str) -> Principal:
     now = ctx.clock.now()
     async with ctx.db.connection() as conn:
-        row = await key_store.agent_key_user(conn, sha256_hex(token))
-        if row is None:
+        key = await key_store.agent_key_user(conn, sha256_hex(token))
+        if key is None:
             raise Unauthorized("unknown agent key", "KEY_INVALID")
-        if row["revoked_at"] is not None:
+        if key.revoked_at is not None:
             raise Unauthorized("this agent key was revoked", "KEY_REVOKED")
-        if row["expires_at"] <= now:
+        if key.expires_at <= now:
             raise Unauthorized("this agent key has expired", "KEY_EXPIRED")
-        await key_store.touch_agent_key(conn, row["key_id"], now)
+        await key_store.touch_agent_key(conn, key.key_id, now)
     return Principal(
-        user=User.from_row(row),
+        user=key.user,
         kind="agent_key",
-        key_id=row["key_id"],
-        key_name=row["key_name"],
-        grants=frozenset(row["grants"]),
+        key_id=key.key_id,
+        key_name=key.key_name,
+        grants=frozenset(key.grants),
     )
 
 

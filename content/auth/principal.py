@@ -6,20 +6,40 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from content.auth.permissions import key_permissions, role_permissions
+from content.records import Record
 
 CredentialKind = Literal["session", "agent_key"]
 
 
 @dataclass(frozen=True)
-class User:
+class User(Record):
+    """The person behind a credential, as far as permissions need them."""
+
     id: str
     email: str
     name: str
     role: str
 
-    @classmethod
-    def from_row(cls, row: dict[str, Any]) -> User:
-        return cls(id=row["id"], email=row["email"], name=row["name"], role=row["role"])
+
+@dataclass(frozen=True)
+class Actor:
+    """Who made a change, as activity records and revisions keep it."""
+
+    kind: str  # user, agent_key or system
+    name: str
+    user_id: str | None = None
+    key_id: str | None = None
+    key_name: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The actor stored with a revision (and shown by GET .../revisions)."""
+        return {
+            "kind": self.kind,
+            "userId": self.user_id,
+            "name": self.name,
+            "keyId": self.key_id,
+            "keyName": self.key_name,
+        }
 
 
 @dataclass(frozen=True)
@@ -41,21 +61,15 @@ class Principal:
     def can(self, permission: str) -> bool:
         return permission in self.permissions
 
-    def actor(self) -> dict[str, Any]:
+    def actor(self) -> Actor:
         """The actor stored in activity and revisions."""
-        return {
-            "kind": self.kind if self.kind == "agent_key" else "user",
-            "userId": self.user.id,
-            "name": self.user.name or self.user.email,
-            "keyId": self.key_id,
-            "keyName": self.key_name or None,
-        }
+        return Actor(
+            kind=self.kind if self.kind == "agent_key" else "user",
+            user_id=self.user.id,
+            name=self.user.name or self.user.email,
+            key_id=self.key_id,
+            key_name=self.key_name or None,
+        )
 
 
-SYSTEM_ACTOR: dict[str, Any] = {
-    "kind": "system",
-    "userId": None,
-    "name": "scheduler",
-    "keyId": None,
-    "keyName": None,
-}
+SYSTEM_ACTOR = Actor(kind="system", name="scheduler")

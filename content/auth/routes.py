@@ -192,12 +192,12 @@ async def my_sessions(request: web.Request, principal: Principal) -> web.Respons
         {
             "data": [
                 {
-                    "id": row["id"],
-                    "createdAt": row["created_at"],
-                    "expiresAt": row["expires_at"],
-                    "ip": row["ip"],
-                    "userAgent": row["user_agent"],
-                    "current": row["id"] == principal.session_id,
+                    "id": row.id,
+                    "createdAt": row.created_at,
+                    "expiresAt": row.expires_at,
+                    "ip": row.ip,
+                    "userAgent": row.user_agent,
+                    "current": row.id == principal.session_id,
                 }
                 for row in rows
             ]

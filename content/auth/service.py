@@ -13,6 +13,7 @@ from content.auth import store
 from content.context import Context
 from content.errors import Forbidden, RateLimited, Unauthorized
 from content.people import store as people_store
+from content.people.store import Person
 
 SESSION_LIFETIME = timedelta(days=30)
 # Per client IP: 10 sign-in attempts per 15 minutes, shared by every process.
@@ -27,7 +28,7 @@ class NewSession:
     token: str
     session_id: int
     expires_at: datetime
-    user: dict[str, Any]
+    user: Person
 
 
 async def limit_login(ctx: Context, ip: str) -> None:
@@ -39,9 +40,7 @@ async def limit_login(ctx: Context, ip: str) -> None:
         )
 
 
-async def start_session(
-    ctx: Context, user: dict[str, Any], *, ip: str, user_agent: str
-) -> NewSession:
+async def start_session(ctx: Context, user: Person, *, ip: str, user_agent: str) -> NewSession:
     token = random_id()
     now = ctx.clock.now()
     expires_at = now + SESSION_LIFETIME
@@ -49,7 +48,7 @@ async def start_session(
         session_id = await store.insert_session(
             conn,
             token_hash=sha256_hex(token),
-            user_id=user["id"],
+            user_id=user.id,
             now=now,
             expires_at=expires_at,
             ip=ip,
@@ -63,13 +62,12 @@ async def sign_in(
 ) -> NewSession:
     await limit_login(ctx, ip)
     async with ctx.db.connection() as conn:
-        row = await people_store.get_login(conn, email)
+        login = await people_store.get_login(conn, email)
     # verify_password does the same work for an unknown email.
-    ok = await verify_password(row["password_hash"] if row else None, password)
-    if row is None or not ok:
+    ok = await verify_password(login.password_hash if login else None, password)
+    if login is None or not ok:
         raise Unauthorized("wrong email or password", "INVALID_CREDENTIALS")
-    row.pop("password_hash", None)
-    return await start_session(ctx, row, ip=ip, user_agent=user_agent)
+    return await start_session(ctx, login.person, ip=ip, user_agent=user_agent)
 
 
 async def confirm_password(

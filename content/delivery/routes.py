@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
 from common.crypto import sha256_hex
@@ -11,6 +9,7 @@ from common.openapi import operation
 from common.web import json_response
 from content.auth.credentials import (
     AGENT_KEY_PREFIX,
+    DELIVERY_KEY_PREFIX,
     SESSION_COOKIE,
     bearer_token,
     wrong_credential,
@@ -18,19 +17,20 @@ from content.auth.credentials import (
 from content.context import context
 from content.errors import Forbidden, Unauthorized
 from content.keys import store as key_store
-from content.keys.service import ALL_TYPES, DELIVERY_PREFIX
+from content.keys.service import ALL_TYPES
+from content.keys.store import DeliveryKey
 from content.types import store as type_store
 from content.types.serializers import type_shape
 
 routes = web.RouteTableDef()
 
 
-async def delivery_key(request: web.Request) -> dict[str, Any]:
+async def delivery_key(request: web.Request) -> DeliveryKey:
     """The delivery key of the request; sessions and agent keys are refused here."""
     token = request.headers.get("X-Api-Key")
     if token is None:
         bearer = bearer_token(request) if "Authorization" in request.headers else None
-        if bearer is not None and not bearer.startswith(DELIVERY_PREFIX):
+        if bearer is not None and not bearer.startswith(DELIVERY_KEY_PREFIX):
             kind = "an agent key" if bearer.startswith(AGENT_KEY_PREFIX) else "a session"
             raise wrong_credential(
                 f"{kind} cannot read the delivery API; send a delivery key as X-Api-Key"
@@ -42,21 +42,21 @@ async def delivery_key(request: web.Request) -> dict[str, Any]:
         raise Unauthorized("send a delivery key as X-Api-Key")
     if token.startswith(AGENT_KEY_PREFIX):
         raise wrong_credential("an agent key cannot read the delivery API; use a delivery key")
-    if not token.startswith(DELIVERY_PREFIX):
+    if not token.startswith(DELIVERY_KEY_PREFIX):
         raise Unauthorized("unknown delivery key", "KEY_INVALID")
     ctx = context(request)
     async with ctx.db.connection() as conn:
         row = await key_store.delivery_key(conn, sha256_hex(token))
         if row is None:
             raise Unauthorized("unknown delivery key", "KEY_INVALID")
-        if row["revoked_at"] is not None:
+        if row.revoked_at is not None:
             raise Unauthorized("this delivery key was revoked", "KEY_REVOKED")
-        await key_store.touch_delivery_key(conn, row["id"], ctx.clock.now())
+        await key_store.touch_delivery_key(conn, row.id, ctx.clock.now())
     return row
 
 
-def may_read(key: dict[str, Any], type_name: str) -> bool:
-    scopes = key["type_scopes"]
+def may_read(key: DeliveryKey, type_name: str) -> bool:
+    scopes = key.type_scopes
     return ALL_TYPES in scopes or type_name in scopes
 
 
@@ -101,5 +101,5 @@ async def list_types(request: web.Request) -> web.Response:
     key = await delivery_key(request)
     async with context(request).db.connection() as conn:
         rows = await type_store.list_types(conn)
-    data = [type_shape(r) for r in rows if may_read(key, r["name"])]
+    data = [type_shape(r) for r in rows if may_read(key, r.name)]
     return json_response({"data": data}, headers=_headers(request))

@@ -6,36 +6,69 @@ from typing import Any
 
 from aiohttp import web
 
-from common.openapi import obj, operation, string
+from common.openapi import Schema, array, obj, operation, string
 from common.web import json_response
 from content.auth.credentials import admin_route
 from content.auth.principal import Principal
 from content.context import Context, context
 from content.entries import service, store
 from content.entries.serializers import entry_json, revision_json
-from content.entries.store import SORTS
+from content.entries.store import SORTS, Entry, EntryFilters
 from content.entries.validation import LOCALE_RE, MAX_SLUG, MAX_TITLE, SLUG_RE
 from content.errors import NotFound, invalid
 from content.http import page_body, paging, read_body
-from content.openapi import PAGING
+from content.openapi import PAGE, PAGING
+from content.taxonomies import store as taxonomy_store
+from content.taxonomies.service import MAX_ENTRY_TERMS
 from content.types import store as type_store
+from content.types.fields import FieldDefinition
 
 routes = web.RouteTableDef()
 
+# OpenAPI declarations (common/openapi.py), from the validators' own tables.
+LIST_QUERY = {
+    **PAGING,
+    "type": string(),
+    # Empty values read as absent.
+    "status": string(enum=[*service.STATUSES, ""]),
+    "author": string(),
+    "locale": string(),
+    "search": string(),
+    "term": string(description="a term slug, or taxonomy:slug"),
+    # _sort strips every leading "-" (descending).
+    "sort": string(pattern=f"^-*({'|'.join(SORTS)})$"),
+}
 
-async def _fields_by_type(
-    ctx: Context, rows: list[dict[str, Any]]
-) -> dict[str, list[dict[str, Any]]]:
+
+def entry_body(*, creating: bool) -> Schema:
+    """A new entry names its type and title; an update may not change the type."""
+    members = {
+        "title": string(min_length=1, max_length=MAX_TITLE),
+        "slug": string(pattern=SLUG_RE.pattern, max_length=MAX_SLUG, nullable=True),
+        "locale": string(pattern=LOCALE_RE.pattern),
+        "data": {"type": "object"},
+        "status": string(enum=service.STATUSES),
+        "publishAt": string(fmt="date-time", nullable=True),
+        "terms": array(string(min_length=1), max_items=MAX_ENTRY_TERMS),
+    }
+    if not creating:
+        return obj(members)
+    return obj({"type": string(min_length=1), **members}, required=["type", "title"])
+
+
+async def _fields_by_type(ctx: Context, rows: list[Entry]) -> dict[str, list[FieldDefinition]]:
     """Field definitions for the types of a page of entries, in one query."""
     if not rows:
         return {}
     async with ctx.db.connection() as conn:
         types = await type_store.list_types(conn)
-    return {t["id"]: t["fields"] for t in types}
+    return {t.id: t.fields for t in types}
 
 
-async def _one(ctx: Context, row: dict[str, Any]) -> dict[str, Any]:
-    return entry_json(row, await service.type_fields(ctx, row["type_id"]))
+async def _one(ctx: Context, row: Entry) -> dict[str, Any]:
+    async with ctx.db.connection() as conn:
+        terms = await taxonomy_store.entry_terms(conn, [row.id])
+    return entry_json(row, await service.type_fields(ctx, row.type_id), terms[row.id])
 
 
 def _sort(request: web.Request) -> tuple[str, bool]:
@@ -52,14 +85,15 @@ async def _list(request: web.Request, principal: Principal, *, trashed: bool) ->
     page = paging(request)
     query = request.query
     author = query.get("author") or None
-    filters = {
-        "type": query.get("type") or None,
-        "status": query.get("status") or None,
-        "author": principal.user.id if author == "me" else author,
-        "locale": query.get("locale") or None,
-        "search": (query.get("search") or "").strip() or None,
-    }
-    if filters["status"] is not None and filters["status"] not in service.STATUSES:
+    filters = EntryFilters(
+        type=query.get("type") or None,
+        status=query.get("status") or None,
+        author=principal.user.id if author == "me" else author,
+        locale=query.get("locale") or None,
+        search=(query.get("search") or "").strip() or None,
+        term=query.get("term") or None,
+    )
+    if filters.status is not None and filters.status not in service.STATUSES:
         raise invalid("status", f"must be one of {', '.join(service.STATUSES)}")
     async with ctx.db.connection() as conn:
         rows, total = await store.list_entries(
@@ -70,49 +104,22 @@ async def _list(request: web.Request, principal: Principal, *, trashed: bool) ->
             limit=page.limit,
             offset=page.offset,
         )
+        terms = await taxonomy_store.entry_terms(conn, [r.id for r in rows])
     fields = await _fields_by_type(ctx, rows)
-    return json_response(
-        page_body([entry_json(r, fields.get(r["type_id"], [])) for r in rows], page, total)
-    )
+    items = [entry_json(r, fields.get(r.type_id, []), terms[r.id]) for r in rows]
+    return json_response(page_body(items, page, total))
 
 
 @routes.get("/api/entries")
 @admin_route("content.read")
-@operation(
-    query={
-        **PAGING,
-        "type": string(),
-        "status": string(enum=service.STATUSES),
-        "author": string(),
-        "locale": string(),
-        "search": string(),
-        "sort": string(enum=[*SORTS, *(f"-{s}" for s in SORTS)]),
-    },
-    auth="admin",
-)
+@operation(response=PAGE, query=LIST_QUERY, auth="admin")
 async def list_entries(request: web.Request, principal: Principal) -> web.Response:
     return await _list(request, principal, trashed=False)
 
 
 @routes.post("/api/entries")
 @admin_route("content.write")
-@operation(
-    status=201,
-    body=obj(
-        {
-            "type": string(min_length=1),
-            "title": string(min_length=1, max_length=MAX_TITLE),
-            "slug": string(pattern=SLUG_RE.pattern, max_length=MAX_SLUG, nullable=True),
-            "locale": string(pattern=LOCALE_RE.pattern),
-            "data": {"type": "object"},
-            "status": string(enum=service.STATUSES),
-            "publishAt": string(fmt="date-time", nullable=True),
-        },
-        required=["type", "title"],
-    ),
-    auth="admin",
-    errors=(409,),
-)
+@operation(status=201, body=entry_body(creating=True), auth="admin", errors=(409,))
 async def create_entry(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     row = await service.create_entry(ctx, principal, await read_body(request))
@@ -129,21 +136,7 @@ async def get_entry(request: web.Request, principal: Principal) -> web.Response:
 
 @routes.patch("/api/entries/{id}")
 @admin_route("content.write")
-@operation(
-    body=obj(
-        {
-            "title": string(min_length=1, max_length=MAX_TITLE),
-            "slug": string(pattern=SLUG_RE.pattern, max_length=MAX_SLUG, nullable=True),
-            "locale": string(pattern=LOCALE_RE.pattern),
-            "data": {"type": "object"},
-            "status": string(enum=service.STATUSES),
-            "publishAt": string(fmt="date-time", nullable=True),
-        },
-        required=[],
-    ),
-    auth="admin",
-    errors=(409,),
-)
+@operation(body=entry_body(creating=False), auth="admin", errors=(409,))
 async def update_entry(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     body = await read_body(request)
@@ -162,14 +155,14 @@ async def trash_entry(request: web.Request, principal: Principal) -> web.Respons
 
 @routes.get("/api/entries/{id}/revisions")
 @admin_route("content.read")
-@operation(query=PAGING, auth="admin")
+@operation(response=PAGE, query=PAGING, auth="admin")
 async def list_revisions(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     page = paging(request)
     entry = await service.get_entry(ctx, request.match_info["id"], trashed=None)
     async with ctx.db.connection() as conn:
         rows, total = await store.list_revisions(
-            conn, entry["id"], limit=page.limit, offset=page.offset
+            conn, entry.id, limit=page.limit, offset=page.offset
         )
     return json_response(page_body([revision_json(r) for r in rows], page, total))
 
@@ -204,18 +197,7 @@ async def restore_revision(request: web.Request, principal: Principal) -> web.Re
 
 @routes.get("/api/trash")
 @admin_route("content.write")
-@operation(
-    query={
-        **PAGING,
-        "type": string(),
-        "status": string(enum=service.STATUSES),
-        "author": string(),
-        "locale": string(),
-        "search": string(),
-        "sort": string(enum=[*SORTS, *(f"-{s}" for s in SORTS)]),
-    },
-    auth="admin",
-)
+@operation(response=PAGE, query=LIST_QUERY, auth="admin")
 async def list_trash(request: web.Request, principal: Principal) -> web.Response:
     return await _list(request, principal, trashed=True)
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from content.types.fields import empty_value
+from content.entries.store import Entry, Revision
+from content.taxonomies.serializers import filed_json
+from content.taxonomies.store import Term
+from content.types.fields import FieldDefinition, empty_value
 
 LAYOUT_KEY = "__layout"
 
 
-def visible_data(data: dict[str, Any], fields: list[dict[str, Any]]) -> dict[str, Any]:
+def visible_data(data: dict[str, Any], fields: list[FieldDefinition]) -> dict[str, Any]:
     """Stored data shaped by the type's current fields (and the layout).
 
     Values of removed fields stay stored but are not shown; a field added
@@ -22,34 +25,37 @@ def visible_data(data: dict[str, Any], fields: list[dict[str, Any]]) -> dict[str
     return shaped
 
 
-def entry_json(row: dict[str, Any], fields: list[dict[str, Any]]) -> dict[str, Any]:
+def entry_json(
+    entry: Entry, fields: list[FieldDefinition], terms: list[Term] | None = None
+) -> dict[str, Any]:
     return {
-        "id": row["id"],
-        "type": row["type_name"],
-        "slug": row["slug"],
-        "title": row["title"],
-        "data": visible_data(row["data"], fields),
-        "status": row["status"],
-        "locale": row["locale"],
-        "authorId": row["author_id"],
-        "publishAt": row["publish_at"],
-        "publishedAt": row["published_at"],
-        "createdAt": row["created_at"],
-        "updatedAt": row["updated_at"],
-        "deletedAt": row["deleted_at"],
-        "revision": row["revision"],
+        "id": entry.id,
+        "type": entry.type_name,
+        "slug": entry.slug,
+        "title": entry.title,
+        "data": visible_data(entry.data, fields),
+        "status": entry.status,
+        "locale": entry.locale,
+        "authorId": entry.author_id,
+        "publishAt": entry.publish_at,
+        "publishedAt": entry.published_at,
+        "createdAt": entry.created_at,
+        "updatedAt": entry.updated_at,
+        "deletedAt": entry.deleted_at,
+        "revision": entry.revision,
+        "terms": [filed_json(t) for t in terms or []],
     }
 
 
-def revision_json(row: dict[str, Any]) -> dict[str, Any]:
+def revision_json(revision: Revision) -> dict[str, Any]:
     return {
-        "number": row["number"],
-        "title": row["title"],
-        "slug": row["slug"],
-        "locale": row["locale"],
-        "status": row["status"],
-        "data": row["data"],
-        "actor": row["actor"],
-        "note": row["note"],
-        "createdAt": row["created_at"],
+        "number": revision.number,
+        "title": revision.title,
+        "slug": revision.slug,
+        "locale": revision.locale,
+        "status": revision.status,
+        "data": revision.data,
+        "actor": revision.actor,
+        "note": revision.note,
+        "createdAt": revision.created_at,
     }

@@ -7,6 +7,7 @@ record and a change notification in the transaction that makes it.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from typing import Any
 
@@ -14,13 +15,12 @@ import psycopg2.errors
 
 from common.db import Conn
 from common.ids import short_id
-from content.activity.store import record
 from content.auth.credentials import require
-from content.auth.principal import Principal
-from content.changes import notify
+from content.auth.principal import Actor, Principal
 from content.context import Context
-from content.entries import publishing, store
+from content.entries import schedule, store
 from content.entries.serializers import LAYOUT_KEY, visible_data
+from content.entries.store import Entry, EntryChanges
 from content.entries.validation import (
     DEFAULT_LOCALE,
     RESERVED_SLUGS,
@@ -32,22 +32,24 @@ from content.entries.validation import (
     slugify,
 )
 from content.errors import Conflict, Forbidden, NotFound, Problems
+from content.taxonomies import store as taxonomy_store
+from content.taxonomies.service import check_entry_terms
 from content.types import store as type_store
+from content.types.fields import FieldDefinition
+from content.writes import Write, write
 
 STATUSES = ("draft", "published", "unpublished")
-ENTRY_KEYS = {"type", "title", "slug", "locale", "data", "status", "publishAt"}
+ENTRY_KEYS = {"type", "title", "slug", "locale", "data", "status", "publishAt", "terms"}
 
 
-def ensure_can_edit(principal: Principal, entry: dict[str, Any]) -> None:
+def ensure_can_edit(principal: Principal, entry: Entry) -> None:
     require(principal, "content.write")
     if principal.can("content.publish"):
         return
-    if entry["author_id"] != principal.user.id:
+    if entry.author_id != principal.user.id:
         raise Forbidden("authors change only their own entries", "NOT_YOUR_ENTRY")
-    if entry["status"] != "draft":
-        raise Forbidden(
-            f"authors change only drafts; this entry is {entry['status']}", "NOT_A_DRAFT"
-        )
+    if entry.status != "draft":
+        raise Forbidden(f"authors change only drafts; this entry is {entry.status}", "NOT_A_DRAFT")
 
 
 def _parse_moment(value: Any, p: Problems, key: str) -> datetime | None:
@@ -80,34 +82,25 @@ def _slug_taken() -> Conflict:
     )
 
 
-def _event(entry: dict[str, Any], event: str) -> dict[str, Any]:
-    return {"event": event, "id": entry["id"], "slug": entry["slug"], "type": entry["type_name"]}
-
-
 async def _changed(
-    ctx: Context,
-    conn: Conn,
-    actor: dict[str, Any],
-    entry: dict[str, Any],
+    tx: Write,
+    actor: Actor,
+    entry: Entry,
     action: str,
     summary: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> None:
     """Activity and the change notification, inside the transaction."""
-    await record(
-        conn,
-        at=ctx.clock.now(),
-        actor=actor,
-        action=action,
-        subject_kind="entry",
-        subject_id=entry["id"],
-        summary={"title": entry["title"], "type": entry["type_name"], **(summary or {})},
+    await tx.record(
+        actor,
+        action,
+        "entry",
+        entry.id,
+        {"title": entry.title, "type": entry.type_name, **(summary or {})},
+        notify={"id": entry.id, "slug": entry.slug, "type": entry.type_name},
     )
-    event = _event(entry, action)
-    await notify(conn, ctx.changes.origin, **event)
-    return event
 
 
-async def create_entry(ctx: Context, actor: Principal, body: dict[str, Any]) -> dict[str, Any]:
+async def create_entry(ctx: Context, actor: Principal, body: dict[str, Any]) -> Entry:
     require(actor, "content.write")
     p = Problems()
     for key in sorted(set(body) - ENTRY_KEYS):
@@ -129,7 +122,8 @@ async def create_entry(ctx: Context, actor: Principal, body: dict[str, Any]) -> 
             p.add("publishAt", "only a draft can be scheduled")
     if status in ("published", "unpublished"):
         require(actor, "content.publish")
-    async with ctx.db.transaction() as conn:
+    async with write(ctx, now=now) as tx:
+        conn = tx.conn
         ctype = (
             await type_store.get_type(conn, type_name, lock=True)
             if isinstance(type_name, str)
@@ -139,44 +133,43 @@ async def create_entry(ctx: Context, actor: Principal, body: dict[str, Any]) -> 
             p.add("type", "must name an existing content type")
             p.raise_if_any()
         assert ctype is not None
-        data, refs = check_data(body.get("data", {}), ctype["fields"], p)
+        data, refs = check_data(body.get("data", {}), ctype.fields, p)
         await check_references(conn, refs, p)
+        terms = await check_entry_terms(conn, body["terms"], p) if "terms" in body else []
         p.raise_if_any()
-        if ctype["single"] and await store.count_of_type(conn, ctype["id"]):
+        if ctype.single and await store.count_of_type(conn, ctype.id):
             raise Conflict("a single-kind type holds exactly one entry", "SINGLE_EXISTS")
         if slug is None:
-            slug = await _unique_slug(conn, ctype["id"], locale, slugify(title))
+            slug = await _unique_slug(conn, ctype.id, locale, slugify(title))
         entry_id = short_id()
         try:
             await store.insert_entry(
                 conn,
-                {
-                    "id": entry_id,
-                    "type_id": ctype["id"],
-                    "slug": slug,
-                    "title": title,
-                    "data": data,
-                    "status": status,
-                    "locale": locale,
-                    "author_id": actor.user.id,
-                    "publish_at": publish_at,
-                    "published_at": now if status == "published" else None,
-                    "now": now,
-                },
+                entry_id=entry_id,
+                type_id=ctype.id,
+                slug=slug,
+                title=title,
+                data=data,
+                status=status,
+                locale=locale,
+                author_id=actor.user.id,
+                publish_at=publish_at,
+                published_at=now if status == "published" else None,
+                now=now,
             )
         except psycopg2.errors.UniqueViolation:
             raise _slug_taken() from None
         entry = await store.get_entry(conn, entry_id)
         assert entry is not None
         await store.insert_revision(conn, entry, actor.actor(), "created", now)
+        await taxonomy_store.set_entry_terms(conn, entry_id, terms)
         if publish_at is not None:
-            await publishing.schedule(conn, entry_id, publish_at)
-        event = await _changed(ctx, conn, actor.actor(), entry, "entry.created", {"status": status})
-    ctx.changes.committed(event)
+            await schedule.schedule(conn, entry_id, publish_at)
+        await _changed(tx, actor.actor(), entry, "entry.created", {"status": status})
     return entry
 
 
-async def get_entry(ctx: Context, entry_id: str, *, trashed: bool | None = False) -> dict[str, Any]:
+async def get_entry(ctx: Context, entry_id: str, *, trashed: bool | None = False) -> Entry:
     async with ctx.db.connection() as conn:
         entry = await store.get_entry(conn, entry_id, trashed=trashed)
     if entry is None:
@@ -184,10 +177,10 @@ async def get_entry(ctx: Context, entry_id: str, *, trashed: bool | None = False
     return entry
 
 
-async def type_fields(ctx: Context, type_id: str) -> list[dict[str, Any]]:
+async def type_fields(ctx: Context, type_id: str) -> list[FieldDefinition]:
     async with ctx.db.connection() as conn:
         ctype = await type_store.get_type_by_id(conn, type_id)
-    return ctype["fields"] if ctype else []
+    return ctype.fields if ctype else []
 
 
 def _status_action(before: str, after: str) -> str | None:
@@ -198,7 +191,7 @@ def _status_action(before: str, after: str) -> str | None:
     )
 
 
-async def _editable(conn: Conn, actor: Principal, entry_id: str) -> dict[str, Any]:
+async def _editable(conn: Conn, actor: Principal, entry_id: str) -> Entry:
     """The live entry, locked for this transaction, if the actor may edit it."""
     entry = await store.get_entry(conn, entry_id, lock=True)
     if entry is None:
@@ -209,16 +202,17 @@ async def _editable(conn: Conn, actor: Principal, entry_id: str) -> dict[str, An
 
 async def update_entry(
     ctx: Context, actor: Principal, entry_id: str, body: dict[str, Any], *, note: str = ""
-) -> dict[str, Any]:
+) -> Entry:
     p = Problems()
     for key in sorted(set(body) - (ENTRY_KEYS - {"type"})):
         p.add(key, "is not an entry property" if key != "type" else "cannot change")
     now = ctx.clock.now()
-    async with ctx.db.transaction() as conn:
+    async with write(ctx, now=now) as tx:
+        conn = tx.conn
         entry = await _editable(conn, actor, entry_id)
-        ctype = await type_store.get_type_by_id(conn, entry["type_id"])
+        ctype = await type_store.get_type_by_id(conn, entry.type_id)
         assert ctype is not None
-        changes: dict[str, Any] = {}
+        changes: EntryChanges = {}
         if "title" in body:
             changes["title"] = check_title(body["title"], p)
         if "slug" in body:
@@ -231,19 +225,19 @@ async def update_entry(
             else:
                 # Top-level keys merge onto the stored data; values of fields the
                 # type no longer declares are dropped from this revision.
-                merged = {**visible_data(entry["data"], ctype["fields"]), **body["data"]}
+                merged = {**visible_data(entry.data, ctype.fields), **body["data"]}
                 if body["data"].get(LAYOUT_KEY, "") is None:
                     merged.pop(LAYOUT_KEY)
-                data, refs = check_data(merged, ctype["fields"], p)
+                data, refs = check_data(merged, ctype.fields, p)
                 await check_references(conn, refs, p)
                 changes["data"] = data
-        status = body.get("status", entry["status"])
+        status = body.get("status", entry.status)
         if status not in STATUSES:
             p.add("status", f"must be one of {', '.join(STATUSES)}")
-        elif status != entry["status"]:
+        elif status != entry.status:
             # Going live, coming down or leaving unpublished: content.publish.
             require(actor, "content.publish")
-            if status == "unpublished" and entry["status"] != "published":
+            if status == "unpublished" and entry.status != "published":
                 p.add("status", "only a published entry can be unpublished")
             changes["status"] = status
             if status == "published":
@@ -257,76 +251,87 @@ async def update_entry(
             if publish_at is not None and status == "published":
                 p.add("publishAt", "this entry is already published")
             changes["publish_at"] = publish_at
+        terms = await check_entry_terms(conn, body["terms"], p) if "terms" in body else None
         p.raise_if_any()
+        # Terms are not part of a revision (as in WordPress): filing alone is
+        # recorded and notified, but writes no revision.
+        refiled = terms is not None and await taxonomy_store.set_entry_terms(conn, entry.id, terms)
+        summary = {"fields": sorted(k for k in body if k != "status")}
         if not changes:
+            if refiled:
+                await _changed(tx, actor.actor(), entry, "entry.updated", {"fields": ["terms"]})
             return entry
-        try:
-            await store.update_entry(conn, entry_id, changes, now)
-        except psycopg2.errors.UniqueViolation:
-            raise _slug_taken() from None
-        if "publish_at" in changes and changes["publish_at"] != entry["publish_at"]:
-            await publishing.reschedule(conn, entry_id, entry["publish_at"], changes["publish_at"])
-        updated = await store.get_entry(conn, entry_id)
-        assert updated is not None
-        await store.insert_revision(conn, updated, actor.actor(), note, now)
-        action = _status_action(entry["status"], updated["status"])
-        if "publish_at" in changes and changes["publish_at"] and not action:
-            action = "entry.scheduled"
-        event = await _changed(
-            ctx,
-            conn,
-            actor.actor(),
-            updated,
-            action or "entry.updated",
-            {"fields": sorted(k for k in body if k != "status")},
-        )
-    ctx.changes.committed(event)
+        return await save_changes(tx, entry, changes, actor.actor(), note, summary)
+
+
+async def save_changes(
+    tx: Write,
+    entry: Entry,
+    changes: EntryChanges,
+    actor: Actor,
+    note: str,
+    summary: dict[str, Any],
+) -> Entry:
+    """Write checked ``changes`` to an entry locked in ``tx``: the row, its
+    schedule, a revision, the activity and the notification. Every edit goes
+    through here, an editor's PATCH and the publication job alike."""
+    entry_id = entry.id
+    try:
+        await store.update_entry(tx.conn, entry_id, changes, tx.now)
+    except psycopg2.errors.UniqueViolation:
+        raise _slug_taken() from None
+    if "publish_at" in changes and changes["publish_at"] != entry.publish_at:
+        # For the publication job this cancels its own key: a no-op, as a
+        # running job is no longer pending.
+        await schedule.reschedule(tx.conn, entry_id, entry.publish_at, changes["publish_at"])
+    updated = await store.get_entry(tx.conn, entry_id)
+    assert updated is not None
+    await store.insert_revision(tx.conn, updated, actor, note, tx.now)
+    action = _status_action(entry.status, updated.status)
+    if "publish_at" in changes and changes["publish_at"] and not action:
+        action = "entry.scheduled"
+    await _changed(tx, actor, updated, action or "entry.updated", summary)
     return updated
 
 
-async def trash_entry(ctx: Context, actor: Principal, entry_id: str) -> dict[str, Any]:
-    now = ctx.clock.now()
-    async with ctx.db.transaction() as conn:
+async def trash_entry(ctx: Context, actor: Principal, entry_id: str) -> Entry:
+    async with write(ctx) as tx:
+        conn, now = tx.conn, tx.now
         entry = await _editable(conn, actor, entry_id)
         await store.set_trashed(conn, entry_id, now, now)
-        await publishing.reschedule(conn, entry_id, entry["publish_at"], None)
-        event = await _changed(ctx, conn, actor.actor(), entry, "entry.deleted")
+        await schedule.reschedule(conn, entry_id, entry.publish_at, None)
+        await _changed(tx, actor.actor(), entry, "entry.deleted")
         trashed = await store.get_entry(conn, entry_id, trashed=True)
-    ctx.changes.committed(event)
     assert trashed is not None
     return trashed
 
 
-async def restore_entry(ctx: Context, actor: Principal, entry_id: str) -> dict[str, Any]:
+async def restore_entry(ctx: Context, actor: Principal, entry_id: str) -> Entry:
     """Back from the trash, as a draft: nothing goes live again unreviewed."""
-    now = ctx.clock.now()
-    async with ctx.db.transaction() as conn:
+    async with write(ctx) as tx:
+        conn = tx.conn
         entry = await store.get_entry(conn, entry_id, lock=True, trashed=True)
         if entry is None:
             raise NotFound("no such entry in the trash")
-        ensure_can_edit(actor, {**entry, "status": "draft"})
-        await store.set_trashed(conn, entry_id, None, now)
+        ensure_can_edit(actor, dataclasses.replace(entry, status="draft"))
+        await store.set_trashed(conn, entry_id, None, tx.now)
         restored = await store.get_entry(conn, entry_id)
         assert restored is not None
-        event = await _changed(ctx, conn, actor.actor(), restored, "entry.restored")
-    ctx.changes.committed(event)
+        await _changed(tx, actor.actor(), restored, "entry.restored")
     return restored
 
 
 async def purge_entry(ctx: Context, actor: Principal, entry_id: str) -> None:
     require(actor, "content.publish")
-    async with ctx.db.transaction() as conn:
-        entry = await store.get_entry(conn, entry_id, lock=True, trashed=True)
+    async with write(ctx) as tx:
+        entry = await store.get_entry(tx.conn, entry_id, lock=True, trashed=True)
         if entry is None:
             raise NotFound("no such entry in the trash")
-        await store.purge_entry(conn, entry_id)
-        event = await _changed(ctx, conn, actor.actor(), entry, "entry.purged")
-    ctx.changes.committed(event)
+        await store.purge_entry(tx.conn, entry_id)
+        await _changed(tx, actor.actor(), entry, "entry.purged")
 
 
-async def restore_revision(
-    ctx: Context, actor: Principal, entry_id: str, number: int
-) -> dict[str, Any]:
+async def restore_revision(ctx: Context, actor: Principal, entry_id: str, number: int) -> Entry:
     """Bring back an earlier version's title, slug, locale and data, as a new revision."""
     async with ctx.db.connection() as conn:
         revision = await store.get_revision(conn, entry_id, number)
@@ -334,12 +339,12 @@ async def restore_revision(
         raise NotFound("no such revision")
     entry = await get_entry(ctx, entry_id)
     # Values of fields the type has since dropped stay in the old revision only.
-    data = visible_data(revision["data"], await type_fields(ctx, entry["type_id"]))
+    data = visible_data(revision.data, await type_fields(ctx, entry.type_id))
     data.setdefault(LAYOUT_KEY, None)
     body = {
-        "title": revision["title"],
-        "slug": revision["slug"],
-        "locale": revision["locale"],
+        "title": revision.title,
+        "slug": revision.slug,
+        "locale": revision.locale,
         "data": data,
     }
     return await update_entry(ctx, actor, entry_id, body, note=f"restored from revision {number}")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from common.db import Conn, Json, execute, fetch_all, fetch_one, fetch_val
+from content.auth.principal import Actor
+from content.records import Record
 
 _ENTRY = (
     "e.id, e.type_id, t.name AS type_name, e.slug, e.title, e.data, e.status, e.locale,"
@@ -13,6 +16,7 @@ _ENTRY = (
     " e.revision"
 )
 _FROM = "content.entries e JOIN content.content_types t ON t.id = e.type_id"
+_REVISION = "entry_id, number, title, slug, locale, status, data, actor, note, created_at"
 
 SORTS = {
     "updatedAt": "e.updated_at",
@@ -22,33 +26,131 @@ SORTS = {
 }
 
 
-async def insert_entry(conn: Conn, values: dict[str, Any]) -> None:
+@dataclass(frozen=True)
+class Entry(Record):
+    """A row of content.entries with its type's name."""
+
+    id: str
+    type_id: str
+    type_name: str
+    slug: str
+    title: str
+    # The entry's field values (and data.__layout): free-form JSON, shaped by
+    # its type's field definitions, so a dict.
+    data: dict[str, Any]
+    status: str
+    locale: str
+    author_id: str | None
+    publish_at: datetime | None
+    published_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    deleted_at: datetime | None
+    revision: int
+
+
+class EntryChanges(TypedDict, total=False):
+    """The columns an edit sets; those left out keep their value."""
+
+    title: str
+    slug: str
+    locale: str
+    data: dict[str, Any]
+    status: str
+    published_at: datetime | None
+    publish_at: datetime | None
+
+
+@dataclass(frozen=True)
+class EntryFilters:
+    """What a list of entries is narrowed to; None leaves a filter out."""
+
+    type: str | None = None
+    status: str | None = None
+    author: str | None = None
+    locale: str | None = None
+    search: str | None = None
+    # A term slug, or taxonomy:slug to name one taxonomy's term.
+    term: str | None = None
+
+
+@dataclass(frozen=True)
+class Revision(Record):
+    """A row of content.revisions: the entry as one save left it."""
+
+    entry_id: str
+    number: int
+    title: str
+    slug: str
+    locale: str
+    status: str
+    data: dict[str, Any]
+    # Actor.as_json() as it was stored with the revision.
+    actor: dict[str, Any]
+    note: str
+    created_at: datetime
+
+
+async def insert_entry(
+    conn: Conn,
+    *,
+    entry_id: str,
+    type_id: str,
+    slug: str,
+    title: str,
+    data: dict[str, Any],
+    status: str,
+    locale: str,
+    author_id: str,
+    publish_at: datetime | None,
+    published_at: datetime | None,
+    now: datetime,
+) -> None:
     await execute(
         conn,
         "INSERT INTO content.entries (id, type_id, slug, title, data, status, locale, author_id,"
         " publish_at, published_at, created_at, updated_at)"
-        " VALUES (%(id)s, %(type_id)s, %(slug)s, %(title)s, %(data)s, %(status)s, %(locale)s,"
-        " %(author_id)s, %(publish_at)s, %(published_at)s, %(now)s, %(now)s)",
-        {**values, "data": Json(values["data"])},
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        (
+            entry_id,
+            type_id,
+            slug,
+            title,
+            Json(data),
+            status,
+            locale,
+            author_id,
+            publish_at,
+            published_at,
+            now,
+            now,
+        ),
     )
 
 
 async def get_entry(
     conn: Conn, entry_id: str, *, lock: bool = False, trashed: bool | None = False
-) -> dict[str, Any] | None:
+) -> Entry | None:
     """One entry; ``trashed`` False (live only), True (trash only) or None (either)."""
     where = {False: " AND e.deleted_at IS NULL", True: " AND e.deleted_at IS NOT NULL", None: ""}
     suffix = " FOR UPDATE OF e" if lock else ""
-    return await fetch_one(
+    row = await fetch_one(
         conn,
         f"SELECT {_ENTRY} FROM {_FROM} WHERE e.id = %s{where[trashed]}{suffix}",
         (entry_id,),
     )
+    return Entry.from_optional(row)
 
 
-async def update_entry(conn: Conn, entry_id: str, changes: dict[str, Any], now: datetime) -> None:
+async def get_entries(conn: Conn, entry_ids: list[str]) -> dict[str, Entry]:
+    """Entries by id, trashed ones included (callers decide what to leave out)."""
+    rows = await fetch_all(conn, f"SELECT {_ENTRY} FROM {_FROM} WHERE e.id = ANY(%s)", (entry_ids,))
+    return {row["id"]: Entry.from_row(row) for row in rows}
+
+
+async def update_entry(conn: Conn, entry_id: str, changes: EntryChanges, now: datetime) -> None:
     """Apply changes and count a new revision."""
-    params = {**changes, "id": entry_id, "now": now}
+    params: dict[str, Any] = {**changes, "id": entry_id, "now": now}
     if "data" in params:
         params["data"] = Json(params["data"])
     sets = [f"{column} = %({column})s" for column in changes]
@@ -78,6 +180,7 @@ async def purge_entry(conn: Conn, entry_id: str) -> None:
 
 
 async def count_of_type(conn: Conn, type_id: str) -> int:
+    """Entries of the type, trashed ones included (they still hold the type's slot)."""
     return int(
         await fetch_val(conn, "SELECT count(*) FROM content.entries WHERE type_id = %s", (type_id,))
     )
@@ -111,25 +214,35 @@ async def list_entries(
     conn: Conn,
     *,
     trashed: bool,
-    filters: dict[str, Any],
+    filters: EntryFilters,
     sort: tuple[str, bool],
     limit: int,
     offset: int,
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[Entry], int]:
     where = ["e.deleted_at IS NOT NULL" if trashed else "e.deleted_at IS NULL"]
     params: dict[str, Any] = {"limit": limit, "offset": offset}
-    for name, column in (
-        ("type", "t.name"),
-        ("status", "e.status"),
-        ("author", "e.author_id"),
-        ("locale", "e.locale"),
+    for name, column, value in (
+        ("type", "t.name", filters.type),
+        ("status", "e.status", filters.status),
+        ("author", "e.author_id", filters.author),
+        ("locale", "e.locale", filters.locale),
     ):
-        if filters.get(name) is not None:
+        if value is not None:
             where.append(f"{column} = %({name})s")
-            params[name] = filters[name]
-    if filters.get("search"):
+            params[name] = value
+    if filters.search:
         where.append("(e.title ILIKE %(search)s OR e.slug ILIKE %(search)s)")
-        params["search"] = f"%{_escape_like(filters['search'])}%"
+        params["search"] = f"%{_escape_like(filters.search)}%"
+    if filters.term:
+        taxonomy, _, slug = filters.term.rpartition(":")
+        where.append(
+            "EXISTS (SELECT 1 FROM content.entry_terms et"
+            " JOIN content.terms tm ON tm.id = et.term_id"
+            " JOIN content.taxonomies tx ON tx.id = tm.taxonomy_id"
+            " WHERE et.entry_id = e.id AND tm.slug = %(term)s"
+            + (" AND tx.slug = %(taxonomy)s)" if taxonomy else ")")
+        )
+        params.update(term=slug, taxonomy=taxonomy)
     clause = " AND ".join(where)
     column, descending = sort
     order = f"{SORTS[column]} {'DESC' if descending else 'ASC'} NULLS LAST, e.id"
@@ -140,28 +253,26 @@ async def list_entries(
         params,
     )
     total = await fetch_val(conn, f"SELECT count(*) FROM {_FROM} WHERE {clause}", params)
-    return rows, int(total)
+    return [Entry.from_row(r) for r in rows], int(total)
 
 
 # --- revisions ---------------------------------------------------------------
 
 
-async def insert_revision(
-    conn: Conn, entry: dict[str, Any], actor: dict[str, Any], note: str, now: datetime
-) -> None:
+async def insert_revision(conn: Conn, entry: Entry, actor: Actor, note: str, now: datetime) -> None:
     await execute(
         conn,
         "INSERT INTO content.revisions (entry_id, number, title, slug, locale, status, data,"
         " actor, note, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
         (
-            entry["id"],
-            entry["revision"],
-            entry["title"],
-            entry["slug"],
-            entry["locale"],
-            entry["status"],
-            Json(entry["data"]),
-            Json(actor),
+            entry.id,
+            entry.revision,
+            entry.title,
+            entry.slug,
+            entry.locale,
+            entry.status,
+            Json(entry.data),
+            Json(actor.as_json()),
             note,
             now,
         ),
@@ -170,22 +281,23 @@ async def insert_revision(
 
 async def list_revisions(
     conn: Conn, entry_id: str, *, limit: int, offset: int
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[Revision], int]:
     rows = await fetch_all(
         conn,
-        "SELECT * FROM content.revisions WHERE entry_id = %s"
+        f"SELECT {_REVISION} FROM content.revisions WHERE entry_id = %s"
         " ORDER BY number DESC LIMIT %s OFFSET %s",
         (entry_id, limit, offset),
     )
     total = await fetch_val(
         conn, "SELECT count(*) FROM content.revisions WHERE entry_id = %s", (entry_id,)
     )
-    return rows, int(total)
+    return [Revision.from_row(r) for r in rows], int(total)
 
 
-async def get_revision(conn: Conn, entry_id: str, number: int) -> dict[str, Any] | None:
-    return await fetch_one(
+async def get_revision(conn: Conn, entry_id: str, number: int) -> Revision | None:
+    row = await fetch_one(
         conn,
-        "SELECT * FROM content.revisions WHERE entry_id = %s AND number = %s",
+        f"SELECT {_REVISION} FROM content.revisions WHERE entry_id = %s AND number = %s",
         (entry_id, number),
     )
+    return Revision.from_optional(row)

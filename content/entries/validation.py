@@ -10,7 +10,7 @@ from common.db import Conn
 from content.entries import store
 from content.entries.serializers import LAYOUT_KEY
 from content.errors import Problems
-from content.types.fields import References, clean_object
+from content.types.fields import FieldDefinition, References, clean_object
 
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 LOCALE_RE = re.compile(r"^[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$")
@@ -79,7 +79,7 @@ def check_layout(value: Any, p: Problems) -> dict[str, list[str]] | None:
 
 
 def check_data(
-    data: Any, fields: list[dict[str, Any]], p: Problems
+    data: Any, fields: list[FieldDefinition], p: Problems
 ) -> tuple[dict[str, Any], References]:
     refs = References()
     if not isinstance(data, dict):

@@ -5,39 +5,42 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from content.keys.store import AgentKey, DeliveryKey
 
-def _state(row: dict[str, Any], now: datetime) -> str:
-    if row["revoked_at"] is not None:
+
+def _state(revoked_at: datetime | None, expires_at: datetime | None, now: datetime) -> str:
+    if revoked_at is not None:
         return "revoked"
-    if row.get("expires_at") is not None and row["expires_at"] <= now:
+    if expires_at is not None and expires_at <= now:
         return "expired"
     return "active"
 
 
-def agent_key_json(row: dict[str, Any], now: datetime) -> dict[str, Any]:
+def agent_key_json(key: AgentKey, now: datetime) -> dict[str, Any]:
     return {
-        "id": row["id"],
-        "name": row["name"],
-        "hint": row["hint"],
-        "grants": list(row["grants"]),
-        "status": _state(row, now),
-        "createdAt": row["created_at"],
-        "expiresAt": row["expires_at"],
-        "revokedAt": row["revoked_at"],
-        "lastUsedAt": row["last_used_at"],
+        "id": key.id,
+        "name": key.name,
+        "hint": key.hint,
+        "grants": list(key.grants),
+        "status": _state(key.revoked_at, key.expires_at, now),
+        "createdAt": key.created_at,
+        "expiresAt": key.expires_at,
+        "revokedAt": key.revoked_at,
+        "lastUsedAt": key.last_used_at,
     }
 
 
-def delivery_key_json(row: dict[str, Any], now: datetime) -> dict[str, Any]:
+def delivery_key_json(key: DeliveryKey, now: datetime) -> dict[str, Any]:
+    # Delivery keys do not expire; they are revoked.
     return {
-        "id": row["id"],
-        "name": row["name"],
-        "hint": row["hint"],
-        "types": list(row["type_scopes"]),
-        "status": _state(row, now),
-        "createdBy": row["created_by"],
-        "createdAt": row["created_at"],
-        "updatedAt": row["updated_at"],
-        "revokedAt": row["revoked_at"],
-        "lastUsedAt": row["last_used_at"],
+        "id": key.id,
+        "name": key.name,
+        "hint": key.hint,
+        "types": list(key.type_scopes),
+        "status": _state(key.revoked_at, None, now),
+        "createdBy": key.created_by,
+        "createdAt": key.created_at,
+        "updatedAt": key.updated_at,
+        "revokedAt": key.revoked_at,
+        "lastUsedAt": key.last_used_at,
     }

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import Any
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
 
 from common.crypto import sha256_hex
+from common.db import Conn
 from common.ids import prefixed_token, short_id
-from content.activity.store import record
+from content.auth.credentials import AGENT_KEY_PREFIX, DELIVERY_KEY_PREFIX
 from content.auth.permissions import PERMISSIONS, role_permissions
 from content.auth.principal import Principal
 from content.auth.service import confirm_password
 from content.context import Context
 from content.errors import NotFound, Problems
 from content.keys import store
+from content.keys.store import AgentKey, DeliveryKey
 from content.types.store import type_names
+from content.writes import write
 
-AGENT_PREFIX = "svcagt_"
-DELIVERY_PREFIX = "svc_"
 DEFAULT_DAYS = 90
 MAX_DAYS = 365
 ALL_TYPES = "*"
@@ -41,7 +43,7 @@ def _name(body: dict[str, Any], p: Problems, *, required: bool = True) -> str | 
 
 async def mint_agent_key(
     ctx: Context, actor: Principal, body: dict[str, Any]
-) -> tuple[dict[str, Any], str]:
+) -> tuple[AgentKey, str]:
     p = Problems()
     name = _name(body, p)
     grants = body.get("grants")
@@ -59,35 +61,32 @@ async def mint_agent_key(
         p.add("expiresInDays", f"must be a whole number of days from 1 to {MAX_DAYS}")
     p.raise_if_any()
     await confirm_password(ctx, actor.user.id, body.get("password"), field="password")
-    token = prefixed_token(AGENT_PREFIX)
-    now = ctx.clock.now()
-    async with ctx.db.transaction() as conn:
+    token = prefixed_token(AGENT_KEY_PREFIX)
+    async with write(ctx) as tx:
         row = await store.insert_agent_key(
-            conn,
+            tx.conn,
             key_id=short_id(),
             user_id=actor.user.id,
             name=str(name),
             token_hash=sha256_hex(token),
-            hint=_hint(token, AGENT_PREFIX),
+            hint=_hint(token, AGENT_KEY_PREFIX),
             grants=sorted(set(grants)),
-            now=now,
-            expires_at=now + timedelta(days=days),
+            now=tx.now,
+            expires_at=tx.now + timedelta(days=days),
         )
-        await record(
-            conn,
-            at=now,
-            actor=actor.actor(),
-            action="agent_key.created",
-            subject_kind="agent_key",
-            subject_id=row["id"],
-            summary={"name": name, "grants": row["grants"], "expiresAt": row["expires_at"]},
-        )
+        summary = {"name": name, "grants": row.grants, "expiresAt": row.expires_at}
+        await tx.record(actor.actor(), "agent_key.created", "agent_key", row.id, summary)
     return row, token
 
 
-async def revoke_agent_key(ctx: Context, actor: Principal, key_id: str) -> dict[str, Any]:
+async def revoke_agent_key(ctx: Context, actor: Principal, key_id: str) -> AgentKey:
     """Revoke one of your own agent keys; sessions and other keys are untouched."""
-    return await _revoke(ctx, actor, "agent_key", key_id)
+
+    def revoke(conn: Conn, now: datetime) -> Awaitable[AgentKey | None]:
+        # Only your own: someone else's key is not found.
+        return store.revoke_agent_key(conn, key_id, actor.user.id, now)
+
+    return await _revoke(ctx, actor, "agent_key", key_id, revoke)
 
 
 async def _scopes(
@@ -112,82 +111,68 @@ async def _scopes(
 
 async def mint_delivery_key(
     ctx: Context, actor: Principal, body: dict[str, Any]
-) -> tuple[dict[str, Any], str]:
+) -> tuple[DeliveryKey, str]:
     p = Problems()
     name = _name(body, p)
     scopes = await _scopes(ctx, body, p, required=True)
     p.raise_if_any()
-    token = prefixed_token(DELIVERY_PREFIX)
-    now = ctx.clock.now()
-    async with ctx.db.transaction() as conn:
+    token = prefixed_token(DELIVERY_KEY_PREFIX)
+    async with write(ctx) as tx:
         row = await store.insert_delivery_key(
-            conn,
+            tx.conn,
             key_id=short_id(),
             name=str(name),
             token_hash=sha256_hex(token),
-            hint=_hint(token, DELIVERY_PREFIX),
+            hint=_hint(token, DELIVERY_KEY_PREFIX),
             type_scopes=scopes or [],
             created_by=actor.user.id,
-            now=now,
+            now=tx.now,
         )
-        await record(
-            conn,
-            at=now,
-            actor=actor.actor(),
-            action="delivery_key.created",
-            subject_kind="delivery_key",
-            subject_id=row["id"],
-            summary={"name": name, "types": scopes},
-        )
+        summary = {"name": name, "types": scopes}
+        await tx.record(actor.actor(), "delivery_key.created", "delivery_key", row.id, summary)
     return row, token
 
 
 async def update_delivery_key(
     ctx: Context, actor: Principal, key_id: str, body: dict[str, Any]
-) -> dict[str, Any]:
+) -> DeliveryKey:
     p = Problems()
     name = _name(body, p, required=False)
     scopes = await _scopes(ctx, body, p, required=False)
     for key in sorted(set(body) - {"name", "types"}):
         p.add(key, "is not a delivery key property")
     p.raise_if_any()
-    now = ctx.clock.now()
-    async with ctx.db.transaction() as conn:
-        row = await store.update_delivery_key(conn, key_id, name=name, type_scopes=scopes, now=now)
+    async with write(ctx) as tx:
+        row = await store.update_delivery_key(
+            tx.conn, key_id, name=name, type_scopes=scopes, now=tx.now
+        )
         if row is None:
             raise NotFound("no such delivery key")
-        await record(
-            conn,
-            at=now,
-            actor=actor.actor(),
-            action="delivery_key.updated",
-            subject_kind="delivery_key",
-            subject_id=key_id,
-            summary={k: v for k, v in (("name", name), ("types", scopes)) if v is not None},
-        )
+        summary = {k: v for k, v in (("name", name), ("types", scopes)) if v is not None}
+        await tx.record(actor.actor(), "delivery_key.updated", "delivery_key", key_id, summary)
     return row
 
 
-async def revoke_delivery_key(ctx: Context, actor: Principal, key_id: str) -> dict[str, Any]:
-    return await _revoke(ctx, actor, "delivery_key", key_id)
+async def revoke_delivery_key(ctx: Context, actor: Principal, key_id: str) -> DeliveryKey:
+    def revoke(conn: Conn, now: datetime) -> Awaitable[DeliveryKey | None]:
+        return store.revoke_delivery_key(conn, key_id, now)
+
+    return await _revoke(ctx, actor, "delivery_key", key_id, revoke)
 
 
-async def _revoke(ctx: Context, actor: Principal, kind: str, key_id: str) -> dict[str, Any]:
-    now = ctx.clock.now()
-    async with ctx.db.transaction() as conn:
-        if kind == "agent_key":
-            # Only your own: someone else's key is not found.
-            row = await store.revoke_agent_key(conn, key_id, actor.user.id, now)
-        else:
-            row = await store.revoke_delivery_key(conn, key_id, now)
+Key = TypeVar("Key", AgentKey, DeliveryKey)
+
+
+async def _revoke(
+    ctx: Context,
+    actor: Principal,
+    kind: str,
+    key_id: str,
+    revoke: Callable[[Conn, datetime], Awaitable[Key | None]],
+) -> Key:
+    async with write(ctx) as tx:
+        row = await revoke(tx.conn, tx.now)
         if row is None:
             raise NotFound(f"no such {kind.replace('_', ' ')}")
-        await record(
-            conn,
-            at=now,
-            actor=actor.actor(),
-            action=f"{kind}.revoked",
-            subject_kind=kind,
-            subject_id=key_id,
-        )
+        await tx.record(actor.actor(), f"{kind}.revoked", kind, key_id)
     return row

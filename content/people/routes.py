@@ -11,7 +11,7 @@ from content.auth.permissions import ROLES
 from content.auth.principal import Principal
 from content.context import context
 from content.http import page_body, paging, read_body
-from content.openapi import PAGING
+from content.openapi import PAGE, PAGING
 from content.people import service, store
 from content.people.serializers import user_json
 from content.people.service import MAX_NAME_LENGTH, MAX_PASSWORD_LENGTH
@@ -22,7 +22,7 @@ routes = web.RouteTableDef()
 
 @routes.get("/api/users")
 @admin_route("users.manage")
-@operation(query=PAGING, auth="admin")
+@operation(response=PAGE, query=PAGING, auth="admin")
 async def list_users(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
     page = paging(request)

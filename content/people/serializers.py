@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from content.people.store import Person
 
-def user_json(row: dict[str, Any]) -> dict[str, Any]:
+
+def user_json(person: Person) -> dict[str, Any]:
     return {
-        "id": row["id"],
-        "email": row["email"],
-        "name": row["name"],
-        "role": row["role"],
-        "createdAt": row["created_at"],
-        "updatedAt": row["updated_at"],
+        "id": person.id,
+        "email": person.email,
+        "name": person.name,
+        "role": person.role,
+        "createdAt": person.created_at,
+        "updatedAt": person.updated_at,
     }

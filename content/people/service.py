@@ -11,16 +11,17 @@ from email_validator import EmailNotValidError, validate_email
 from common.db import Conn
 from common.ids import short_id
 from common.passwords import hash_password
-from content.activity.store import record
 from content.auth import store as session_store
 from content.auth.credentials import require
 from content.auth.permissions import ROLES, outranks
-from content.auth.principal import Principal
+from content.auth.principal import Actor, Principal
 from content.auth.service import confirm_password
 from content.context import Context
 from content.errors import Conflict, Forbidden, NotFound, Problems
 from content.people import store
+from content.people.store import Person, UserChanges
 from content.settings import MIN_PASSWORD_LENGTH, Bootstrap
+from content.writes import Write, write
 
 log = logging.getLogger(__name__)
 
@@ -75,14 +76,14 @@ def _email_taken() -> Conflict:
     )
 
 
-async def _insert(conn: Conn, ctx: Context, **values: Any) -> dict[str, Any]:
+async def _insert(tx: Write, **values: Any) -> Person:
     try:
-        return await store.insert_user(conn, user_id=short_id(), now=ctx.clock.now(), **values)
+        return await store.insert_user(tx.conn, user_id=short_id(), now=tx.now, **values)
     except psycopg2.errors.UniqueViolation:
         raise _email_taken() from None
 
 
-async def claim_site(ctx: Context, body: dict[str, Any]) -> dict[str, Any]:
+async def claim_site(ctx: Context, body: dict[str, Any]) -> Person:
     """The first visit creates the first owner; refused once anyone exists."""
     problems = Problems()
     email = clean_email(problems, body.get("email"))
@@ -93,22 +94,13 @@ async def claim_site(ctx: Context, body: dict[str, Any]) -> dict[str, Any]:
         if await store.count_users(conn):
             raise Conflict("this site already has an owner; sign in instead", "SETUP_DONE")
     password_hash = await hash_password(password)
-    async with ctx.db.transaction() as conn:
-        await store.lock_people(conn)
-        if await store.count_users(conn):
+    async with write(ctx) as tx:
+        await store.lock_people(tx.conn)
+        if await store.count_users(tx.conn):
             raise Conflict("this site already has an owner; sign in instead", "SETUP_DONE")
-        user = await _insert(
-            conn, ctx, email=email, name=name, role="owner", password_hash=password_hash
-        )
-        await record(
-            conn,
-            at=ctx.clock.now(),
-            actor={"kind": "user", "userId": user["id"], "name": user["name"] or email},
-            action="user.setup",
-            subject_kind="user",
-            subject_id=user["id"],
-            summary={"role": "owner"},
-        )
+        user = await _insert(tx, email=email, name=name, role="owner", password_hash=password_hash)
+        owner = Actor(kind="user", user_id=user.id, name=user.name or email)
+        await tx.record(owner, "user.setup", "user", user.id, {"role": "owner"})
     return user
 
 
@@ -118,27 +110,19 @@ async def bootstrap_owner(ctx: Context, bootstrap: Bootstrap) -> bool:
         if await store.count_users(conn):
             return False
     password_hash = await hash_password(bootstrap.password)
-    async with ctx.db.transaction() as conn:
-        await store.lock_people(conn)
-        if await store.count_users(conn):
+    async with write(ctx) as tx:
+        await store.lock_people(tx.conn)
+        if await store.count_users(tx.conn):
             return False
         user = await _insert(
-            conn,
-            ctx,
+            tx,
             email=bootstrap.email,
             name=bootstrap.name,
             role="owner",
             password_hash=password_hash,
         )
-        await record(
-            conn,
-            at=ctx.clock.now(),
-            actor={"kind": "system", "name": "bootstrap"},
-            action="user.bootstrap",
-            subject_kind="user",
-            subject_id=user["id"],
-            summary={"role": "owner"},
-        )
+        system = Actor(kind="system", name="bootstrap")
+        await tx.record(system, "user.bootstrap", "user", user.id, {"role": "owner"})
     log.info("created the first owner %s from BOOTSTRAP_EMAIL", bootstrap.email)
     return True
 
@@ -147,7 +131,7 @@ def _rank_refusal(message: str) -> Forbidden:
     return Forbidden(message, "RANK")
 
 
-async def create_user(ctx: Context, actor: Principal, body: dict[str, Any]) -> dict[str, Any]:
+async def create_user(ctx: Context, actor: Principal, body: dict[str, Any]) -> Person:
     problems = Problems()
     email = clean_email(problems, body.get("email"))
     name = clean_name(problems, body.get("name"))
@@ -157,23 +141,14 @@ async def create_user(ctx: Context, actor: Principal, body: dict[str, Any]) -> d
     if outranks(actor.user.role, role):
         raise _rank_refusal(f"you cannot create a user above your own rank ({actor.user.role})")
     password_hash = await hash_password(password)
-    async with ctx.db.transaction() as conn:
-        user = await _insert(
-            conn, ctx, email=email, name=name, role=role, password_hash=password_hash
-        )
-        await record(
-            conn,
-            at=ctx.clock.now(),
-            actor=actor.actor(),
-            action="user.created",
-            subject_kind="user",
-            subject_id=user["id"],
-            summary={"email": email, "role": role},
-        )
+    async with write(ctx) as tx:
+        user = await _insert(tx, email=email, name=name, role=role, password_hash=password_hash)
+        summary = {"email": email, "role": role}
+        await tx.record(actor.actor(), "user.created", "user", user.id, summary)
     return user
 
 
-async def get_user(ctx: Context, user_id: str) -> dict[str, Any]:
+async def get_user(ctx: Context, user_id: str) -> Person:
     async with ctx.db.connection() as conn:
         user = await store.get_user(conn, user_id)
     if user is None:
@@ -181,18 +156,18 @@ async def get_user(ctx: Context, user_id: str) -> dict[str, Any]:
     return user
 
 
-async def _ensure_not_last_owner(conn: Conn, target: dict[str, Any], doing: str) -> None:
-    if target["role"] == "owner" and await store.count_owners(conn) <= 1:
+async def _ensure_not_last_owner(conn: Conn, target: Person, doing: str) -> None:
+    if target.role == "owner" and await store.count_owners(conn) <= 1:
         raise Conflict(f"the last owner cannot be {doing}", "LAST_OWNER")
 
 
-async def _locked_target(conn: Conn, actor: Principal, user_id: str, verb: str) -> dict[str, Any]:
+async def _locked_target(conn: Conn, actor: Principal, user_id: str, verb: str) -> Person:
     """The user ``actor`` may ``verb``, locked with the people table for this transaction."""
     await store.lock_people(conn)
     target = await store.get_user_for_update(conn, user_id)
     if target is None:
         raise NotFound("no such user")
-    if outranks(actor.user.role, target["role"]):
+    if outranks(actor.user.role, target.role):
         raise _rank_refusal(f"you cannot {verb} a user above your own rank")
     return target
 
@@ -202,7 +177,7 @@ async def _locked_target(conn: Conn, actor: Principal, user_id: str, verb: str) 
 MANAGING_ROLES = frozenset({"admin", "owner"})
 
 
-def takeover_changes(target: dict[str, Any], changes: dict[str, Any]) -> list[str]:
+def takeover_changes(target: Person, changes: UserChanges, *, new_password: bool) -> list[str]:
     """The fields of ``changes`` that amount to taking over an account.
 
     A new password or email moves who can sign in (a reset link goes to the
@@ -210,29 +185,26 @@ def takeover_changes(target: dict[str, Any], changes: dict[str, Any]) -> list[st
     real changes count, so a form sent back whole with the same email is not one.
     """
     fields = []
-    if "email" in changes and changes["email"].lower() != target["email"].lower():
+    if "email" in changes and changes["email"].lower() != target.email.lower():
         fields.append("email")
-    if "password" in changes:
+    if new_password:
         fields.append("password")
-    role = changes.get("role", target["role"])
-    if role != target["role"] and MANAGING_ROLES & {role, target["role"]}:
+    role = changes.get("role", target.role)
+    if role != target.role and MANAGING_ROLES & {role, target.role}:
         fields.append("role")
     return fields
 
 
-async def update_user(
-    ctx: Context, actor: Principal, user_id: str, body: dict[str, Any]
-) -> dict[str, Any]:
+async def update_user(ctx: Context, actor: Principal, user_id: str, body: dict[str, Any]) -> Person:
     problems = Problems()
-    changes: dict[str, Any] = {}
+    changes: UserChanges = {}
     if "email" in body:
         changes["email"] = clean_email(problems, body["email"])
     if "name" in body:
         changes["name"] = clean_name(problems, body["name"])
     if "role" in body:
         changes["role"] = clean_role(problems, body["role"])
-    if "password" in body:
-        changes["password"] = clean_password(problems, body["password"])
+    password = clean_password(problems, body["password"]) if "password" in body else None
     unknown = set(body) - {"email", "name", "role", "password", "currentPassword"}
     for key in sorted(unknown):
         problems.add(key, "is not a user field")
@@ -241,17 +213,17 @@ async def update_user(
         raise _rank_refusal(f"you cannot promote anyone above your own rank ({actor.user.role})")
     # Person-only, re-asking the acting person's password: no key can take
     # over an account, whatever it was granted (issue 11).
-    sensitive = takeover_changes(await get_user(ctx, user_id), changes)
+    new_password = password is not None
+    sensitive = takeover_changes(await get_user(ctx, user_id), changes, new_password=new_password)
     if sensitive:
         require(actor, "users.control")
         await confirm_password(ctx, actor.user.id, body.get("currentPassword"))
-    password = changes.pop("password", None)
     if password is not None:
         changes["password_hash"] = await hash_password(password)
-    now = ctx.clock.now()
-    async with ctx.db.transaction() as conn:
+    async with write(ctx) as tx:
+        conn, now = tx.conn, tx.now
         target = await _locked_target(conn, actor, user_id, "edit")
-        if not set(takeover_changes(target, changes)) <= set(sensitive):
+        if not set(takeover_changes(target, changes, new_password=new_password)) <= set(sensitive):
             # The person changed between the check and the lock (say, a new
             # role); what was confirmed is no longer what would be written.
             raise Conflict("this person changed while you were editing; try again")
@@ -267,47 +239,32 @@ async def update_user(
             # stay); changing your own keeps the session you did it from.
             keep = actor.session_id if user_id == actor.user.id else None
             await session_store.revoke_user_sessions(conn, user_id, now, keep=keep)
-        summary = {k: v for k, v in changes.items() if k != "password_hash"}
+        summary: dict[str, Any] = {k: v for k, v in changes.items() if k != "password_hash"}
         if password is not None:
             summary["password"] = "changed"
         if "role" in changes:
-            summary["previousRole"] = target["role"]
-        await record(
-            conn,
-            at=now,
-            actor=actor.actor(),
-            action="user.updated",
-            subject_kind="user",
-            subject_id=user_id,
-            summary=summary,
-        )
+            summary["previousRole"] = target.role
+        await tx.record(actor.actor(), "user.updated", "user", user_id, summary)
     return user
 
 
 async def delete_user(ctx: Context, actor: Principal, user_id: str) -> None:
-    async with ctx.db.transaction() as conn:
-        target = await _locked_target(conn, actor, user_id, "delete")
-        if target["role"] in MANAGING_ROLES:
+    async with write(ctx) as tx:
+        target = await _locked_target(tx.conn, actor, user_id, "delete")
+        if target.role in MANAGING_ROLES:
             # Removing a person who manages people is not for a key, like
             # demoting one (a person needs no password: nothing is taken over).
             require(actor, "users.control")
-        await _ensure_not_last_owner(conn, target, "deleted")
-        await store.delete_user(conn, user_id)
-        await record(
-            conn,
-            at=ctx.clock.now(),
-            actor=actor.actor(),
-            action="user.deleted",
-            subject_kind="user",
-            subject_id=user_id,
-            summary={"email": target["email"], "role": target["role"]},
-        )
+        await _ensure_not_last_owner(tx.conn, target, "deleted")
+        await store.delete_user(tx.conn, user_id)
+        summary = {"email": target.email, "role": target.role}
+        await tx.record(actor.actor(), "user.deleted", "user", user_id, summary)
 
 
-async def update_self(ctx: Context, actor: Principal, body: dict[str, Any]) -> dict[str, Any]:
+async def update_self(ctx: Context, actor: Principal, body: dict[str, Any]) -> Person:
     """Your own name, email or password; email and password need the current password."""
     problems = Problems()
-    changes: dict[str, Any] = {}
+    changes: UserChanges = {}
     if "name" in body:
         changes["name"] = clean_name(problems, body["name"])
     if "email" in body:
@@ -320,8 +277,8 @@ async def update_self(ctx: Context, actor: Principal, body: dict[str, Any]) -> d
         await confirm_password(ctx, actor.user.id, body.get("currentPassword"))
     if password is not None:
         changes["password_hash"] = await hash_password(password)
-    now = ctx.clock.now()
-    async with ctx.db.transaction() as conn:
+    async with write(ctx) as tx:
+        conn, now = tx.conn, tx.now
         try:
             user = await store.update_user(conn, actor.user.id, changes, now)
         except psycopg2.errors.UniqueViolation:
@@ -332,16 +289,8 @@ async def update_self(ctx: Context, actor: Principal, body: dict[str, Any]) -> d
             await session_store.revoke_user_sessions(
                 conn, actor.user.id, now, keep=actor.session_id
             )
-        summary = {k: v for k, v in changes.items() if k != "password_hash"}
+        summary: dict[str, Any] = {k: v for k, v in changes.items() if k != "password_hash"}
         if password is not None:
             summary["password"] = "changed"
-        await record(
-            conn,
-            at=now,
-            actor=actor.actor(),
-            action="user.updated",
-            subject_kind="user",
-            subject_id=actor.user.id,
-            summary=summary,
-        )
+        await tx.record(actor.actor(), "user.updated", "user", actor.user.id, summary)
     return user

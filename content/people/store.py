@@ -2,12 +2,43 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
 
 from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
+from content.records import Record
 
 _COLUMNS = "id, email, name, role, created_at, updated_at"
+
+
+@dataclass(frozen=True)
+class Person(Record):
+    """A row of content.users, without its password hash."""
+
+    id: str
+    email: str
+    name: str
+    role: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class UserChanges(TypedDict, total=False):
+    """The columns an edit of a person sets; those left out keep their value."""
+
+    email: str
+    name: str
+    role: str
+    password_hash: str
+
+
+@dataclass(frozen=True)
+class Login:
+    """A person found by email at sign-in, with the hash to check (None: no password)."""
+
+    person: Person
+    password_hash: str | None
 
 
 async def count_users(conn: Conn) -> int:
@@ -28,7 +59,7 @@ async def insert_user(
     role: str,
     password_hash: str | None,
     now: datetime,
-) -> dict[str, Any]:
+) -> Person:
     row = await fetch_one(
         conn,
         f"INSERT INTO content.users (id, email, name, role, password_hash, created_at, updated_at)"
@@ -36,25 +67,32 @@ async def insert_user(
         (user_id, email, name, role, password_hash, now, now),
     )
     assert row is not None
-    return row
+    return Person.from_row(row)
 
 
-async def get_user(conn: Conn, user_id: str) -> dict[str, Any] | None:
-    return await fetch_one(conn, f"SELECT {_COLUMNS} FROM content.users WHERE id = %s", (user_id,))
-
-
-async def get_user_for_update(conn: Conn, user_id: str) -> dict[str, Any] | None:
-    return await fetch_one(
-        conn, f"SELECT {_COLUMNS} FROM content.users WHERE id = %s FOR UPDATE", (user_id,)
+async def get_user(conn: Conn, user_id: str) -> Person | None:
+    return Person.from_optional(
+        await fetch_one(conn, f"SELECT {_COLUMNS} FROM content.users WHERE id = %s", (user_id,))
     )
 
 
-async def get_login(conn: Conn, email: str) -> dict[str, Any] | None:
-    return await fetch_one(
+async def get_user_for_update(conn: Conn, user_id: str) -> Person | None:
+    return Person.from_optional(
+        await fetch_one(
+            conn, f"SELECT {_COLUMNS} FROM content.users WHERE id = %s FOR UPDATE", (user_id,)
+        )
+    )
+
+
+async def get_login(conn: Conn, email: str) -> Login | None:
+    row = await fetch_one(
         conn,
         f"SELECT {_COLUMNS}, password_hash FROM content.users WHERE lower(email) = lower(%s)",
         (email,),
     )
+    if row is None:
+        return None
+    return Login(person=Person.from_row(row), password_hash=row["password_hash"])
 
 
 async def password_hash(conn: Conn, user_id: str) -> str | None:
@@ -63,13 +101,13 @@ async def password_hash(conn: Conn, user_id: str) -> str | None:
     )
 
 
-async def list_users(conn: Conn, *, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+async def list_users(conn: Conn, *, limit: int, offset: int) -> tuple[list[Person], int]:
     rows = await fetch_all(
         conn,
         f"SELECT {_COLUMNS} FROM content.users ORDER BY created_at, id LIMIT %s OFFSET %s",
         (limit, offset),
     )
-    return rows, await count_users(conn)
+    return [Person.from_row(r) for r in rows], await count_users(conn)
 
 
 async def count_owners(conn: Conn) -> int:
@@ -77,21 +115,23 @@ async def count_owners(conn: Conn) -> int:
 
 
 async def update_user(
-    conn: Conn, user_id: str, changes: dict[str, Any], now: datetime
-) -> dict[str, Any] | None:
+    conn: Conn, user_id: str, changes: UserChanges, now: datetime
+) -> Person | None:
     allowed = {"email", "name", "role", "password_hash"}
     sets = [f"{column} = %({column})s" for column in changes if column in allowed]
-    return await fetch_one(
+    row = await fetch_one(
         conn,
         f"UPDATE content.users SET {', '.join([*sets, 'updated_at = %(now)s'])}"
         f" WHERE id = %(id)s RETURNING {_COLUMNS}",
         {**changes, "now": now, "id": user_id},
     )
+    return Person.from_optional(row)
 
 
 async def delete_user(conn: Conn, user_id: str) -> bool:
     return await execute(conn, "DELETE FROM content.users WHERE id = %s", (user_id,)) > 0
 
 
-async def all_accounts(conn: Conn) -> list[dict[str, Any]]:
-    return await fetch_all(conn, f"SELECT {_COLUMNS} FROM content.users ORDER BY created_at, id")
+async def all_accounts(conn: Conn) -> list[Person]:
+    rows = await fetch_all(conn, f"SELECT {_COLUMNS} FROM content.users ORDER BY created_at, id")
+    return [Person.from_row(r) for r in rows]

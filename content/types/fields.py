@@ -46,6 +46,11 @@ RICHTEXT_ATTRIBUTES = {
 }
 RICHTEXT_URL_SCHEMES = {"http", "https", "mailto"}
 
+# A field definition as a type stores it ({key, type, label, required, help}
+# and the options of its type): JSON checked by check_definitions and
+# returned verbatim, so it stays a dict.
+FieldDefinition = dict[str, Any]
+
 COMMON_KEYS = {"key", "type", "label", "required", "help"}
 # Entry properties: a top-level field with one of these keys would make a
 # validation error's key ambiguous.
@@ -59,7 +64,7 @@ class References:
     items: list[tuple[str, str, str]] = field(default_factory=list)
 
 
-Cleaner = Callable[[Any, dict[str, Any], str, Problems, References], Any]
+Cleaner = Callable[[Any, FieldDefinition, str, Problems, References], Any]
 
 
 @dataclass(frozen=True)
@@ -71,7 +76,7 @@ class FieldType:
     # option name -> what it means, shown to the admin UI
     options: dict[str, str]
     cleaner: Cleaner
-    empty_value: Callable[[dict[str, Any]], Any]
+    empty_value: Callable[[FieldDefinition], Any]
 
     def metadata(self) -> dict[str, Any]:
         return {
@@ -91,14 +96,14 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _length_bounds(value: str, d: dict[str, Any], key: str, problems: Problems) -> None:
+def _length_bounds(value: str, d: FieldDefinition, key: str, problems: Problems) -> None:
     if "minLength" in d and len(value) < d["minLength"] and value:
         problems.add(key, f"must be at least {d['minLength']} characters")
     if "maxLength" in d and len(value) > d["maxLength"]:
         problems.add(key, f"must be at most {d['maxLength']} characters")
 
 
-def _count_bounds(value: list[Any], d: dict[str, Any], key: str, problems: Problems) -> None:
+def _count_bounds(value: list[Any], d: FieldDefinition, key: str, problems: Problems) -> None:
     if "minItems" in d and len(value) < d["minItems"] and value:
         problems.add(key, f"must have at least {d['minItems']} items")
     if "maxItems" in d and len(value) > d["maxItems"]:
@@ -112,14 +117,14 @@ def _string(value: Any, key: str, problems: Problems) -> str | None:
     return value
 
 
-def option_values(d: dict[str, Any]) -> list[str]:
+def option_values(d: FieldDefinition) -> list[str]:
     return [o["value"] if isinstance(o, dict) else o for o in d.get("options", [])]
 
 
 # --- cleaners, one per type ----------------------------------------------
 
 
-def _text(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -> Any:
+def _text(value: Any, d: FieldDefinition, key: str, p: Problems, r: References) -> Any:
     s = _string(value, key, p)
     if s is None:
         return None
@@ -129,7 +134,7 @@ def _text(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -
     return s
 
 
-def _textarea(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -> Any:
+def _textarea(value: Any, d: FieldDefinition, key: str, p: Problems, r: References) -> Any:
     s = _string(value, key, p)
     if s is not None:
         _length_bounds(s, {"maxLength": 100_000, **d}, key, p)
@@ -146,7 +151,7 @@ def clean_html(html: str) -> str:
     )
 
 
-def _richtext(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -> Any:
+def _richtext(value: Any, d: FieldDefinition, key: str, p: Problems, r: References) -> Any:
     s = _string(value, key, p)
     if s is None:
         return None
@@ -155,14 +160,14 @@ def _richtext(value: Any, d: dict[str, Any], key: str, p: Problems, r: Reference
     return cleaned
 
 
-def _markdown(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -> Any:
+def _markdown(value: Any, d: FieldDefinition, key: str, p: Problems, r: References) -> Any:
     s = _string(value, key, p)
     if s is not None:
         _length_bounds(s, {"maxLength": 500_000, **d}, key, p)
     return s
 
 
-def _number(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -> Any:
+def _number(value: Any, d: FieldDefinition, key: str, p: Problems, r: References) -> Any:
     if not _is_number(value) or not math.isfinite(value):
         p.add(key, "must be a number")
         return None
@@ -175,13 +180,13 @@ def _number(value: Any, d: dict[str, Any], key: str, p: Problems, r: References)
     return int(value) if d.get("integer") and value == int(value) else value
 
 
-def _boolean(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -> Any:
+def _boolean(value: Any, d: FieldDefinition, key: str, p: Problems, r: References) -> Any:
     if not isinstance(value, bool):
         p.add(key, "must be true or false")
     return value
 
 
-def _date(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -> Any:
+def _date(value: Any, d: FieldDefinition, key: str, p: Problems, r: References) -> Any:
     s = _string(value, key, p)
     if s is None:
         return None
@@ -194,7 +199,7 @@ def _date(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -
         return None
 
 
-def _datetime(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -> Any:
+def _datetime(value: Any, d: FieldDefinition, key: str, p: Problems, r: References) -> Any:
     s = _string(value, key, p)
     if s is None:
         return None
@@ -209,13 +214,13 @@ def _datetime(value: Any, d: dict[str, Any], key: str, p: Problems, r: Reference
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def _select(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -> Any:
+def _select(value: Any, d: FieldDefinition, key: str, p: Problems, r: References) -> Any:
     if value not in option_values(d):
         p.add(key, f"must be one of {', '.join(map(str, option_values(d)))}")
     return value
 
 
-def _multiselect(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -> Any:
+def _multiselect(value: Any, d: FieldDefinition, key: str, p: Problems, r: References) -> Any:
     if not isinstance(value, list):
         p.add(key, "must be a list of options")
         return None
@@ -229,13 +234,13 @@ def _multiselect(value: Any, d: dict[str, Any], key: str, p: Problems, r: Refere
     return value
 
 
-def _media(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -> Any:
+def _media(value: Any, d: FieldDefinition, key: str, p: Problems, r: References) -> Any:
     if not isinstance(value, str) or not MEDIA_ID_RE.match(value):
         p.add(key, "must be a media id")
     return value
 
 
-def _gallery(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -> Any:
+def _gallery(value: Any, d: FieldDefinition, key: str, p: Problems, r: References) -> Any:
     if not isinstance(value, list):
         p.add(key, "must be a list of media ids")
         return None
@@ -245,7 +250,7 @@ def _gallery(value: Any, d: dict[str, Any], key: str, p: Problems, r: References
     return value
 
 
-def _reference(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -> Any:
+def _reference(value: Any, d: FieldDefinition, key: str, p: Problems, r: References) -> Any:
     if d.get("multiple"):
         if not isinstance(value, list):
             p.add(key, "must be a list of entry ids")
@@ -260,14 +265,14 @@ def _reference(value: Any, d: dict[str, Any], key: str, p: Problems, r: Referenc
     return value
 
 
-def _one_reference(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -> None:
+def _one_reference(value: Any, d: FieldDefinition, key: str, p: Problems, r: References) -> None:
     if not isinstance(value, str) or not ENTRY_ID_RE.match(value):
         p.add(key, "must be an entry id")
         return
     r.items.append((key, d["to"], value))
 
 
-def _list(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -> Any:
+def _list(value: Any, d: FieldDefinition, key: str, p: Problems, r: References) -> Any:
     if not isinstance(value, list):
         p.add(key, "must be a list of items")
         return None
@@ -278,11 +283,11 @@ def _list(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -
     return cleaned
 
 
-def _json(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -> Any:
+def _json(value: Any, d: FieldDefinition, key: str, p: Problems, r: References) -> Any:
     return value
 
 
-def _color(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -> Any:
+def _color(value: Any, d: FieldDefinition, key: str, p: Problems, r: References) -> Any:
     s = _string(value, key, p)
     if s is None:
         return None
@@ -292,7 +297,7 @@ def _color(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) 
     return s.lower()
 
 
-def _url(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -> Any:
+def _url(value: Any, d: FieldDefinition, key: str, p: Problems, r: References) -> Any:
     s = _string(value, key, p)
     if s is None:
         return None
@@ -312,7 +317,7 @@ def _url(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) ->
     return s
 
 
-def _email(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -> Any:
+def _email(value: Any, d: FieldDefinition, key: str, p: Problems, r: References) -> Any:
     s = _string(value, key, p)
     if s is None:
         return None
@@ -323,15 +328,15 @@ def _email(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) 
         return None
 
 
-def _const(value: Any) -> Callable[[dict[str, Any]], Any]:
+def _const(value: Any) -> Callable[[FieldDefinition], Any]:
     return lambda d: value
 
 
-def _empty_list(d: dict[str, Any]) -> Any:
+def _empty_list(d: FieldDefinition) -> Any:
     return []
 
 
-def _empty_reference(d: dict[str, Any]) -> Any:
+def _empty_reference(d: FieldDefinition) -> Any:
     return [] if d.get("multiple") else None
 
 
@@ -363,11 +368,11 @@ FIELD_TYPES: dict[str, FieldType] = {
 }  # fmt: skip
 
 
-def empty_value(d: dict[str, Any]) -> Any:
+def empty_value(d: FieldDefinition) -> Any:
     return FIELD_TYPES[d["type"]].empty_value(d)
 
 
-def is_empty(value: Any, d: dict[str, Any]) -> bool:
+def is_empty(value: Any, d: FieldDefinition) -> bool:
     """None, or the type's own empty value ("" for strings, [] for lists)."""
     if value is None:
         return True
@@ -379,7 +384,7 @@ def is_empty(value: Any, d: dict[str, Any]) -> bool:
     return False
 
 
-def clean_value(value: Any, d: dict[str, Any], key: str, p: Problems, r: References) -> Any:
+def clean_value(value: Any, d: FieldDefinition, key: str, p: Problems, r: References) -> Any:
     """Validate one value; the empty value is accepted unless the field is required."""
     if is_empty(value, d):
         if d.get("required"):
@@ -389,7 +394,7 @@ def clean_value(value: Any, d: dict[str, Any], key: str, p: Problems, r: Referen
 
 
 def clean_object(
-    fields: list[dict[str, Any]], value: Any, path: str, p: Problems, r: References
+    fields: list[FieldDefinition], value: Any, path: str, p: Problems, r: References
 ) -> dict[str, Any]:
     """Validate an object against field definitions (entry data or a list item)."""
     if not isinstance(value, dict):
@@ -408,19 +413,19 @@ def clean_object(
 # --- definitions ---------------------------------------------------------
 
 
-def _check_int(d: dict[str, Any], name: str, key: str, p: Problems, minimum: int = 0) -> None:
+def _check_int(d: FieldDefinition, name: str, key: str, p: Problems, minimum: int = 0) -> None:
     if name in d and (
         not isinstance(d[name], int) or isinstance(d[name], bool) or d[name] < minimum
     ):
         p.add(f"{key}.{name}", f"must be a whole number of at least {minimum}")
 
 
-def _check_bool(d: dict[str, Any], name: str, key: str, p: Problems) -> None:
+def _check_bool(d: FieldDefinition, name: str, key: str, p: Problems) -> None:
     if name in d and not isinstance(d[name], bool):
         p.add(f"{key}.{name}", "must be true or false")
 
 
-def _check_options(d: dict[str, Any], key: str, p: Problems) -> None:
+def _check_options(d: FieldDefinition, key: str, p: Problems) -> None:
     options = d.get("options")
     if not isinstance(options, list) or not options:
         p.add(f"{key}.options", "must be a non-empty list")
@@ -500,7 +505,7 @@ def check_definitions(
                 check_definitions(d["fields"], f"{key}.fields", p, type_names, depth + 1)
 
 
-def reference_targets(fields: list[dict[str, Any]]) -> set[str]:
+def reference_targets(fields: list[FieldDefinition]) -> set[str]:
     """Every type name a definition refers to, at any depth."""
     found: set[str] = set()
     for d in fields:

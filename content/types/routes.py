@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from common.openapi import array, boolean, obj, operation, string
+from common.openapi import Schema, array, boolean, obj, operation, string
 from common.web import json_response
 from content.auth.credentials import admin_route
 from content.auth.principal import Principal
@@ -16,6 +16,20 @@ from content.types.serializers import type_json
 from content.types.service import TYPE_NAME_RE
 
 routes = web.RouteTableDef()
+
+
+def type_body(*, creating: bool) -> Schema:
+    """The OpenAPI schema of a content type body (content.types.service.clean_type)."""
+    return obj(
+        {
+            "name": string(pattern=TYPE_NAME_RE.pattern),
+            "label": string(min_length=1, max_length=200),
+            "fields": array({"type": "object"}),
+            "single": boolean(),
+            "previewUrl": string(nullable=True),
+        },
+        required=["name"] if creating else [],
+    )
 
 
 @routes.get("/api/field-types")
@@ -37,21 +51,7 @@ async def list_types(request: web.Request, principal: Principal) -> web.Response
 
 @routes.post("/api/types")
 @admin_route("types.manage")
-@operation(
-    status=201,
-    body=obj(
-        {
-            "name": string(pattern=TYPE_NAME_RE.pattern),
-            "label": string(min_length=1, max_length=200),
-            "fields": array({"type": "object"}),
-            "single": boolean(),
-            "previewUrl": string(nullable=True),
-        },
-        required=["name"],
-    ),
-    auth="admin",
-    errors=(409,),
-)
+@operation(status=201, body=type_body(creating=True), auth="admin", errors=(409,))
 async def create_type(request: web.Request, principal: Principal) -> web.Response:
     row = await service.create_type(context(request), principal, await read_body(request))
     return json_response(type_json(row), status=201)
@@ -68,20 +68,7 @@ async def get_type(request: web.Request, principal: Principal) -> web.Response:
 
 @routes.patch("/api/types/{name}")
 @admin_route("types.manage")
-@operation(
-    body=obj(
-        {
-            "name": string(pattern=TYPE_NAME_RE.pattern),
-            "label": string(min_length=1, max_length=200),
-            "fields": array({"type": "object"}),
-            "single": boolean(),
-            "previewUrl": string(nullable=True),
-        },
-        required=[],
-    ),
-    auth="admin",
-    errors=(409,),
-)
+@operation(body=type_body(creating=False), auth="admin", errors=(409,))
 async def update_type(request: web.Request, principal: Principal) -> web.Response:
     body = await read_body(request)
     row = await service.update_type(context(request), principal, request.match_info["name"], body)

@@ -4,25 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
+from content.types.store import ContentType
 
-def type_json(row: dict[str, Any]) -> dict[str, Any]:
+
+def type_json(ctype: ContentType) -> dict[str, Any]:
     return {
-        "id": row["id"],
-        "name": row["name"],
-        "label": row["label"],
-        "fields": row["fields"],
-        "single": row["single"],
-        "previewUrl": row["preview_url"],
-        "createdAt": row["created_at"],
-        "updatedAt": row["updated_at"],
+        "id": ctype.id,
+        "name": ctype.name,
+        "label": ctype.label,
+        "fields": ctype.fields,
+        "single": ctype.single,
+        "previewUrl": ctype.preview_url,
+        "createdAt": ctype.created_at,
+        "updatedAt": ctype.updated_at,
     }
 
 
-def type_shape(row: dict[str, Any]) -> dict[str, Any]:
+def type_shape(ctype: ContentType) -> dict[str, Any]:
     """What the delivery API says about a type: its name and field shapes."""
     return {
-        "name": row["name"],
-        "label": row["label"],
-        "single": row["single"],
-        "fields": row["fields"],
+        "name": ctype.name,
+        "label": ctype.label,
+        "single": ctype.single,
+        "fields": ctype.fields,
     }

@@ -10,6 +10,7 @@ from mail.accounts import serializers, service
 from mail.auth import sessions
 from mail.context import mail_context
 from mail.errors import validation_error
+from mail.openapi import ACCOUNT
 from mail.web.body import optional_bool, optional_str, read_body, required_str
 
 routes = web.RouteTableDef()
@@ -26,6 +27,7 @@ async def signups(request: web.Request) -> web.Response:
 
 @routes.post("/api/auth/signup")
 @operation(
+    response=ACCOUNT,
     status=201,
     body=obj(
         {
@@ -55,7 +57,7 @@ async def signup(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/auth/me")
-@operation(auth="session")
+@operation(response=ACCOUNT, auth="session")
 async def me(request: web.Request) -> web.Response:
     return json_response(serializers.account(sessions.require(request).account))
 
@@ -122,7 +124,11 @@ async def password_reset(request: web.Request) -> web.Response:
 
 
 @routes.patch("/api/account")
-@operation(body=obj({"name": string(max_length=service.MAX_NAME, nullable=True)}), auth="session")
+@operation(
+    response=ACCOUNT,
+    body=obj({"name": string(max_length=service.MAX_NAME, nullable=True)}),
+    auth="session",
+)
 async def update_account(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, _ = sessions.require_session(request)

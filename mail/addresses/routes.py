@@ -21,7 +21,7 @@ from mail.auth import sessions
 from mail.context import mail_context
 from mail.domains.service import MAX_QUOTA_BYTES, parse_quota
 from mail.errors import missing_required_field, validation_error
-from mail.openapi import list_query
+from mail.openapi import LIST, list_query
 from mail.web.body import optional_str, read_body, required_str
 from mail.web.lists import list_envelope, parse_list_params
 from mail.web.ownership import parse_id
@@ -66,7 +66,7 @@ def _password(body: dict[str, Any]) -> str:
 
 
 @routes.get("/api/domains/{domain_id}/addresses")
-@operation(query=list_query(store.ADDRESS_SORTS), auth="session")
+@operation(response=LIST, query=list_query(store.ADDRESS_SORTS), auth="session")
 async def list_addresses(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account = sessions.require(request).account

@@ -9,7 +9,7 @@ from common.web import json_response
 from mail.accounts import serializers as account_serializers
 from mail.auth import serializers, service, sessions, store
 from mail.context import mail_context
-from mail.openapi import list_query
+from mail.openapi import ACCOUNT, LIST, list_query
 from mail.web.body import optional_str, read_body, required_str
 from mail.web.lists import list_envelope, parse_list_params
 from mail.web.ownership import parse_id
@@ -19,6 +19,7 @@ routes = web.RouteTableDef()
 
 @routes.post("/api/auth/login")
 @operation(
+    response=ACCOUNT,
     body=obj(
         {
             "email": string(min_length=1, max_length=254),
@@ -64,6 +65,7 @@ async def totp_setup(request: web.Request) -> web.Response:
 
 @routes.post("/api/auth/totp/enable")
 @operation(
+    response=ACCOUNT,
     body=obj({"code": string(min_length=1, max_length=20)}, required=["code"]),
     auth="session",
     errors=(409,),
@@ -78,6 +80,7 @@ async def totp_enable(request: web.Request) -> web.Response:
 
 @routes.post("/api/auth/totp/disable")
 @operation(
+    response=ACCOUNT,
     body=obj({"password": string(min_length=1, max_length=1000)}, required=["password"]),
     auth="session",
     errors=(409,),
@@ -91,7 +94,7 @@ async def totp_disable(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/account/sessions")
-@operation(query=list_query(store.SESSION_SORTS), auth="session")
+@operation(response=LIST, query=list_query(store.SESSION_SORTS), auth="session")
 async def list_sessions(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, current = sessions.require_session(request)

@@ -16,7 +16,7 @@ from mail.dns.records import DMARC_POLICIES
 from mail.domains import serializers, service, store
 from mail.domains.service import MAX_QUOTA_BYTES, parse_quota
 from mail.errors import MailError, missing_required_field, validation_error
-from mail.openapi import list_query
+from mail.openapi import LIST, list_query
 from mail.web.body import optional_str, read_body, required_str
 from mail.web.lists import list_envelope, parse_list_params
 from mail.web.ownership import parse_id, parse_uuid
@@ -33,7 +33,7 @@ def _domain_id(request: web.Request) -> tuple[str, str]:
 
 
 @routes.get("/api/domains")
-@operation(query=list_query(store.DOMAIN_SORTS), auth="session")
+@operation(response=LIST, query=list_query(store.DOMAIN_SORTS), auth="session")
 async def list_domains(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account = sessions.require(request).account

@@ -14,7 +14,7 @@ from mail.auth import sessions
 from mail.context import mail_context
 from mail.errors import MailError, missing_required_field
 from mail.filters import serializers, service
-from mail.openapi import list_query
+from mail.openapi import LIST, list_query
 from mail.web.body import optional_bool, read_body
 from mail.web.lists import Sorts, list_envelope, parse_list_params
 from mail.web.ownership import parse_id
@@ -35,6 +35,7 @@ FIELDS = set(FILTER_FIELDS)
 
 @routes.get("/api/filters")
 @operation(
+    response=LIST,
     query={**list_query(SORTS), "address_id": string(description="an address id; empty for all")},
     auth="session",
 )

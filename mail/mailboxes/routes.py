@@ -12,7 +12,7 @@ from mail.auth import sessions
 from mail.context import mail_context
 from mail.errors import invalid_parameter
 from mail.mailboxes import service
-from mail.openapi import list_query
+from mail.openapi import LIST, list_query
 from mail.web.lists import Sorts, list_envelope, parse_list_params
 from mail.web.ownership import parse_id
 
@@ -57,7 +57,9 @@ def _folder(row: dict[str, Any]) -> dict[str, Any]:
 
 @routes.get("/api/addresses/{address_id}/activity")
 @operation(
-    query={**list_query(ACTIVITY_SORTS), "kind": string(enum=ACTIVITY_KINDS)}, auth="session"
+    response=LIST,
+    query={**list_query(ACTIVITY_SORTS), "kind": string(enum=[*ACTIVITY_KINDS, ""])},
+    auth="session",
 )
 async def recent_activity(request: web.Request) -> web.Response:
     ctx = mail_context(request)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import urllib.request
 from http.cookies import SimpleCookie
@@ -53,10 +54,25 @@ def cms_token(base_url: str) -> str:
     return str(body["token"])
 
 
+def oauth_client_basic(base_url: str, cookie: str) -> str:
+    """A confidential client registered by the instance owner, as an HTTP Basic header."""
+    client = {
+        "name": "fuzz",
+        "redirect_uris": ["https://client.example/callback"],
+        "allowed_scopes": ["openid"],
+    }
+    status, body, _ = call(base_url, "POST", "/admin/oauth/clients", client, {"Cookie": cookie})
+    assert status == 201, body
+    pair = f"{body['client_id']}:{body['client_secret']}".encode()
+    return "Basic " + base64.b64encode(pair).decode()
+
+
 def credentials_for(service: str, base_url: str) -> dict[str, str]:
     if service == "mail":
         return {"Cookie": mail_session(base_url)}
     if service == "content":
         return {"Authorization": f"Bearer {cms_token(base_url)}"}
-    # OAuth: the consent and admin routes take the host's (mail's) session.
-    return {"Cookie": mail_session(base_url)}
+    # OAuth: the consent and admin routes take the host's (mail's) session; the
+    # client endpoints a confidential client's HTTP Basic credentials.
+    cookie = mail_session(base_url)
+    return {"Cookie": cookie, "Authorization": oauth_client_basic(base_url, cookie)}
