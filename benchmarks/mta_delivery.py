@@ -8,7 +8,7 @@ authentication checks (SPF, DKIM, DMARC against a loopback DNS server that
 answers NXDOMAIN), trace fields, the parse, the raw message and the rows
 committed through the group commit. Reports messages/s, this process's CPU
 per message and PostgreSQL's, then the wall time of one RCPT lookup
-(``store.recipients.lookup``) against the filled store. ``--profile`` prints
+(``mail.directory.lookup_recipient``) against the filled store. ``--profile`` prints
 the top of a cProfile run. Not part of the test suite.
 """
 
@@ -49,9 +49,9 @@ async def run(args: argparse.Namespace) -> None:
     from common.jobs import JobQueue
     from common.runtime import Runtime
     from common.settings import load_settings
+    from mail.directory import lookup_recipient
     from mta.context import MtaContext
     from mta.delivery import Inbound, deliver
-    from mta.store import recipients
     from tests.mta.dnsserver import LoopbackDNS
 
     tmp = Path(tempfile.mkdtemp(prefix="mta-delivery-"))
@@ -75,7 +75,7 @@ async def run(args: argparse.Namespace) -> None:
         runtime = Runtime(settings=settings, db=db, clock=clock, jobs=JobQueue(db, clock))
         ctx = MtaContext.build(runtime)
         async with db.connection() as conn:
-            found = await recipients.lookup(conn, "alice", "bench.test")
+            found = await lookup_recipient(conn, "alice", "bench.test")
         assert found.mailbox is not None
         mailbox = found.mailbox
         queue = list(range(args.messages))
@@ -99,7 +99,7 @@ async def run(args: argparse.Namespace) -> None:
         await asyncio.gather(*(sender() for _ in range(args.concurrency)))
         # As the daemon's RCPT lookup does for every message: now with its inbox.
         async with db.connection() as conn:
-            found = await recipients.lookup(conn, "alice", "bench.test")
+            found = await lookup_recipient(conn, "alice", "bench.test")
         assert found.mailbox is not None and found.mailbox.inbox_id is not None
         mailbox = found.mailbox
         queue = rest
@@ -128,7 +128,7 @@ async def run(args: argparse.Namespace) -> None:
         async with db.connection() as conn:
             t = time.perf_counter()
             for _ in range(200):
-                await recipients.lookup(conn, "alice", "bench.test")
+                await lookup_recipient(conn, "alice", "bench.test")
             print("lookup after the run, ms:", (time.perf_counter() - t) / 200 * 1000)
         await db.close()
     finally:

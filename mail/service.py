@@ -20,8 +20,10 @@ from mail.accounts.public import PublicAccounts
 from mail.auth import store as sessions_store
 from mail.auth.sessions import session_middleware
 from mail.context import MAIL, MailContext
+from mail.dkim.keys import dkim_sealer
+from mail.dns.lookup import Resolver
 from mail.domains import service as domains_service
-from mail.domains.context import HOSTING, build_hosting_context
+from mail.domains.settings import load_hosting_settings
 from mail.openapi import PROFILE
 from mail.outbox.store import outbox_sealer
 from mail.routes import ROUTE_TABLES
@@ -43,23 +45,24 @@ class MailService:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
+        hosting = load_hosting_settings(runtime.settings)
         self.context = MailContext(
             runtime=runtime,
             config=load_mail_settings(runtime.settings),
             limiter=RateLimiter(runtime.db, runtime.clock),
             totp_sealer=Sealer(runtime.settings.secret, "mail.totp"),
             outbox_sealer=outbox_sealer(runtime.settings.secret),
+            hosting=hosting,
+            dkim_sealer=dkim_sealer(runtime.settings.secret),
+            resolver=Resolver(hosting.dns_resolvers, timeout=hosting.dns_timeout_seconds),
         )
         # The public face of accounts for other packages (the gateway's OAuth host).
         self.accounts = PublicAccounts(self.context)
         runtime.jobs.register(accounts_service.FORGOT_JOB, self._forgot)
         runtime.jobs.register(SWEEP_JOB, self._sweep, every=SWEEP_EVERY_SECONDS)
         # Domains, DNS, DKIM, addresses and mail-client discovery (mail/domains/...).
-        self.hosting = build_hosting_context(runtime.settings)
         runtime.jobs.register(
-            domains_service.CHECK_JOB,
-            self._dns_check,
-            every=self.hosting.hosting.dns_check_interval_seconds,
+            domains_service.CHECK_JOB, self._dns_check, every=hosting.dns_check_interval_seconds
         )
 
     def create_app(self, *, prefix: str = "") -> web.Application:
@@ -75,7 +78,6 @@ class MailService:
             ]
         )
         app[MAIL] = self.context
-        app[HOSTING] = self.hosting
         for table in ROUTE_TABLES:
             app.add_routes(table)
         publish(app, PROFILE, json_path=OPENAPI_PATH, html_path=DOCS_PATH)
@@ -88,7 +90,7 @@ class MailService:
         await accounts_service.run_forgot_job(self.context, job)
 
     async def _dns_check(self, job: Job) -> None:
-        await domains_service.check_due(self.runtime.db, self.hosting, self.runtime.clock.now())
+        await domains_service.check_due(self.context, self.runtime.clock.now())
 
     async def _sweep(self, job: Job) -> None:
         now = self.runtime.clock.now()

@@ -25,6 +25,7 @@ from functools import cache
 from common.blobs import blob_id_of
 from common.db import Conn
 from common.ids import short_id
+from mail.directory import Mailbox
 from mta import authentication
 from mta.authentication import results
 from mta.context import MtaContext
@@ -34,7 +35,6 @@ from mta.sieve.interpreter import Envelope, Incoming, Outcome, SieveRuntimeError
 from mta.smtp import received
 from mta.store import activity, emails, mailboxes, redirects
 from mta.store import filters as filter_store
-from mta.store.recipients import Mailbox
 
 log = logging.getLogger(__name__)
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 from aiohttp import web
 
 from common.openapi import boolean, obj, operation, string
-from common.passwords import hash_password
 from common.web import json_response
-from mail.accounts import serializers, service, store
+from mail.accounts import serializers, service
 from mail.auth import sessions
 from mail.context import mail_context
-from mail.errors import conflict, validation_error
+from mail.errors import validation_error
 from mail.openapi import ACCOUNT
 from mail.web.body import optional_bool, optional_str, read_body, required_str
 
@@ -22,9 +21,7 @@ FORGOT_MESSAGE = "If an account exists for this address, a reset link has been s
 @routes.get("/api/auth/signups")
 @operation()
 async def signups(request: web.Request) -> web.Response:
-    ctx = mail_context(request)
-    async with ctx.db.connection() as conn:
-        status = await service.signup_status(conn, ctx)
+    status = await service.signups(mail_context(request))
     return json_response(serializers.signups(status))
 
 
@@ -51,17 +48,9 @@ async def signup(request: web.Request) -> web.Response:
     service.check_new_password(password)
     name = optional_str(body, "name", max_length=service.MAX_NAME, default="") or ""
     referral_code = optional_str(body, "referral_code", max_length=100)
-    password_hash = await hash_password(password)
-    async with ctx.db.transaction() as conn:
-        account = await service.signup(
-            conn,
-            ctx,
-            email=email,
-            password_hash=password_hash,
-            name=name.strip(),
-            referral_code=referral_code,
-        )
-        token = await sessions.start(conn, ctx, request, account.id)
+    account, token = await service.signup(
+        ctx, request, email=email, password=password, name=name.strip(), referral_code=referral_code
+    )
     response = json_response(serializers.account(account), status=201)
     sessions.set_cookie(ctx, response, token)
     return response
@@ -79,10 +68,7 @@ async def verify_send(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, _ = sessions.require_session(request)
     await read_body(request, allowed=())
-    if account.email_verified_at is not None:
-        raise conflict("the email address is already verified")
-    async with ctx.db.transaction() as conn:
-        await service.send_verification(conn, ctx, account)
+    await service.resend_verification(ctx, account)
     return json_response(
         serializers.accepted(
             "email_verification", f"a verification link was sent to {account.email}"
@@ -97,8 +83,7 @@ async def verify(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     body = await read_body(request, allowed={"token"})
     token = required_str(body, "token")
-    async with ctx.db.transaction() as conn:
-        account = await service.verify_email(conn, ctx, token)
+    account = await service.verify_email(ctx, token)
     return json_response({"object": "email_verification", "email": account.email, "verified": True})
 
 
@@ -189,9 +174,7 @@ async def change_email(request: web.Request) -> web.Response:
     body = await read_body(request, allowed={"email", "password"})
     new_email = service.normalize_email(required_str(body, "email"))
     password = required_str(body, "password")
-    await service.confirm_password(account, password)
-    async with ctx.db.transaction() as conn:
-        await service.change_email(conn, ctx, account, new_email)
+    await service.change_email(ctx, account, new_email, password)
     return json_response(serializers.email_change(new_email), status=202)
 
 
@@ -239,7 +222,6 @@ async def update_notifications(request: web.Request) -> web.Response:
 async def referrals(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, _ = sessions.require_session(request)
-    async with ctx.db.connection() as conn:
-        signups_count, verified = await store.referral_counts(conn, account.id)
+    signups_count, verified = await service.referral_counts(ctx, account)
     url = f"{ctx.settings.public_url}/signup?ref={account.referral_code}"
     return json_response(serializers.referrals(account, url, signups_count, verified))

@@ -11,6 +11,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from aiohttp import web
 from email_validator import EmailNotValidError, validate_email
 
 from common.db import Conn
@@ -19,6 +20,7 @@ from common.jobs import Job
 from common.passwords import hash_password, verify_password
 from mail.accounts import store, tokens
 from mail.accounts.store import Account
+from mail.auth import sessions
 from mail.auth import store as sessions_store
 from mail.context import MailContext
 from mail.errors import conflict, forbidden, validation_error
@@ -83,7 +85,35 @@ async def signup_status(conn: Conn, ctx: MailContext) -> SignupStatus:
     return SignupStatus(open=first or ctx.config.signups_enabled, first_account=first)
 
 
+async def signups(ctx: MailContext) -> SignupStatus:
+    async with ctx.db.connection() as conn:
+        return await signup_status(conn, ctx)
+
+
 async def signup(
+    ctx: MailContext,
+    request: web.Request,
+    *,
+    email: str,
+    password: str,
+    name: str,
+    referral_code: str | None,
+) -> tuple[Account, str]:
+    """The new account, signed in: the account and its session cookie value."""
+    password_hash = await hash_password(password)
+    async with ctx.db.transaction() as conn:
+        account = await _create_account(
+            conn,
+            ctx,
+            email=email,
+            password_hash=password_hash,
+            name=name,
+            referral_code=referral_code,
+        )
+        return account, await sessions.start(conn, ctx, request, account.id)
+
+
+async def _create_account(
     conn: Conn,
     ctx: MailContext,
     *,
@@ -136,8 +166,20 @@ async def send_verification(
     )
 
 
-async def verify_email(conn: Conn, ctx: MailContext, token: str) -> Account:
+async def resend_verification(ctx: MailContext, account: Account) -> None:
+    if account.email_verified_at is not None:
+        raise conflict("the email address is already verified")
+    async with ctx.db.transaction() as conn:
+        await send_verification(conn, ctx, account)
+
+
+async def verify_email(ctx: MailContext, token: str) -> Account:
     """Redeem a verification token; for an email change the address switches now."""
+    async with ctx.db.transaction() as conn:
+        return await _verify_email(conn, ctx, token)
+
+
+async def _verify_email(conn: Conn, ctx: MailContext, token: str) -> Account:
     row = await tokens.redeem(conn, ctx, tokens.VERIFY_EMAIL, token)
     account = await store.get(conn, row["account_id"])
     if account is None:
@@ -161,21 +203,29 @@ async def verify_email(conn: Conn, ctx: MailContext, token: str) -> Account:
     return updated
 
 
-async def change_email(conn: Conn, ctx: MailContext, account: Account, new_email: str) -> None:
+async def change_email(ctx: MailContext, account: Account, new_email: str, password: str) -> None:
     """Start an email change: the new address takes over once it is verified."""
-    if new_email == account.email:
-        raise validation_error("email is already the account's address")
-    if await store.get_by_email(conn, new_email) is not None:
-        raise conflict("an account with this email already exists")
-    await send_verification(conn, ctx, account, new_email=new_email)
-    await send(
-        conn,
-        ctx,
-        messages.security_notice(
-            account.email, f"a change of email address to {new_email} was requested"
-        ),
-        account_id=account.id,
-    )
+    await confirm_password(account, password)
+    async with ctx.db.transaction() as conn:
+        if new_email == account.email:
+            raise validation_error("email is already the account's address")
+        if await store.get_by_email(conn, new_email) is not None:
+            raise conflict("an account with this email already exists")
+        await send_verification(conn, ctx, account, new_email=new_email)
+        await send(
+            conn,
+            ctx,
+            messages.security_notice(
+                account.email, f"a change of email address to {new_email} was requested"
+            ),
+            account_id=account.id,
+        )
+
+
+async def referral_counts(ctx: MailContext, account: Account) -> tuple[int, int]:
+    """How many signed up with the account's referral code, and how many of them verified."""
+    async with ctx.db.connection() as conn:
+        return await store.referral_counts(conn, account.id)
 
 
 # --- passwords -----------------------------------------------------------

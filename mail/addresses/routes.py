@@ -1,7 +1,8 @@
 """HTTP routes of addresses: per domain, and by address id.
 
-The folders and activity routes of the Addresses table live with the mailbox
-store (mail/mailboxes/); they find the address with :func:`owned_address`.
+The handlers parse and serialize; mail/addresses/service.py does the rest.
+The folders and activity routes of the Addresses table live in
+mail/mailboxes/, over the mailbox store's facade (mta/mailstore.py).
 """
 
 from __future__ import annotations
@@ -11,23 +12,19 @@ from typing import Any
 from aiohttp import web
 from email_validator import EmailNotValidError, validate_email
 
-from common.db import Conn
 from common.openapi import integer, obj, operation, string
-from common.passwords import hash_password
 from common.web import json_response
 from mail.accounts.service import MAX_PASSWORD, check_new_password
-from mail.addresses import serializers, store
+from mail.addresses import serializers, service, store
 from mail.addresses.localpart import MAX_LOCAL_PART, InvalidLocalPart, normalize_local_part
 from mail.auth import sessions
 from mail.context import mail_context
-from mail.domains import store as domains_store
-from mail.domains.routes import MAX_QUOTA_BYTES, parse_quota
-from mail.errors import conflict, missing_required_field, not_found, validation_error
+from mail.domains.service import MAX_QUOTA_BYTES, parse_quota
+from mail.errors import missing_required_field, validation_error
 from mail.openapi import LIST, list_query
 from mail.web.body import optional_str, read_body, required_str
 from mail.web.lists import list_envelope, parse_list_params
 from mail.web.ownership import parse_id
-from mta.store import mailboxes
 
 routes = web.RouteTableDef()
 
@@ -35,17 +32,10 @@ MAX_DISPLAY_NAME = 100
 MAX_EMAIL = 254
 
 
-async def owned_address(
-    request: web.Request, conn: Conn, *, for_update: bool = False
-) -> dict[str, Any]:
-    """The address named by ``address_id`` if the signed-in account owns its domain; else 404."""
+def _address_id(request: web.Request) -> tuple[str, str]:
+    """The signed-in account's id (else 401) and the path's address id (else 404)."""
     account = sessions.require(request).account
-    row = await store.get_owned(
-        conn, account.id, parse_id(request, "address_id"), for_update=for_update
-    )
-    if row is None:
-        raise not_found("address")
-    return row
+    return account.id, parse_id(request, "address_id")
 
 
 def _display_name(body: dict[str, Any]) -> str:
@@ -81,11 +71,8 @@ async def list_addresses(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account = sessions.require(request).account
     params = parse_list_params(request.query, store.ADDRESS_SORTS)
-    async with ctx.db.connection() as conn:
-        domain = await domains_store.get_owned(conn, account.id, parse_id(request, "domain_id"))
-        if domain is None:
-            raise not_found("domain")
-        rows, total = await store.list_for_domain(conn, domain["id"], params)
+    domain_id = parse_id(request, "domain_id")
+    rows, total = await service.list_addresses(ctx, account.id, domain_id, params)
     return json_response(list_envelope([serializers.address(r) for r in rows], params, total))
 
 
@@ -121,42 +108,23 @@ async def create_address(request: web.Request) -> web.Response:
     quota = body.get("quota_bytes")
     quota_bytes = None if quota is None else parse_quota(quota, "quota_bytes")
     password = _password(body)
-    domain_id = parse_id(request, "domain_id")
-    async with ctx.db.connection() as conn:
-        # Check before the slow hash, so a wrong domain answers at once.
-        if await domains_store.get_owned(conn, account.id, domain_id) is None:
-            raise not_found("domain")
-    password_hash = await hash_password(password)
-    now = ctx.clock.now()
-    async with ctx.db.transaction() as conn:
-        domain = await domains_store.get_owned(conn, account.id, domain_id, for_update=True)
-        if domain is None:
-            raise not_found("domain")
-        if await store.exists(conn, domain_id, local_part):
-            raise conflict(f"{local_part}@{domain['name']} already exists")
-        address_id = await store.insert(
-            conn,
-            domain_id=domain_id,
-            local_part=local_part,
-            display_name=display_name,
-            password_hash=password_hash,
-            quota_bytes=domain["default_quota_bytes"] if quota_bytes is None else quota_bytes,
-            recovery_email=recovery_email,
-            now=now,
-        )
-        # Inbox, Drafts, Sent... exist from the start (the mailbox store's defaults).
-        await mailboxes.create_default_mailboxes(conn, address_id, now)
-        row = await store.get(conn, address_id)
-    assert row is not None
+    row = await service.create(
+        ctx,
+        account.id,
+        parse_id(request, "domain_id"),
+        local_part=local_part,
+        password=password,
+        display_name=display_name,
+        quota_bytes=quota_bytes,
+        recovery_email=recovery_email,
+    )
     return json_response(serializers.address(row), status=201)
 
 
 @routes.get("/api/addresses/{address_id}")
 @operation(auth="session")
 async def read_address(request: web.Request) -> web.Response:
-    ctx = mail_context(request)
-    async with ctx.db.connection() as conn:
-        row = await owned_address(request, conn)
+    row = await service.get(mail_context(request), *_address_id(request))
     return json_response(serializers.address(row))
 
 
@@ -178,22 +146,14 @@ async def update_address(request: web.Request) -> web.Response:
         changes["display_name"] = _display_name(body)
     if "quota_bytes" in body:
         changes["quota_bytes"] = parse_quota(body["quota_bytes"], "quota_bytes")
-    async with ctx.db.transaction() as conn:
-        row = await owned_address(request, conn, for_update=True)
-        await store.update(conn, row["id"], changes, ctx.clock.now())
-        updated = await store.get(conn, row["id"])
-    assert updated is not None
+    updated = await service.update(ctx, *_address_id(request), changes)
     return json_response(serializers.address(updated))
 
 
 @routes.delete("/api/addresses/{address_id}")
 @operation(status=204, auth="session")
 async def delete_address(request: web.Request) -> web.Response:
-    ctx = mail_context(request)
-    # Its mailboxes, messages and their rows in schema mta cascade in this statement.
-    async with ctx.db.transaction() as conn:
-        row = await owned_address(request, conn, for_update=True)
-        await store.delete(conn, row["id"])
+    await service.delete(mail_context(request), *_address_id(request))
     return web.Response(status=204)
 
 
@@ -206,14 +166,7 @@ async def change_password(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     body = await read_body(request, allowed={"password"})
     password = _password(body)
-    async with ctx.db.connection() as conn:
-        await owned_address(request, conn)
-    password_hash = await hash_password(password)
-    async with ctx.db.transaction() as conn:
-        row = await owned_address(request, conn, for_update=True)
-        await store.update(conn, row["id"], {"password_hash": password_hash}, ctx.clock.now())
-        updated = await store.get(conn, row["id"])
-    assert updated is not None
+    updated = await service.change_password(ctx, *_address_id(request), password)
     return json_response(serializers.address(updated))
 
 
@@ -230,14 +183,5 @@ async def set_recovery(request: web.Request) -> web.Response:
     if "recovery_email" not in body:
         raise missing_required_field("recovery_email")
     recovery_email = _recovery_email(body)
-    async with ctx.db.transaction() as conn:
-        row = await owned_address(request, conn, for_update=True)
-        if (
-            recovery_email is not None
-            and recovery_email == f"{row['local_part']}@{row['domain_name']}"
-        ):
-            raise validation_error("the recovery address must be another mailbox than this one")
-        await store.update(conn, row["id"], {"recovery_email": recovery_email}, ctx.clock.now())
-        updated = await store.get(conn, row["id"])
-    assert updated is not None
+    updated = await service.set_recovery(ctx, *_address_id(request), recovery_email)
     return json_response(serializers.address(updated))

@@ -83,6 +83,17 @@ async def get_owned(
     )
 
 
+async def credentials(conn: Conn, local_part: str, domain: str) -> dict[str, Any] | None:
+    """The password hash of ``local_part@domain``: for mail/directory.py's authenticate only."""
+    return await fetch_one(
+        conn,
+        "SELECT a.id::text, d.account_id::text, a.password_hash FROM "
+        + _FROM
+        + " WHERE d.name = %s AND a.local_part = %s",
+        (domain, local_part),
+    )
+
+
 async def get(conn: Conn, address_id: str) -> dict[str, Any] | None:
     return await fetch_one(conn, f"SELECT {_COLUMNS} FROM {_FROM} WHERE a.id = %s", (address_id,))
 

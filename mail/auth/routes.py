@@ -9,7 +9,6 @@ from common.web import json_response
 from mail.accounts import serializers as account_serializers
 from mail.auth import serializers, service, sessions, store
 from mail.context import mail_context
-from mail.errors import not_found
 from mail.openapi import ACCOUNT, LIST, list_query
 from mail.web.body import optional_str, read_body, required_str
 from mail.web.lists import list_envelope, parse_list_params
@@ -48,8 +47,7 @@ async def login(request: web.Request) -> web.Response:
 async def logout(request: web.Request) -> web.StreamResponse:
     ctx = mail_context(request)
     _, session = sessions.require_session(request)
-    async with ctx.db.connection() as conn:
-        await service.logout(conn, session.id)
+    await service.logout(ctx, session.id)
     response = web.Response(status=204)
     sessions.clear_cookie(ctx, response)
     return response
@@ -101,8 +99,7 @@ async def list_sessions(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, current = sessions.require_session(request)
     params = parse_list_params(request.query, store.SESSION_SORTS)
-    async with ctx.db.connection() as conn:
-        rows, total = await store.list_live(conn, account.id, ctx.clock.now(), params)
+    rows, total = await service.live_sessions(ctx, account, params)
     return json_response(
         list_envelope([serializers.session(s, current.id) for s in rows], params, total)
     )
@@ -114,8 +111,7 @@ async def list_sessions(request: web.Request) -> web.Response:
 async def revoke_others(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, current = sessions.require_session(request)
-    async with ctx.db.connection() as conn:
-        count = await store.delete_all_except(conn, account.id, current.id)
+    count = await service.revoke_others(ctx, account, current.id)
     return json_response(serializers.revoked(count))
 
 
@@ -125,7 +121,5 @@ async def revoke_one(request: web.Request) -> web.StreamResponse:
     ctx = mail_context(request)
     account, _ = sessions.require_session(request)
     session_id = parse_id(request, "session_id")
-    async with ctx.db.connection() as conn:
-        if not await store.delete_owned(conn, account.id, session_id):
-            raise not_found("session")
+    await service.revoke(ctx, account, session_id)
     return web.Response(status=204)

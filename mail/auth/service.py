@@ -10,21 +10,23 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from common.db import Conn
 from common.passwords import verify_password
 from mail.accounts import store as accounts_store
 from mail.accounts.service import confirm_password, update_with_notice
 from mail.accounts.store import Account
 from mail.auth import sessions, totp
+from mail.auth.store import Session
 from mail.context import MailContext
 from mail.errors import (
     MailError,
     conflict,
     missing_required_field,
+    not_found,
     rate_limit_exceeded,
     unauthorized,
     validation_error,
 )
+from mail.web.lists import ListParams
 
 INVALID_LOGIN = "invalid email or password"
 INVALID_TOTP = "invalid two-factor code"
@@ -70,8 +72,29 @@ async def _spend_totp_attempt(ctx: MailContext, account: Account) -> None:
         raise rate_limit_exceeded(decision.headers())
 
 
-async def logout(conn: Conn, session_id: str) -> None:
-    await sessions.store.delete(conn, session_id)
+async def logout(ctx: MailContext, session_id: str) -> None:
+    async with ctx.db.connection() as conn:
+        await sessions.store.delete(conn, session_id)
+
+
+async def live_sessions(
+    ctx: MailContext, account: Account, params: ListParams
+) -> tuple[list[Session], int]:
+    async with ctx.db.connection() as conn:
+        return await sessions.store.list_live(conn, account.id, ctx.clock.now(), params)
+
+
+async def revoke_others(ctx: MailContext, account: Account, current_id: str) -> int:
+    """Sign out every other session of the account; how many there were."""
+    async with ctx.db.connection() as conn:
+        return await sessions.store.delete_all_except(conn, account.id, current_id)
+
+
+async def revoke(ctx: MailContext, account: Account, session_id: str) -> None:
+    """Sign out one session of the account; 404 for another account's or a missing one."""
+    async with ctx.db.connection() as conn:
+        if not await sessions.store.delete_owned(conn, account.id, session_id):
+            raise not_found("session")
 
 
 async def totp_setup(ctx: MailContext, account: Account) -> tuple[str, str]:

@@ -16,8 +16,7 @@ from mail.auth import sessions
 from mail.context import mail_context
 from mail.discovery import autoconfig, autodiscover, client_config
 from mail.dns.records import policy_for
-from mail.domains import store as domains_store
-from mail.domains.context import hosting_context
+from mail.domains import service as domains_service
 from mail.domains.names import InvalidDomainName, normalize_domain, unicode_domain
 from mail.errors import not_found
 
@@ -31,9 +30,7 @@ async def _hosted_domain(request: web.Request, raw: str) -> dict[str, Any] | Non
         name = normalize_domain(raw)
     except InvalidDomainName:
         return None
-    ctx = mail_context(request)
-    async with ctx.db.connection() as conn:
-        return await domains_store.get_by_name(conn, name)
+    return await domains_service.hosted(mail_context(request), name)
 
 
 def _host_domain(request: web.Request, prefix: str) -> str | None:
@@ -51,7 +48,7 @@ def _host_domain(request: web.Request, prefix: str) -> str | None:
 @operation(auth="session")
 async def client_config_route(request: web.Request) -> web.Response:
     sessions.require(request)
-    ep = client_config.endpoints(hosting_context(request).hosting)
+    ep = client_config.endpoints(mail_context(request).hosting)
     return json_response(client_config.serialize(ep))
 
 
@@ -67,7 +64,7 @@ async def autoconfig_route(request: web.Request) -> web.Response:
     domain = await _hosted_domain(request, raw_domain or "")
     if domain is None:
         raise not_found("mail domain")
-    ep = client_config.endpoints(hosting_context(request).hosting)
+    ep = client_config.endpoints(mail_context(request).hosting)
     body = autoconfig.render(domain["name"], unicode_domain(domain["name"]), ep)
     return web.Response(body=body, content_type=XML, charset="utf-8")
 
@@ -108,7 +105,7 @@ async def autodiscover_route(request: web.Request) -> web.Response:
         )
         return _pox(error, status=404)
     email = f"{local_part.lower()}@{domain['name']}"
-    ep = client_config.endpoints(hosting_context(request).hosting)
+    ep = client_config.endpoints(mail_context(request).hosting)
     return _pox(autodiscover.render_settings(email, email, ep))
 
 
@@ -119,5 +116,5 @@ async def mta_sts_route(request: web.Request) -> web.Response:
     domain = await _hosted_domain(request, raw_domain) if raw_domain else None
     if domain is None:
         raise not_found("MTA-STS policy")
-    policy = policy_for(hosting_context(request).hosting)
+    policy = policy_for(mail_context(request).hosting)
     return web.Response(text=policy, content_type="text/plain", charset="utf-8")

@@ -11,14 +11,11 @@ from common.web import json_response
 from mail.auth import sessions
 from mail.context import mail_context
 from mail.dkim import keys
-from mail.dkim import store as keys_store
 from mail.dns import zone
-from mail.dns.providers import detect
-from mail.dns.providers.base import ProviderError
 from mail.dns.records import DMARC_POLICIES
 from mail.domains import serializers, service, store
-from mail.domains.context import hosting_context
-from mail.errors import MailError, missing_required_field, not_found, validation_error
+from mail.domains.service import MAX_QUOTA_BYTES, parse_quota
+from mail.errors import MailError, missing_required_field, validation_error
 from mail.openapi import LIST, list_query
 from mail.web.body import optional_str, read_body, required_str
 from mail.web.lists import list_envelope, parse_list_params
@@ -27,15 +24,12 @@ from mail.web.ownership import parse_id, parse_uuid
 routes = web.RouteTableDef()
 
 MAX_DESCRIPTION = 200
-MAX_QUOTA_BYTES = 1 << 50  # 1 PiB: anything larger is a typo
 
 
-async def _owned_domain(request: web.Request, conn: Any) -> dict[str, Any]:
+def _domain_id(request: web.Request) -> tuple[str, str]:
+    """The signed-in account's id (else 401) and the path's domain id (else 404)."""
     account = sessions.require(request).account
-    row = await store.get_owned(conn, account.id, parse_id(request, "domain_id"))
-    if row is None:
-        raise not_found("domain")
-    return row
+    return account.id, parse_id(request, "domain_id")
 
 
 @routes.get("/api/domains")
@@ -44,8 +38,7 @@ async def list_domains(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account = sessions.require(request).account
     params = parse_list_params(request.query, store.DOMAIN_SORTS)
-    async with ctx.db.connection() as conn:
-        rows, total = await store.list_for_account(conn, account.id, params)
+    rows, total = await service.list_domains(ctx, account.id, params)
     return json_response(list_envelope([serializers.domain(r) for r in rows], params, total))
 
 
@@ -64,31 +57,18 @@ async def list_domains(request: web.Request) -> web.Response:
 )
 async def add_domain(request: web.Request) -> web.Response:
     ctx = mail_context(request)
-    hctx = hosting_context(request)
     account = sessions.require(request).account
     body = await read_body(request, allowed={"name", "description"})
     name = service.parse_name(required_str(body, "name", max_length=1000))
     description = optional_str(body, "description", max_length=MAX_DESCRIPTION, default="") or ""
-    domain_id = await service.add(
-        ctx.db,
-        hctx,
-        account_id=account.id,
-        name=name,
-        description=description.strip(),
-        now=ctx.clock.now(),
-    )
-    async with ctx.db.connection() as conn:
-        row = await store.get(conn, domain_id)
-    assert row is not None
+    row = await service.add(ctx, account_id=account.id, name=name, description=description.strip())
     return json_response(serializers.domain(row), status=201)
 
 
 @routes.get("/api/domains/{domain_id}")
 @operation(auth="session")
 async def read_domain(request: web.Request) -> web.Response:
-    ctx = mail_context(request)
-    async with ctx.db.connection() as conn:
-        row = await _owned_domain(request, conn)
+    row = await service.get(mail_context(request), *_domain_id(request))
     return json_response(serializers.domain(row))
 
 
@@ -109,14 +89,6 @@ def _parse_changes(body: dict[str, Any]) -> dict[str, Any]:
     return changes
 
 
-def parse_quota(value: object, field: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise validation_error(f"{field} must be an integer number of bytes (0 = unlimited)")
-    if not 0 <= value <= MAX_QUOTA_BYTES:
-        raise validation_error(f"{field} must be between 0 and {MAX_QUOTA_BYTES}")
-    return value
-
-
 @routes.patch("/api/domains/{domain_id}")
 @operation(
     body=obj(
@@ -132,34 +104,21 @@ async def update_domain(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     body = await read_body(request, allowed=set(store.EDITABLE))
     changes = _parse_changes(body)
-    async with ctx.db.transaction() as conn:
-        row = await _owned_domain(request, conn)
-        await store.update(conn, row["id"], changes, ctx.clock.now())
-        updated = await store.get(conn, row["id"])
-    assert updated is not None
+    updated = await service.update(ctx, *_domain_id(request), changes)
     return json_response(serializers.domain(updated))
 
 
 @routes.delete("/api/domains/{domain_id}")
 @operation(status=204, auth="session", errors=(409,))
 async def delete_domain(request: web.Request) -> web.Response:
-    ctx = mail_context(request)
-    # One transaction: the domain, its keys, its addresses and their mailboxes
-    # (mta tables reference mail.addresses ON DELETE CASCADE) go together.
-    async with ctx.db.transaction() as conn:
-        row = await _owned_domain(request, conn)
-        await store.delete(conn, row["id"])
+    await service.delete(mail_context(request), *_domain_id(request))
     return web.Response(status=204)
 
 
 @routes.get("/api/domains/{domain_id}/dns")
 @operation(auth="session")
 async def dns_records(request: web.Request) -> web.Response:
-    ctx = mail_context(request)
-    hctx = hosting_context(request)
-    async with ctx.db.connection() as conn:
-        row = await _owned_domain(request, conn)
-        items = await service.record_statuses(conn, hctx, row)
+    row, items = await service.dns_records(mail_context(request), *_domain_id(request))
     return json_response(serializers.record_set(row, items))
 
 
@@ -167,11 +126,7 @@ async def dns_records(request: web.Request) -> web.Response:
 @operation(auth="session", response={"type": "string"}, response_media="text/dns")
 async def dns_zone(request: web.Request) -> web.Response:
     ctx = mail_context(request)
-    hctx = hosting_context(request)
-    async with ctx.db.connection() as conn:
-        row = await _owned_domain(request, conn)
-        key_rows = await keys_store.list_for_domain(conn, row["id"])
-    records = service.expected_records(hctx, row, key_rows)
+    row, records = await service.zone_records(ctx, *_domain_id(request))
     text = zone.zone_text(
         row["name"], records, generated_by=f"generated {ctx.clock.now():%Y-%m-%dT%H:%M:%SZ}"
     )
@@ -186,13 +141,9 @@ async def dns_zone(request: web.Request) -> web.Response:
 @operation(auth="session")
 async def dns_provider(request: web.Request) -> web.Response:
     ctx = mail_context(request)
-    hctx = hosting_context(request)
-    async with ctx.db.connection() as conn:
-        row = await _owned_domain(request, conn)
-    nameservers = await service.nameservers(hctx, row["name"])
-    found = detect.detect(nameservers or [])
+    found, nameservers = await service.provider(ctx, *_domain_id(request))
     return json_response(
-        serializers.provider(found, nameservers, found.id in hctx.publish_providers)
+        serializers.provider(found, nameservers, found.id in ctx.publish_providers)
     )
 
 
@@ -210,56 +161,25 @@ async def dns_provider(request: web.Request) -> web.Response:
 )
 async def dns_publish(request: web.Request) -> web.Response:
     ctx = mail_context(request)
-    hctx = hosting_context(request)
     body = await read_body(request, allowed={"api_token", "provider"})
     # The token lives in this handler's locals and the provider call only.
     api_token = required_str(body, "api_token", max_length=1000).strip()
     provider_id = optional_str(body, "provider", max_length=50)
-    async with ctx.db.connection() as conn:
-        row = await _owned_domain(request, conn)
-        key_rows = await keys_store.list_for_domain(conn, row["id"])
-    if provider_id is None:
-        provider_id = detect.detect(await service.nameservers(hctx, row["name"]) or []).id
-    elif detect.by_id(provider_id) is None:
-        raise validation_error(
-            f"provider must be one of {', '.join(p.id for p in detect.PROVIDERS)}"
-        )
-    publisher = hctx.publisher(provider_id)
-    if publisher is None:
-        raise validation_error(
-            f"publishing through {provider_id} is not supported; supported:"
-            f" {', '.join(hctx.publish_providers)} (or import GET dns/zone by hand)"
-        )
-    records = service.expected_records(hctx, row, key_rows)
-    try:
-        result = await publisher.publish(row["name"], records, api_token)
-    except ProviderError as exc:
-        raise exc.to_mail_error() from None
+    result = await service.publish(ctx, *_domain_id(request), api_token, provider_id)
     return json_response(serializers.publish_result(result))
 
 
 @routes.post("/api/domains/{domain_id}/check")
 @operation(auth="session")
 async def dns_check(request: web.Request) -> web.Response:
-    ctx = mail_context(request)
-    hctx = hosting_context(request)
-    async with ctx.db.connection() as conn:
-        row = await _owned_domain(request, conn)
-    await service.check(ctx.db, hctx, row["id"], ctx.clock.now())
-    async with ctx.db.connection() as conn:
-        checked = await store.get(conn, row["id"])
-        assert checked is not None
-        items = await service.record_statuses(conn, hctx, checked)
+    checked, items = await service.check_now(mail_context(request), *_domain_id(request))
     return json_response(serializers.record_set(checked, items))
 
 
 @routes.get("/api/domains/{domain_id}/keys")
 @operation(auth="session")
 async def list_keys(request: web.Request) -> web.Response:
-    ctx = mail_context(request)
-    async with ctx.db.connection() as conn:
-        row = await _owned_domain(request, conn)
-        key_rows = await keys_store.list_for_domain(conn, row["id"])
+    row, key_rows = await service.list_keys(mail_context(request), *_domain_id(request))
     data = [serializers.dkim_key(k, row["name"]) for k in key_rows]
     return json_response({"object": "list", "data": data})
 
@@ -273,22 +193,11 @@ async def list_keys(request: web.Request) -> web.Response:
 )
 async def create_key(request: web.Request) -> web.Response:
     """Not in the spec's table: a new standby key, for rotation (published, then activated)."""
-    ctx = mail_context(request)
-    hctx = hosting_context(request)
     body = await read_body(request, allowed={"algorithm"})
     algorithm = optional_str(body, "algorithm", max_length=50, default=keys.RSA)
     if algorithm not in keys.ALGORITHMS:
         raise validation_error(f"algorithm must be one of {', '.join(keys.ALGORITHMS)}")
-    async with ctx.db.connection() as conn:
-        await _owned_domain(request, conn)
-    pair = await keys.generate(algorithm)
-    async with ctx.db.transaction() as conn:
-        row = await _owned_domain(request, conn)
-        key_id = await service.insert_key(
-            conn, hctx, row["id"], pair, active=False, now=ctx.clock.now()
-        )
-        key = await keys_store.get(conn, row["id"], key_id)
-    assert key is not None
+    row, key = await service.create_key(mail_context(request), *_domain_id(request), algorithm)
     return json_response(serializers.dkim_key(key, row["name"]), status=201)
 
 
@@ -296,23 +205,17 @@ async def create_key(request: web.Request) -> web.Response:
 @operation(status=204, auth="session", errors=(409,))
 async def delete_key(request: web.Request) -> web.Response:
     """Not in the spec's table: retire a standby key (never the active one)."""
-    ctx = mail_context(request)
-    async with ctx.db.connection() as conn:
-        row = await _owned_domain(request, conn)
-    await service.delete_key(ctx.db, domain_id=row["id"], key_id=parse_id(request, "key_id"))
+    key_id = request.match_info["key_id"]
+    await service.delete_key(mail_context(request), *_domain_id(request), key_id)
     return web.Response(status=204)
 
 
 @routes.post("/api/domains/{domain_id}/keys/{key_id}/activate")
 @operation(body=obj(), auth="session", errors=(409,))
 async def activate_key(request: web.Request) -> web.Response:
-    ctx = mail_context(request)
     await read_body(request, allowed=())
-    async with ctx.db.connection() as conn:
-        row = await _owned_domain(request, conn)
-    key = await service.activate_key(
-        ctx.db, domain_id=row["id"], key_id=parse_id(request, "key_id")
-    )
+    key_id = request.match_info["key_id"]
+    row, key = await service.activate_key(mail_context(request), *_domain_id(request), key_id)
     return json_response(serializers.dkim_key(key, row["name"]))
 
 
@@ -339,14 +242,5 @@ async def set_fallback(request: web.Request) -> web.Response:
             fallback_id = parse_uuid(raw, "fallback domain")
         except MailError:
             raise validation_error("fallback_domain_id is not a domain id") from None
-    await service.set_fallback(
-        ctx.db,
-        account_id=account.id,
-        domain_id=domain_id,
-        fallback_id=fallback_id,
-        now=ctx.clock.now(),
-    )
-    async with ctx.db.connection() as conn:
-        row = await store.get(conn, domain_id)
-    assert row is not None
+    row = await service.set_fallback(ctx, account.id, domain_id, fallback_id)
     return json_response(serializers.domain(row))

@@ -17,13 +17,12 @@ from mail.filters import serializers, service
 from mail.openapi import LIST, list_query
 from mail.web.body import optional_bool, read_body
 from mail.web.lists import Sorts, list_envelope, parse_list_params
-from mail.web.ownership import owned, parse_id
-from mta.sieve.compiler import MAX_SCRIPT_BYTES
-from mta.store import filters as store
+from mail.web.ownership import parse_id
+from mta.mailstore import FILTER_SORTS, MAX_SCRIPT_BYTES
 
 routes = web.RouteTableDef()
 
-SORTS = Sorts(columns=store.SORTS, default="position", default_direction="asc", tiebreak="f.id")
+SORTS = Sorts(columns=FILTER_SORTS, default="position", default_direction="asc", tiebreak="f.id")
 FILTER_FIELDS = {
     "address_id": string(fmt="uuid"),
     "name": string(min_length=1, max_length=service.MAX_NAME),
@@ -45,18 +44,7 @@ async def list_filters(request: web.Request) -> web.Response:
     auth = sessions.require(request)
     params = parse_list_params(request.query, SORTS)
     address_id = request.query.get("address_id")
-    async with ctx.db.connection() as conn:
-        if address_id:
-            address_id = (await service.owned_address(conn, auth.account, address_id))["id"]
-        rows, total = await store.page(
-            conn,
-            auth.account.id,
-            order_by=params.order_by,
-            limit=params.limit,
-            offset=params.offset,
-            search=params.search_pattern,
-            address_id=address_id,
-        )
+    rows, total = await service.list_filters(ctx, auth.account, params, address_id)
     return json_response(list_envelope([serializers.filter_(r) for r in rows], params, total))
 
 
@@ -78,18 +66,15 @@ async def create_filter(request: web.Request) -> web.Response:
     service.compile_or_400(script)
     enabled = optional_bool(body, "enabled")
     position = service.position_field(body)
-    async with ctx.db.transaction() as conn:
-        address = await service.owned_address(conn, auth.account, body["address_id"])
-        row = await store.insert(
-            conn,
-            account_id=auth.account.id,
-            address_id=str(address["id"]),
-            name=name,
-            script=script,
-            enabled=True if enabled is None else enabled,
-            position=position or 0,
-            now=ctx.clock.now(),
-        )
+    row = await service.create(
+        ctx,
+        auth.account,
+        raw_address_id=body["address_id"],
+        name=name,
+        script=script,
+        enabled=enabled,
+        position=position,
+    )
     return json_response(serializers.filter_(row), status=201)
 
 
@@ -123,8 +108,7 @@ async def validate_wrong_method(request: web.Request) -> web.Response:
 async def read_filter(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     auth = sessions.require(request)
-    async with ctx.db.connection() as conn:
-        row = owned(await store.get(conn, parse_id(request, "filter_id")), auth.account, "filter")
+    row = await service.get(ctx, auth.account, parse_id(request, "filter_id"))
     return json_response(serializers.filter_(row))
 
 
@@ -149,13 +133,7 @@ async def update_filter(request: web.Request) -> web.Response:
     position = service.position_field(body)
     if position is not None:
         fields["position"] = position
-    async with ctx.db.transaction() as conn:
-        owned(await store.get(conn, filter_id), auth.account, "filter")
-        if body.get("address_id") is not None:
-            address = await service.owned_address(conn, auth.account, body["address_id"])
-            fields["address_id"] = str(address["id"])
-        row = await store.update(conn, filter_id, fields, ctx.clock.now())
-    assert row is not None
+    row = await service.update(ctx, auth.account, filter_id, fields, body.get("address_id"))
     return json_response(serializers.filter_(row))
 
 
@@ -165,7 +143,5 @@ async def delete_filter(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     auth = sessions.require(request)
     filter_id = parse_id(request, "filter_id")
-    async with ctx.db.transaction() as conn:
-        owned(await store.get(conn, filter_id), auth.account, "filter")
-        await store.delete(conn, filter_id)
+    await service.delete(ctx, auth.account, filter_id)
     return web.Response(status=204)

@@ -11,11 +11,10 @@ from common.web import json_response
 from mail.auth import sessions
 from mail.context import mail_context
 from mail.errors import invalid_parameter
-from mail.filters.service import owned_address
+from mail.mailboxes import service
 from mail.openapi import LIST, list_query
 from mail.web.lists import Sorts, list_envelope, parse_list_params
 from mail.web.ownership import parse_id
-from mta.store import activity, mailboxes, quota
 
 routes = web.RouteTableDef()
 
@@ -30,13 +29,7 @@ async def folders(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     auth = sessions.require(request)
     address_id = parse_id(request, "address_id")
-    async with ctx.db.connection() as conn:
-        await owned_address(conn, auth.account, address_id)
-        rows = await mailboxes.list_for_address(conn, address_id)
-        if not rows:  # an address created before its folders were: make them now
-            await mailboxes.create_default_mailboxes(conn, address_id, ctx.clock.now())
-            rows = await mailboxes.list_for_address(conn, address_id)
-        used, count = await quota.usage(conn, address_id)
+    rows, (used, count) = await service.folders(ctx, auth.account.id, address_id)
     data = [_folder(r) for r in rows]
     return json_response(
         {
@@ -76,11 +69,9 @@ async def recent_activity(request: web.Request) -> web.Response:
     kind = request.query.get("kind") or None
     if kind is not None and kind not in ACTIVITY_KINDS:
         raise invalid_parameter(f"kind must be one of {', '.join(ACTIVITY_KINDS)}")
-    async with ctx.db.connection() as conn:
-        await owned_address(conn, auth.account, address_id)
-        rows, total = await activity.page(
-            conn, address_id, limit=params.limit, offset=params.offset, kind=kind
-        )
+    rows, total = await service.activity(
+        ctx, auth.account.id, address_id, limit=params.limit, offset=params.offset, kind=kind
+    )
     return json_response(list_envelope([_event(r) for r in rows], params, total))
 
 

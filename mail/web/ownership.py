@@ -44,6 +44,13 @@ def parse_uuid(raw: str, what: str) -> str:
         raise not_found(what) from None
 
 
+def found(row: T | None, what: str) -> T:
+    """``row``, or 404 when a query that already filters by owner found none."""
+    if row is None:
+        raise not_found(what)
+    return row
+
+
 def owned(row: T | None, owner: Owner, what: str) -> T:
     """``row`` if it exists and belongs to ``owner`` (an account); otherwise 404."""
     if row is None or str(row.get("account_id")) != str(owner.id):

@@ -11,13 +11,13 @@ from typing import Any, ClassVar
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
 from common.ratelimit import RateLimiter
+from mail.directory import Mailbox
 from mta.context import MtaContext
 from mta.delivery import Inbound, record_refused_rcpt
 from mta.smtp import data, ehlo, mail, rcpt, replies
 from mta.smtp.limits import ConnectionLimits, ErrorLimits, is_error
 from mta.smtp.mail import has_forbidden_character
 from mta.smtp.protocol import SMTPProtocol
-from mta.store.recipients import Mailbox
 
 log = logging.getLogger(__name__)
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mail.directory import Mailbox, lookup_recipient
 from mta.context import MtaContext
 from mta.smtp import replies
 from mta.smtp.mail import has_forbidden_character
-from mta.store import recipients
-from mta.store.recipients import Mailbox
 
 
 @dataclass(frozen=True)
@@ -36,7 +35,7 @@ async def decide(ctx: MtaContext, address: str, declared_size: int) -> Decision:
         return Decision(replies.BAD_RECIPIENT_SYNTAX)
     local, domain = parts
     async with ctx.runtime.db.connection() as conn:
-        found = await recipients.lookup(conn, local, domain)
+        found = await lookup_recipient(conn, local, domain)
     if not found.domain_hosted:
         return Decision(replies.RELAY_DENIED)
     if found.mailbox is None:

@@ -1,10 +1,46 @@
-"""Who a recipient address is: reads mail.domains and mail.addresses (owned by mail/)."""
+"""The directory: what mta may know of mail's accounts, domains, addresses and keys.
+
+mail owns accounts, domains, addresses, their credentials and the DKIM keys
+(schema ``mail``); mta (the SMTP daemon now, submission and JMAP next) reads
+them only through the functions here, never with SQL of its own. This is the
+one module of mail/ that mta/ imports (docs/architecture.md, "mail/ and mta/";
+tests/test_boundaries.py holds it), the way Stalwart's directory crate stands
+between its protocol servers and the account data.
+
+* :func:`lookup_recipient`: RCPT TO, once per recipient on the hot path.
+* :func:`authenticate`: an address and its password (SMTP AUTH, JMAP next).
+* :func:`signing_key`: a hosted domain's active DKIM key (signing outbound mail).
+
+The recipient statement also reads three mta tables (filters, mailboxes,
+quota usage) by address id: one round trip per RCPT instead of two. It lives
+here, not in mta, because its keys, its plan and the rules it encodes
+(subaddress, fallback domain) are the directory's; the mta columns it names
+are listed in docs/architecture.md as the one place mail's SQL reads mta's.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from common.crypto import Sealer
 from common.db import Conn, Prepared
+from common.passwords import verify_password
+from mail.addresses import store as addresses_store
+from mail.dkim import store as keys_store
+from mail.dkim.keys import dkim_sealer, open_private_key
+from mail.domains import store as domains_store
+
+__all__ = [
+    "SUBADDRESS_DELIMITER",
+    "Lookup",
+    "Mailbox",
+    "Principal",
+    "SigningKey",
+    "authenticate",
+    "key_sealer",
+    "lookup_recipient",
+    "signing_key",
+]
 
 # user+tag@example.com delivers to user@example.com (Postfix recipient_delimiter).
 SUBADDRESS_DELIMITER = "+"
@@ -80,7 +116,7 @@ _LOOKUP = Prepared(
 )
 
 
-async def lookup(conn: Conn, local_part: str, domain: str) -> Lookup:
+async def lookup_recipient(conn: Conn, local_part: str, domain: str) -> Lookup:
     """Resolve ``local_part@domain``: exact, then without +tag, then on the fallback domain."""
     local = local_part.lower()
     locals_ = [local]
@@ -109,3 +145,57 @@ async def lookup(conn: Conn, local_part: str, domain: str) -> Lookup:
 
 def _str(value: object) -> str | None:
     return None if value is None else str(value)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """An address that proved its password: who submits, or who opens a JMAP session."""
+
+    address_id: str
+    account_id: str
+    email: str
+
+
+async def authenticate(conn: Conn, email: str, password: str) -> Principal | None:
+    """The address ``email`` if ``password`` is its password; None otherwise.
+
+    A login names its mailbox exactly: no +tag, no fallback domain. An unknown
+    address costs the same hash work as a wrong password (no user probing).
+    """
+    local, _, domain = email.strip().lower().rpartition("@")
+    row = await addresses_store.credentials(conn, local, domain) if local else None
+    ok = await verify_password(row["password_hash"] if row else None, password)
+    if row is None or not ok:
+        return None
+    return Principal(address_id=row["id"], account_id=row["account_id"], email=f"{local}@{domain}")
+
+
+@dataclass(frozen=True)
+class SigningKey:
+    domain: str
+    selector: str
+    algorithm: str
+    # dkimpy's private key format (mail/dkim/keys.py): for the signer only, never logged.
+    private_key: bytes
+
+
+def key_sealer(secret: str) -> Sealer:
+    """The sealer of DKIM private keys at rest, built once per process by the caller."""
+    return dkim_sealer(secret)
+
+
+async def signing_key(conn: Conn, sealer: Sealer, domain: str) -> SigningKey | None:
+    """The active DKIM key of a hosted domain; None for a domain not hosted here."""
+    name = domain.strip().lower().rstrip(".")
+    row = await domains_store.get_by_name(conn, name)
+    if row is None:
+        return None
+    key = await keys_store.sealed_active_key(conn, row["id"])
+    if key is None:
+        return None
+    return SigningKey(
+        domain=name,
+        selector=key["selector"],
+        algorithm=key["algorithm"],
+        private_key=open_private_key(sealer, key["private_key_sealed"]),
+    )

@@ -1,9 +1,9 @@
-"""The mta's per-message statements reach rows by their keys under the cached generic plan."""
+"""The RCPT TO statement (mail/directory.py) reaches rows by their keys under a generic plan."""
 
 from __future__ import annotations
 
 from common.db import Database, execute
-from mta.store.recipients import lookup
+from mail.directory import lookup_recipient
 from tests.mta import factories
 from tests.plans import generic_plan
 
@@ -12,11 +12,11 @@ async def test_recipient_lookup_uses_the_domain_and_address_keys(db: Database):
     owner = await factories.mailbox_owner(db, "alice@plans.test")
     async with db.connection() as conn:
         await execute(conn, "SET plan_cache_mode = force_generic_plan")
-        found = await lookup(conn, "Alice+news", "plans.test")
+        found = await lookup_recipient(conn, "Alice+news", "plans.test")
         assert found.mailbox is not None
         assert found.mailbox.address_id == owner["address_id"]
-        assert (await lookup(conn, "bob", "plans.test")).mailbox is None
-        assert not (await lookup(conn, "alice", "elsewhere.test")).domain_hosted
+        assert (await lookup_recipient(conn, "bob", "plans.test")).mailbox is None
+        assert not (await lookup_recipient(conn, "alice", "elsewhere.test")).domain_hosted
         plan = await generic_plan(conn, "WITH dom AS")
     assert "domains_name_key" in plan, plan
     assert "addresses_local_part_key" in plan, plan

@@ -1,0 +1,68 @@
+"""The mailbox store as mail/ sees it: the one module of mta that mail/ imports.
+
+mta owns the ``mta`` schema (mailboxes, emails, quota usage, activity, Sieve
+filters) and everything that reads or writes it. The panel today, and webmail
+next, reach it only through the names below, each taking the connection
+first so they join the caller's transaction (an address and its default
+folders are created in one). docs/architecture.md, "mail/ and mta/", draws
+the boundary; tests/test_boundaries.py holds it.
+
+Deletes need no call: an address's folders, messages, filters, activity and
+quota row reference ``mail.addresses`` ON DELETE CASCADE (mta/migrations),
+so deleting an address or a domain in mail's transaction takes them along,
+and the hourly blob collection (mta/service.py) frees their bodies.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from common.db import Conn
+from mta.sieve.compiler import MAX_SCRIPT_BYTES, Script, SieveError, compile_script
+from mta.store import activity, mailboxes, quota
+from mta.store import filters as _filters
+from mta.store.mailboxes import create_default_mailboxes
+
+__all__ = [
+    "FILTER_SORTS",
+    "MAX_SCRIPT_BYTES",
+    "Script",
+    "SieveError",
+    "activity_page",
+    "compile_script",
+    "create_default_mailboxes",
+    "delete_filter",
+    "filter_page",
+    "folders",
+    "get_filter",
+    "insert_filter",
+    "update_filter",
+    "usage",
+]
+
+# Folders: Inbox, Drafts, Sent... (create_default_mailboxes, in the address's transaction).
+
+
+async def folders(conn: Conn, address_id: str, now: datetime) -> list[dict[str, Any]]:
+    """The address's folders with their counts, in display order."""
+    rows = await mailboxes.list_for_address(conn, address_id)
+    if not rows:  # an address created before its folders were: make them now
+        await create_default_mailboxes(conn, address_id, now)
+        rows = await mailboxes.list_for_address(conn, address_id)
+    return rows
+
+
+# Counts: (bytes used, number of emails) of an address; (0, 0) before its first message.
+usage = quota.usage
+
+# Activity: the address's delivery log, newest first.
+activity_page = activity.page
+
+# Sieve filters: stored per address, run by delivery, compiled on every save.
+FILTER_SORTS = _filters.SORTS
+filter_page = _filters.page
+get_filter = _filters.get
+insert_filter = _filters.insert
+update_filter = _filters.update
+delete_filter = _filters.delete
