@@ -23,7 +23,7 @@ from common.settings import Settings, SettingsError, load_settings
 from common.web import QuietClientErrors
 from gateway import housekeeping
 from gateway.app import build_app
-from gateway.signals import StopSignals
+from gateway.signals import StopSignals, ignore_late_repeats
 
 log = logging.getLogger("gateway")
 
@@ -242,10 +242,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with asyncio.Runner(loop_factory=loop_factory) as runner:
             if settings.workers > 1 and not args.reuse_port:
-                return runner.run(supervise(settings, only=args.only))
-            runner.run(serve(settings, only=args.only, reuse_port=args.reuse_port))
+                status = runner.run(supervise(settings, only=args.only))
+            else:
+                runner.run(serve(settings, only=args.only, reuse_port=args.reuse_port))
+                status = 0
     except (StartupError, SettingsError) as exc:
         # SettingsError here: a service's own variables, parsed when it is built.
         print(f"gateway: refusing to start: {exc}", file=sys.stderr)
         return 1
-    return 0
+    ignore_late_repeats()
+    return status

@@ -7,7 +7,10 @@ gateway and once forwarded by make. Taking that as "force" would skip the
 shutdown and leave the embedded PostgreSQL running. Only a signal after the
 window forces an exit.
 
-The rule holds until the process ends, through interpreter exit included.
+The rule holds until the process ends, through interpreter exit included:
+once the stop is done, :func:`ignore_late_repeats` makes the handlers
+SIG_IGN, because interpreter shutdown resets Python-level handlers to the
+default, and a repeat landing there would kill the process by signal.
 """
 
 from __future__ import annotations
@@ -51,6 +54,17 @@ class StopRequests:
         if now - self.first_at <= self.window:
             return self.REPEAT
         return self.FORCE
+
+
+def ignore_late_repeats() -> None:
+    """After a clean stop: a stop signal still arriving has nothing left to stop.
+
+    CPython's finalization puts SIG_DFL back wherever a Python handler was
+    installed (it leaves SIG_IGN alone), so a repeat arriving during interpreter
+    exit would end a cleanly stopped process with -SIGTERM.
+    """
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
 
 
 class StopSignals:

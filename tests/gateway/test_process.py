@@ -112,8 +112,11 @@ def test_sigterm_twice_to_the_process_group_is_one_clean_stop(gateway_process, d
     os.killpg(gw.proc.pid, signal.SIGTERM)
     time.sleep(0.2)  # two deliveries, not one coalesced pending signal
     os.killpg(gw.proc.pid, signal.SIGTERM)
+    # Exit 0: one clean stop. The repeat lands while stopping (logged as a
+    # repeat) or after it (ignored); a quick stop can finish in under 0.2 s.
+    # Either way it is never taken as "force", and never kills by signal.
     assert gw.proc.wait(30) == 0
-    assert "SIGTERM again within 2.0s: already stopping" in gw.log()
+    assert "without a clean shutdown" not in gw.log()
     assert not postgres_running_on(pgdata)
 
 
