@@ -30,9 +30,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -243,6 +245,22 @@ async def count_stored(dsn: str, address_id: str) -> int:
         await db.close()
 
 
+def daemon_env(dsn: str, data_dir: Path, port: int, dns: str, **extra: str) -> dict[str, str]:
+    """The environment of a ``python -m mta smtp`` on loopback ``port``."""
+    return {
+        **os.environ,
+        "DATABASE_URL": dsn,
+        "DATA_DIR": str(data_dir),
+        "SECRET": SECRET,
+        "APP_ENV": "production",
+        "SMTP_HOST": "127.0.0.1",
+        "SMTP_PORT": str(port),
+        "SMTP_HOSTNAME": "mx.bench.test",
+        "DNS_RESOLVERS": dns,
+        **extra,
+    }
+
+
 def start_daemon(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     with open(log, "wb") as out:
         return subprocess.Popen(
@@ -262,19 +280,14 @@ async def bench_daemon(
     stored_before = await count_stored(dsn, address_id)
     dns = LoopbackDNS().start()  # answers NXDOMAIN: SPF none, DKIM none, DMARC none
     port = free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": dsn,
-        "DATA_DIR": str(data_dir),
-        "SECRET": SECRET,
-        "APP_ENV": "production",
-        "SMTP_HOST": "127.0.0.1",
-        "SMTP_PORT": str(port),
-        "SMTP_HOSTNAME": "mx.bench.test",
-        "DNS_RESOLVERS": dns.address,
-        "DB_POOL_SIZE": str(max(args.sessions, 5)),
-        "SMTP_REUSE_PORT": "true",
-    }
+    env = daemon_env(
+        dsn,
+        data_dir,
+        port,
+        dns.address,
+        DB_POOL_SIZE=str(max(args.sessions, 5)),
+        SMTP_REUSE_PORT="true",
+    )
     daemons = []
     try:
         for n in range(args.processes):
@@ -351,20 +364,28 @@ def write_docs(body: str) -> None:
     replace_section(SECTION.removeprefix("## "), f"{intro}\n{body}\n\n{ANALYSIS}")
 
 
+@asynccontextmanager
+async def database(url: str | None, tmp: Path, name: str) -> AsyncIterator[tuple[str, Any]]:
+    """(dsn, the embedded server or None): ``url``, or an embedded PostgreSQL in ``tmp``."""
+    if url:
+        yield url, None
+        return
+    from common.embedded_pg import EmbeddedPostgres
+
+    pg = EmbeddedPostgres(tmp / "pgdata", delete_on_stop=True)
+    await asyncio.to_thread(pg.start)
+    try:
+        yield await asyncio.to_thread(pg.ensure_database, name), pg
+    finally:
+        await asyncio.to_thread(pg.stop)
+
+
 async def run(args: argparse.Namespace) -> None:
     ensure_postfix_tools()
     with tempfile.TemporaryDirectory(prefix="smtp-bench-") as tmp:
-        pg = None
-        dsn = args.database_url
-        if not dsn:
-            from common.embedded_pg import EmbeddedPostgres
-
-            pg = EmbeddedPostgres(Path(tmp) / "pgdata", delete_on_stop=True)
-            await asyncio.to_thread(pg.start)
-            dsn = await asyncio.to_thread(pg.ensure_database, "smtp_bench")
-        runs = []
-        db_pids = postgres_pids(pg.pgdata) if pg is not None else None
-        try:
+        async with database(args.database_url, Path(tmp), "smtp_bench") as (dsn, pg):
+            runs = []
+            db_pids = postgres_pids(pg.pgdata) if pg is not None else None
             address_id = await prepare(dsn)
             modes = [("new connection per message", False), ("session reuse (-d)", True)]
             for mode, reuse in modes if args.modes == "both" else modes[:1]:
@@ -373,9 +394,6 @@ async def run(args: argparse.Namespace) -> None:
                 bare = await asyncio.to_thread(bench_bare, args)
                 daemon = await bench_daemon(args, dsn, Path(tmp), address_id, db_pids)
                 runs.append((mode, sink, bare, daemon))
-        finally:
-            if pg is not None:
-                await asyncio.to_thread(pg.stop)
     body = report(args, runs)
     print(body)
     for _mode, _sink, _bare, daemon in runs:

@@ -49,6 +49,7 @@ def serve(port: int, impl: str) -> None:
                 return SMTP(Accept(), hostname="bare", enable_SMTPUTF8=True, loop=loop)
         else:
             from mta.smtp.handler import InboundSMTP
+            from mta.smtp.limits import ConnectionLimits, ErrorLimits
             from mta.smtp.protocol import protocol_factory
 
             factory = protocol_factory(
@@ -60,6 +61,11 @@ def serve(port: int, impl: str) -> None:
                 ident="mta",
                 tls_context=None,
                 timeout=300,
+                # The limits mta/smtp/server.py gives it (their defaults), so their
+                # bookkeeping is measured too.
+                data_timeout=600,
+                connections=ConnectionLimits(500, 50),
+                errors=ErrorLimits(10, 20, 1.0),
                 loop=loop,
             )
         await loop.create_server(factory, "127.0.0.1", port)

@@ -94,16 +94,17 @@ class JobQueue:
 
     # --- registration (before start) ---
 
-    def register(self, kind: str, handler: Handler) -> None:
+    def register(self, kind: str, handler: Handler, *, every: float | None = None) -> None:
+        """The one way a package declares a job kind: its handler, and its period if recurring.
+
+        ``every``: run ``kind`` once per that many seconds across all
+        processes (each period's job is keyed by its time slot).
+        """
         if kind in self._handlers:
             raise ValueError(f"a handler for job kind {kind!r} is already registered")
         self._handlers[kind] = handler
-
-    def every(self, kind: str, seconds: float) -> None:
-        """Run ``kind`` once per period across all processes (keyed by time slot)."""
-        if kind not in self._handlers:
-            raise ValueError(f"register a handler for {kind!r} first")
-        self._recurring[kind] = seconds
+        if every is not None:
+            self._recurring[kind] = every
 
     @property
     def kinds(self) -> frozenset[str]:

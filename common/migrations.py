@@ -38,6 +38,14 @@ class MigrationSet:
     schema: str
     directory: Path
 
+    @classmethod
+    def beside(cls, module_file: str) -> MigrationSet:
+        """The one way a package declares its migrations: ``MIGRATIONS = MigrationSet.beside(__file__)``
+        in its ``__init__.py``, for the ``migrations/`` folder of the package, in
+        the schema named after the package."""
+        package = Path(module_file).resolve().parent
+        return cls(package.name, package / "migrations")
+
     def files(self) -> list[Path]:
         if not self.directory.is_dir():
             return []

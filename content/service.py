@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from pathlib import Path
 
 from aiohttp import web
 
@@ -31,7 +30,7 @@ from content.people.service import bootstrap_owner
 from content.settings import load_content_settings
 from content.types import routes as type_routes
 
-MIGRATIONS = MigrationSet("content", Path(__file__).parent / "migrations")
+MIGRATIONS = MigrationSet.beside(__file__)
 
 # The OpenAPI document of every route, and its page for people (docs/content.md);
 # below the mount prefix (/cms/api/openapi.json through the gateway).

@@ -18,5 +18,4 @@ def register(runtime: Runtime) -> None:
         await RateLimiter(runtime.db, runtime.clock).sweep()
         await purge_finished(runtime.db, runtime.clock.now() - KEEP_DONE_JOBS)
 
-    runtime.jobs.register(SWEEP_JOB, sweep)
-    runtime.jobs.every(SWEEP_JOB, SWEEP_EVERY_SECONDS)
+    runtime.jobs.register(SWEEP_JOB, sweep, every=SWEEP_EVERY_SECONDS)

@@ -29,20 +29,23 @@ log = logging.getLogger("gateway")
 
 
 def all_migrations() -> list[MigrationSet]:
-    """Every package's migrations, in dependency order (common first)."""
-    from pathlib import Path
+    """Every package's migrations, in dependency order (common first).
 
+    Each package declares its own the same way: ``MIGRATIONS =
+    MigrationSet.beside(__file__)``, exported from the package.
+    """
+    import common
     import content
     import mail
+    import mta
     import oauth
 
-    root = Path(__file__).resolve().parent.parent
     return [
-        MigrationSet("common", root / "common" / "migrations"),
+        common.MIGRATIONS,
         oauth.MIGRATIONS,
         content.MIGRATIONS,
         mail.MIGRATIONS,
-        MigrationSet("mta", root / "mta" / "migrations"),
+        mta.MIGRATIONS,
     ]
 
 

@@ -39,8 +39,7 @@ class OAuthService:
         self.accounts = accounts
         self.settings = load_oauth_settings(runtime.settings.environ)
         self._servers: dict[bool, oauth.AuthorizationServer] = {}
-        runtime.jobs.register(SWEEP_JOB_KIND, self._sweep)
-        runtime.jobs.every(SWEEP_JOB_KIND, SWEEP_EVERY_SECONDS)
+        runtime.jobs.register(SWEEP_JOB_KIND, self._sweep, every=SWEEP_EVERY_SECONDS)
 
     def config(self, *, at_root: bool) -> oauth.OAuthConfig:
         base_path = "" if at_root else oauth.app.DEFAULT_BASE_PATH

@@ -52,7 +52,8 @@ def list_query(sorts: Sorts) -> dict[str, Any]:
         "search": string(max_length=MAX_SEARCH_LENGTH),
         # An unknown sort is ignored (the spec), not refused.
         "sort": string(description=f"one of {', '.join(sorts.columns)}; default {sorts.default}"),
-        "direction": string(enum=("asc", "desc")),
+        # Read case-insensitively; empty is the endpoint's default.
+        "direction": string(pattern="^([aA][sS][cC]|[dD][eE][sS][cC])?$"),
     }
 
 

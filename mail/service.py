@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
-from pathlib import Path
 
 from aiohttp import web
 
@@ -30,7 +29,7 @@ from mail.settings import load_mail_settings
 from mail.web.csrf import csrf_middleware
 from mail.web.ratelimit import rate_limit_middleware
 
-MIGRATIONS = MigrationSet("mail", Path(__file__).parent / "migrations")
+MIGRATIONS = MigrationSet.beside(__file__)
 
 SWEEP_JOB = "mail.sweep"
 # The OpenAPI document of every route below, and its page for people (docs/mail.md).
@@ -54,13 +53,13 @@ class MailService:
         # The public face of accounts for other packages (the gateway's OAuth host).
         self.accounts = PublicAccounts(self.context)
         runtime.jobs.register(accounts_service.FORGOT_JOB, self._forgot)
-        runtime.jobs.register(SWEEP_JOB, self._sweep)
-        runtime.jobs.every(SWEEP_JOB, SWEEP_EVERY_SECONDS)
+        runtime.jobs.register(SWEEP_JOB, self._sweep, every=SWEEP_EVERY_SECONDS)
         # Domains, DNS, DKIM, addresses and mail-client discovery (mail/domains/...).
         self.hosting = build_hosting_context(runtime.settings)
-        runtime.jobs.register(domains_service.CHECK_JOB, self._dns_check)
-        runtime.jobs.every(
-            domains_service.CHECK_JOB, self.hosting.hosting.dns_check_interval_seconds
+        runtime.jobs.register(
+            domains_service.CHECK_JOB,
+            self._dns_check,
+            every=self.hosting.hosting.dns_check_interval_seconds,
         )
 
     def create_app(self, *, prefix: str = "") -> web.Application:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from common.migrations import MigrationSet
 
-MIGRATIONS = MigrationSet("mta", Path(__file__).parent / "migrations")
+MIGRATIONS = MigrationSet.beside(__file__)

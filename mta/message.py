@@ -136,8 +136,26 @@ def _header(msg: Message, name: str) -> str:
     return values[0] if values else ""
 
 
+def storable(value: str) -> str:
+    """``value`` as a PostgreSQL text (or jsonb) value can hold it.
+
+    Raw NUL bytes never reach here (the DATA stage refuses them), but decoding
+    does make them: quoted-printable ``=00`` in a body, an encoded word in a
+    header. That text is the message's data and the raw message keeps it; the
+    columns that serve listings and search leave the NUL out (PostgreSQL text
+    cannot hold one) and replace a lone surrogate, which UTF-8 cannot encode.
+    """
+    if "\x00" in value:
+        value = value.replace("\x00", "")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        value = value.encode("utf-8", "replace").decode("utf-8")
+    return value
+
+
 def _clean(value: str) -> str:
-    return _WS.sub(" ", value).strip()
+    return _WS.sub(" ", storable(value)).strip()
 
 
 def _first_msgid(value: str) -> str | None:
@@ -146,7 +164,7 @@ def _first_msgid(value: str) -> str | None:
 
 
 def _msgids(value: str) -> list[str]:
-    return [m[:998] for m in MSGID.findall(value)]
+    return [m[:998] for m in MSGID.findall(storable(value))]
 
 
 def _addresses(msg: Message, name: str) -> list[dict[str, str]]:
@@ -155,7 +173,12 @@ def _addresses(msg: Message, name: str) -> list[dict[str, str]]:
         pairs = email.utils.getaddresses(raw_values)
     except Exception:
         return []
-    return [{"name": _clean(decoded(n)), "email": a.strip()} for n, a in pairs if a.strip()][:100]
+    out = []
+    for display, addr in pairs:
+        addr = storable(addr).strip()
+        if addr:
+            out.append({"name": _clean(decoded(display)), "email": addr})
+    return out[:100]
 
 
 def _date(value: str) -> datetime | None:

@@ -33,11 +33,9 @@ class MtaService:
         self.ctx = ctx or MtaContext.build(runtime)
         self.smtp: asyncio.Server | None = None
         if PRUNE_JOB not in runtime.jobs.kinds:
-            runtime.jobs.register(PRUNE_JOB, self._prune)
-            runtime.jobs.every(PRUNE_JOB, PRUNE_EVERY_SECONDS)
+            runtime.jobs.register(PRUNE_JOB, self._prune, every=PRUNE_EVERY_SECONDS)
         if COLLECT_JOB not in runtime.jobs.kinds:
-            runtime.jobs.register(COLLECT_JOB, self._collect)
-            runtime.jobs.every(COLLECT_JOB, COLLECT_EVERY_SECONDS)
+            runtime.jobs.register(COLLECT_JOB, self._collect, every=COLLECT_EVERY_SECONDS)
 
     async def _prune(self, job: Job) -> None:
         keep = timedelta(days=self.ctx.config.activity_days)

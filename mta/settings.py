@@ -6,7 +6,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from common.settings import Settings, SettingsError, read_bool, read_int, read_list, read_str
+from common.settings import (
+    Settings,
+    SettingsError,
+    read_bool,
+    read_float,
+    read_int,
+    read_list,
+    read_str,
+)
 
 DEFAULT_MAX_MESSAGE_SIZE = 25 * 1024 * 1024
 
@@ -27,8 +35,33 @@ class MtaSettings:
     max_recipients: int = 100
     # SO_REUSEPORT, so several daemon processes can listen on one port.
     smtp_reuse_port: bool = False
-    # Seconds an idle SMTP connection is kept.
+    # Seconds each command line may take to arrive, counted from the previous
+    # command (RFC 5321 4.5.3.2.7: at least 5 minutes). Bytes trickling in do not
+    # extend it; only a complete command starts the next one's clock.
     smtp_timeout: int = 300
+    # Seconds the whole DATA phase may take, from the 354 to the final dot, however
+    # the bytes arrive (RFC 5321 4.5.3.2.6 gives a client 10 minutes for the end).
+    smtp_data_timeout: int = 600
+    # Open SMTP connections per daemon process, and from one client address
+    # (Postfix: default_process_limit 100, smtpd_client_connection_count_limit 50);
+    # beyond either: 421 4.7.0 and the connection is closed.
+    smtp_max_connections: int = 500
+    smtp_max_connections_per_ip: int = 50
+    # Errors (4xx/5xx replies) a client may make in one session without delivering
+    # mail: past the soft limit every reply waits smtp_error_sleep seconds, at the
+    # hard limit 421 4.7.0 and the connection is closed (Postfix's
+    # smtpd_soft_error_limit 10, smtpd_hard_error_limit 20, smtpd_error_sleep_time 1s).
+    smtp_soft_error_limit: int = 10
+    smtp_hard_error_limit: int = 20
+    smtp_error_sleep: float = 1.0
+    # NOOP/RSET/VRFY/HELP per session before each counts as an error (Postfix's
+    # smtpd_junk_command_limit 100), so idling on NOOP ends at the hard limit.
+    smtp_junk_command_limit: int = 100
+    # Recipients refused (unknown, not hosted, bad syntax) per client address per
+    # window across all its connections and daemon processes (anvil-like, in the
+    # shared rate limiter): past it, 421 4.7.0 and the connection is closed.
+    smtp_rcpt_errors_per_ip: int = 100
+    smtp_rcpt_error_window: int = 600
     # host or host:port of the DNS resolvers SPF, DKIM and DMARC ask; empty: the system's.
     dns_resolvers: tuple[str, ...] = ()
     dns_timeout: float = 5.0
@@ -68,6 +101,15 @@ def load_mta_settings(settings: Settings) -> MtaSettings:
         ),
         max_recipients=read_int(env, "SMTP_MAX_RECIPIENTS", 100, minimum=1),
         smtp_timeout=read_int(env, "SMTP_TIMEOUT", 300, minimum=1),
+        smtp_data_timeout=read_int(env, "SMTP_DATA_TIMEOUT", 600, minimum=1),
+        smtp_max_connections=read_int(env, "SMTP_MAX_CONNECTIONS", 500, minimum=1),
+        smtp_max_connections_per_ip=read_int(env, "SMTP_MAX_CONNECTIONS_PER_IP", 50, minimum=1),
+        smtp_soft_error_limit=read_int(env, "SMTP_SOFT_ERROR_LIMIT", 10, minimum=0),
+        smtp_hard_error_limit=read_int(env, "SMTP_HARD_ERROR_LIMIT", 20, minimum=1),
+        smtp_error_sleep=read_float(env, "SMTP_ERROR_SLEEP", 1.0),
+        smtp_junk_command_limit=read_int(env, "SMTP_JUNK_COMMAND_LIMIT", 100, minimum=1),
+        smtp_rcpt_errors_per_ip=read_int(env, "SMTP_RCPT_ERRORS_PER_IP", 100, minimum=1),
+        smtp_rcpt_error_window=read_int(env, "SMTP_RCPT_ERROR_WINDOW", 600, minimum=1),
         smtp_reuse_port=read_bool(env, "SMTP_REUSE_PORT", False),
         dns_resolvers=read_list(env, "DNS_RESOLVERS"),
         dns_timeout=float(read_int(env, "DNS_TIMEOUT", 5, minimum=1)),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from urllib.parse import urlsplit
 
 from aiohttp import web
@@ -18,7 +17,7 @@ from oauth.openapi import PROFILE
 from oauth.routes import ROUTES, Route, View
 from oauth.server import AuthorizationServer
 
-MIGRATIONS = MigrationSet("oauth", Path(__file__).parent / "migrations")
+MIGRATIONS = MigrationSet.beside(__file__)
 
 DEFAULT_BASE_PATH = "/oauth"
 DEFAULT_ADMIN_BASE_PATH = "/admin/oauth"

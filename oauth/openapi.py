@@ -29,6 +29,11 @@ PROFILE = Profile(
         "session": {"type": "apiKey", "in": "cookie", "name": "svc_session"},
         "client": {"type": "http", "scheme": "basic"},
     },
-    security={"user": [{"session": []}], "admin": [{"session": []}]},
+    security={
+        "user": [{"session": []}],
+        "admin": [{"session": []}],
+        # HTTP Basic, or client_id/client_secret in the form, or a public client's id alone.
+        "client": [{"client": []}, {}],
+    },
     every_route=frozenset({404, 429}),
 )

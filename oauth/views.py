@@ -169,7 +169,7 @@ async def device_deny(server: AuthorizationServer, request: web.Request) -> web.
         additional=True,
     ),
     body_media=FORM,
-    errors=(401, 403),
+    auth="client",
 )
 async def token(server: AuthorizationServer, request: web.Request) -> web.Response:
     form = await read_form(request)
@@ -177,7 +177,7 @@ async def token(server: AuthorizationServer, request: web.Request) -> web.Respon
     return reply(await issue_token(server, call, request.headers.get("Authorization"), form))
 
 
-@operation(body=TOKEN_FORM, body_media=FORM, errors=(401,))
+@operation(body=TOKEN_FORM, body_media=FORM, auth="client")
 async def revoke(server: AuthorizationServer, request: web.Request) -> web.Response:
     form = await read_form(request)
     call = server.call(request)
@@ -192,7 +192,7 @@ async def revoke(server: AuthorizationServer, request: web.Request) -> web.Respo
     return web.Response(status=200, headers=dict(NO_STORE))
 
 
-@operation(body=TOKEN_FORM, body_media=FORM, errors=(401,))
+@operation(body=TOKEN_FORM, body_media=FORM, auth="client")
 async def introspect(server: AuthorizationServer, request: web.Request) -> web.Response:
     form = await read_form(request)
     call = server.call(request)
@@ -206,7 +206,7 @@ async def introspect(server: AuthorizationServer, request: web.Request) -> web.R
 
 
 @operation(
-    body=obj({"scope": string(), **CLIENT_IN_FORM}, additional=True), body_media=FORM, errors=(401,)
+    body=obj({"scope": string(), **CLIENT_IN_FORM}, additional=True), body_media=FORM, auth="client"
 )
 async def device_authorize(server: AuthorizationServer, request: web.Request) -> web.Response:
     form = await read_form(request)

@@ -27,11 +27,13 @@ routes = web.RouteTableDef()
 LIST_QUERY = {
     **PAGING,
     "type": string(),
-    "status": string(enum=service.STATUSES),
+    # Empty values read as absent.
+    "status": string(enum=[*service.STATUSES, ""]),
     "author": string(),
     "locale": string(),
     "search": string(),
-    "sort": string(enum=[*SORTS, *(f"-{s}" for s in SORTS)]),
+    # _sort strips every leading "-" (descending).
+    "sort": string(pattern=f"^-*({'|'.join(SORTS)})$"),
 }
 
 

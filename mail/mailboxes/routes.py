@@ -65,7 +65,7 @@ def _folder(row: dict[str, Any]) -> dict[str, Any]:
 @routes.get("/api/addresses/{address_id}/activity")
 @operation(
     response=LIST,
-    query={**list_query(ACTIVITY_SORTS), "kind": string(enum=ACTIVITY_KINDS)},
+    query={**list_query(ACTIVITY_SORTS), "kind": string(enum=[*ACTIVITY_KINDS, ""])},
     auth="session",
 )
 async def recent_activity(request: web.Request) -> web.Response:

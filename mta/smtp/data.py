@@ -14,6 +14,8 @@ log = logging.getLogger(__name__)
 async def receive(ctx: MtaContext, inbound: Inbound) -> str:
     if not inbound.recipients:
         return replies.NEED_RECIPIENTS
+    if b"\x00" in inbound.raw:
+        return replies.NUL_IN_CONTENT
     try:
         report = await deliver(ctx, inbound)
     except Exception:

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
+from common.ratelimit import RateLimiter
 from mta.context import MtaContext
 from mta.delivery import Inbound, record_refused_rcpt
 from mta.smtp import data, ehlo, mail, rcpt, replies
+from mta.smtp.limits import ConnectionLimits, ErrorLimits, is_error
+from mta.smtp.mail import has_forbidden_character
 from mta.smtp.protocol import SMTPProtocol
 from mta.store.recipients import Mailbox
 
@@ -26,26 +32,124 @@ class InboundEnvelope(Envelope):
         self.mailboxes: list[tuple[str, Mailbox]] = []
 
 
+class InboundSession(Session):
+    """aiosmtpd's session plus the errors this client made without delivering mail."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(loop)
+        self.errors = 0
+        self.junk = 0  # NOOP, RSET, VRFY, HELP since the last delivered message
+
+
+def _junk_command(name: str) -> Callable[[InboundSMTP, str], Awaitable[None]]:
+    command = getattr(SMTP, f"smtp_{name}")
+
+    @functools.wraps(command)
+    async def counted(self: InboundSMTP, arg: str) -> None:
+        self._junk()
+        await command(self, arg)
+
+    return counted
+
+
 class InboundSMTP(SMTPProtocol):
-    """Our SMTP protocol with our envelope and enhanced codes on aiosmtpd's size replies."""
+    """Our SMTP protocol: our envelope, enhanced codes on aiosmtpd's size replies, and limits.
+
+    ``connections`` caps open connections (a connection over the cap gets 421
+    and is closed before any SMTP); ``errors`` slows down, then drops, a client
+    whose replies keep being errors. Both are shared by every connection of a
+    listener; the counts of one connection live in its session.
+    """
 
     _REWRITE: ClassVar[dict[str, str]] = {
         "552 Error: message size exceeds fixed maximum message size": replies.MESSAGE_TOO_BIG,
         "552 Error: Too much mail data": replies.MESSAGE_TOO_BIG,
     }
+    # Per connection; set on the instance when it applies.
+    _refused = False
+    _counted_ip: str | None = None
+
+    def __init__(
+        self,
+        handler: Any,
+        *,
+        connections: ConnectionLimits | None = None,
+        errors: ErrorLimits | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(handler, **kwargs)
+        self.connections = connections
+        self.error_limits = errors
+
+    def _junk(self) -> None:
+        """Count a command that moves no mail; past the limit each one is an error."""
+        session = self.session
+        if self.error_limits is not None and isinstance(session, InboundSession):
+            session.junk += 1
+            if session.junk > self.error_limits.junk:
+                session.errors += 1
+
+    # The commands that move no mail, counted then answered as aiosmtpd does
+    # (wraps keeps their HELP syntax, which aiosmtpd reads off the method).
+    smtp_NOOP = _junk_command("NOOP")
+    smtp_RSET = _junk_command("RSET")
+    smtp_VRFY = _junk_command("VRFY")
+    smtp_HELP = _junk_command("HELP")
 
     def _create_envelope(self) -> Envelope:
         return InboundEnvelope()
 
+    def _create_session(self) -> Session:
+        return InboundSession(self.loop)
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # STARTTLS calls this again with the TLS transport: that is no new connection.
+        if self.transport is None and self.connections is not None:
+            ip = _ip_of(transport.get_extra_info("peername"))
+            if not self.connections.admit(ip):
+                log.warning("refused a connection from %s: too many connections", ip)
+                assert isinstance(transport, asyncio.WriteTransport)
+                transport.write(f"{replies.too_many_connections(self.hostname)}\r\n".encode())
+                transport.close()
+                self._refused = True
+                return
+            self._counted_ip = ip
+        super().connection_made(transport)
+
+    def connection_lost(self, error: Exception | None) -> None:
+        if self._refused:
+            return  # aiosmtpd never started on it: nothing to stop
+        if self._counted_ip is not None and self.connections is not None:
+            self.connections.release(self._counted_ip)
+            self._counted_ip = None
+        super().connection_lost(error)
+
     async def push(self, status: Any) -> None:
-        if isinstance(status, str):
-            status = self._REWRITE.get(status, status)
+        if not isinstance(status, str):
+            await super().push(status)
+            return
+        status = self._REWRITE.get(status, status)
+        session = self.session
+        limits = self.error_limits
+        if limits is not None and isinstance(session, InboundSession):
+            if is_error(status):
+                session.errors += 1
+            if limits.soft and session.errors >= limits.soft:
+                # Postfix's "sleep on anything": every reply of an erring client waits.
+                await asyncio.sleep(limits.sleep)
+            if session.errors >= limits.hard:
+                await super().push(status)
+                status = replies.too_many_errors(self.hostname)
         await super().push(status)
+        if status.startswith("421") and self.transport is not None:
+            # RFC 5321 3.8: 421 closes the channel; whatever the client sends next is not read.
+            self.transport.close()
 
 
 class InboundHandler:
     def __init__(self, ctx: MtaContext) -> None:
         self.ctx = ctx
+        self.limiter = RateLimiter(ctx.runtime.db, ctx.runtime.clock)
 
     async def handle_EHLO(
         self,
@@ -55,8 +159,20 @@ class InboundHandler:
         hostname: str,
         responses: list[str],
     ) -> list[str]:
+        if has_forbidden_character(hostname):
+            session.host_name = None  # MAIL answers "send HELO first" until a good one
+            return [replies.BAD_HELO_SYNTAX]
         session.host_name = hostname
         return ehlo.extensions(responses)
+
+    async def handle_HELO(
+        self, server: SMTP, session: Session, envelope: Envelope, hostname: str
+    ) -> str:
+        if has_forbidden_character(hostname):
+            session.host_name = None
+            return replies.BAD_HELO_SYNTAX
+        session.host_name = hostname
+        return f"250 {server.hostname}"  # what aiosmtpd answers without this hook
 
     async def handle_MAIL(
         self,
@@ -89,6 +205,8 @@ class InboundHandler:
         except Exception:
             log.exception("recipient lookup failed")
             return replies.LOOKUP_FAILURE
+        if decision.reply in REFUSED_RECIPIENT and await self._over_rcpt_budget(session):
+            return replies.too_many_unknown_recipients(self.ctx.config.smtp_hostname)
         if decision.reply == replies.RECIPIENT_OK and decision.mailbox is not None:
             envelope.rcpt_tos.append(address)
             envelope.rcpt_options.extend(rcpt_options)
@@ -103,11 +221,27 @@ class InboundHandler:
             )
         return decision.reply
 
+    async def _over_rcpt_budget(self, session: Session) -> bool:
+        """Count a refused recipient against the client's address, across connections."""
+        config = self.ctx.config
+        try:
+            decision = await self.limiter.hit(
+                f"mta:rcpt-refused:{_peer_ip(session)}",
+                config.smtp_rcpt_errors_per_ip,
+                config.smtp_rcpt_error_window,
+            )
+        except Exception:
+            # The budget protects against probing; it must not stop mail when the
+            # database hiccups (the lookup itself would have answered 451 then).
+            log.exception("rate limiter failed")
+            return False
+        return not decision.allowed
+
     async def handle_DATA(self, server: SMTP, session: Session, envelope: InboundEnvelope) -> str:
         raw = envelope.original_content or b""
         if isinstance(raw, str):
             raw = raw.encode("utf-8", "surrogateescape")
-        return await data.receive(
+        reply = await data.receive(
             self.ctx,
             Inbound(
                 raw=raw,
@@ -120,10 +254,23 @@ class InboundHandler:
                 smtputf8=bool(envelope.smtp_utf8),
             ),
         )
+        if reply.startswith("250") and isinstance(session, InboundSession):
+            # Postfix's limits count errors "without delivering mail".
+            session.errors = session.junk = 0
+        return reply
+
+
+# Refusals that say "no such recipient here": what a prober collects.
+REFUSED_RECIPIENT = frozenset(
+    {replies.UNKNOWN_USER, replies.RELAY_DENIED, replies.BAD_RECIPIENT_SYNTAX}
+)
 
 
 def _peer_ip(session: Session) -> str:
-    peer = session.peer
+    return _ip_of(session.peer)
+
+
+def _ip_of(peer: Any) -> str:
     if isinstance(peer, tuple) and peer:
         return str(peer[0])
     return str(peer or "")

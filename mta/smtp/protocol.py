@@ -17,17 +17,24 @@ three places, each replaced here without changing what a client or a handler see
   builds one instance the normal way and gives each connection a copy of its
   attributes, methods rebound (tests/mta/test_smtp_protocol_factory.py compares
   the copy with a normally built instance).
+
+And two bounds aiosmtpd lacks, which keep a slow or stalled client from holding
+memory or a connection: DATA past 64 KiB is spooled to a temporary file, and
+the whole DATA has one deadline (``data_timeout``) that arriving bytes do not move.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import copy
 import logging
 import re
 import sys
+import tempfile
 from collections.abc import Callable
 from enum import Enum
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 from aiosmtpd.smtp import MISSING, SMTP, syntax
 
@@ -104,7 +111,31 @@ _ANGLE_ADDR = re.compile(rf"<({_DOT_ATOM}@(?:{_DOT_ATOM}|\[[A-Za-z0-9.:\-]+\]))>
 
 
 class SMTPProtocol(SMTP):
-    """aiosmtpd's SMTP with a bulk DATA reader and a fast path for plain addresses."""
+    """aiosmtpd's SMTP with a bulk DATA reader and a fast path for plain addresses.
+
+    Two bounds aiosmtpd does not have: the data of an unfinished DATA is kept in
+    memory only up to ``spool_threshold`` bytes, the rest goes to an anonymous
+    temporary file (so a client that sends 20 MB and then stops costs 64 KiB of
+    memory, not 20 MB, and nothing once it is gone); and ``data_timeout``, when
+    set, bounds the whole DATA phase, from the 354 to the final dot, however
+    slowly the bytes arrive. aiosmtpd's ``timeout`` bounds each command, counted
+    from the previous one, as before.
+    """
+
+    # Bytes of data held in memory before the complete lines go to the spool file.
+    # 10 KB messages (most mail) never touch it.
+    spool_threshold = 64 * 1024
+
+    def __init__(self, *args: Any, data_timeout: float | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.data_timeout = data_timeout
+
+    def _timeout_cb(self) -> None:
+        # RFC 5321 4.5.3.2 lets the server close a connection that passed its
+        # timeout; saying why first (as Postfix does) tells the client's log.
+        if self.transport is not None and not self.transport.is_closing():
+            self._writer.write(f"421 4.4.2 {self.hostname} Error: timeout exceeded\r\n".encode())
+        super()._timeout_cb()
 
     def _getaddr(self, arg: str) -> tuple[str | None, str | None]:
         if not arg:
@@ -148,6 +179,9 @@ class SMTPProtocol(SMTP):
             await self.push("501 Syntax: DATA")
             return
         await self.push("354 End data with <CR><LF>.<CR><LF>")
+        if self.data_timeout:
+            # One deadline for the whole data, which bytes arriving do not move.
+            self._reset_timeout(self.data_timeout)
         try:
             state, original_content = await self._read_data()
         except asyncio.CancelledError:
@@ -155,6 +189,9 @@ class SMTPProtocol(SMTP):
             log.info("Connection lost during DATA")
             self._writer.close()
             raise
+        # Storing the message is ours to wait for, not the client's: the next
+        # command's deadline starts now.
+        self._reset_timeout()
         if state is DataState.TOO_LONG:
             await self.push("500 Line too long (see RFC5321 4.5.3.1.6)")
             self._set_post_data_state()
@@ -182,7 +219,13 @@ class SMTPProtocol(SMTP):
         await self.push("250 OK" if status is MISSING else status)
 
     async def _read_data(self) -> tuple[DataState, bytes]:
-        """Read up to and including the end of data; returns the state and the unstuffed data."""
+        """Read up to and including the end of data; returns the state and the unstuffed data.
+
+        ``buf`` holds a CRLF (our own at the start, then the end of the line
+        before) and the data not yet spooled, so the end is always found by one
+        search. Past ``spool_threshold`` bytes its complete lines go to the spool
+        and only the unfinished last line stays in memory.
+        """
         limit = self.data_size_limit
         line_limit = self.line_length_limit
         buf = bytearray(_LEAD)
@@ -191,29 +234,64 @@ class SMTPProtocol(SMTP):
         # That only happens once the data passes the size limit, to know which
         # reply aiosmtpd would give and to stop keeping what will be refused.
         checked, size = len(_LEAD), 0
-        while True:
-            buf += await self._read_chunk()
-            end = buf.find(END_OF_DATA, search_from)
-            if end >= 0:
-                break
-            search_from = len(buf) - len(END_OF_DATA) + 1
-            if limit and len(buf) - len(_LEAD) > limit:
-                state, size, checked = check_lines(buf, checked, len(buf), size, limit, line_limit)
-                if state is DataState.NOMINAL and len(buf) - checked > line_limit + 1:
+        with Spool() as spool:
+            while True:
+                buf += await self._read_chunk()
+                end = buf.find(END_OF_DATA, search_from)
+                if end >= 0:
+                    break
+                search_from = len(buf) - len(END_OF_DATA) + 1
+                state = DataState.NOMINAL
+                if limit and spool.size + len(buf) - len(_LEAD) > limit:
+                    state, size, checked = check_lines(
+                        buf, checked, len(buf), size, limit, line_limit
+                    )
+                    unfinished = len(buf) - checked
+                elif len(buf) > self.spool_threshold:
+                    state, moved = self._spill(buf, spool)
+                    search_from = max(0, search_from - moved)
+                    checked, size = len(_LEAD), spool.size
+                    unfinished = len(buf) - len(_LEAD)
+                else:
+                    continue
+                if state is DataState.NOMINAL and unfinished > line_limit + 1:
                     # An unfinished line already too long to fit under the limit.
                     state = DataState.TOO_LONG
                 if state is not DataState.NOMINAL:
                     await self._discard_data(bytes(buf[-(len(END_OF_DATA) - 1) :]))
                     return state, b""
-        data_end = end + len(_LEAD)  # the data keeps the CRLF ending its last line
-        self._unread(buf[end + len(END_OF_DATA) :])
-        if limit and data_end - len(_LEAD) > limit:
-            state, _, _ = check_lines(buf, checked, data_end, size, limit, line_limit)
-            return state, b""
-        data = bytes(memoryview(buf)[len(_LEAD) : data_end])
-        if has_long_line(data, line_limit):
-            return DataState.TOO_LONG, b""
-        return DataState.NOMINAL, unstuff(data)
+            data_end = end + len(_LEAD)  # the data keeps the CRLF ending its last line
+            self._unread(buf[end + len(END_OF_DATA) :])
+            if limit and spool.size + data_end - len(_LEAD) > limit:
+                state, _, _ = check_lines(buf, checked, data_end, size, limit, line_limit)
+                return state, b""
+            data = bytes(memoryview(buf)[len(_LEAD) : data_end])
+            if has_long_line(data, line_limit):
+                return DataState.TOO_LONG, b""
+            if not spool.size:
+                return DataState.NOMINAL, unstuff(data)
+            spool.write(unstuff(data), len(data))
+            return DataState.NOMINAL, spool.read_all()  # one copy of the whole, from the file
+
+    def _spill(self, buf: bytearray, spool: Spool) -> tuple[DataState, int]:
+        """Move the complete lines of ``buf`` (under the size limit) to ``spool``.
+
+        Returns the state (TOO_LONG or TOO_MUCH when a line among them decides
+        the reply, as check_lines would) and how many bytes left ``buf``.
+        """
+        cut = buf.rfind(b"\r\n")  # the end of the last complete line
+        if cut <= 0:
+            return DataState.NOMINAL, 0
+        lines = bytes(memoryview(buf)[len(_LEAD) : cut + 2])
+        if has_long_line(lines, self.line_length_limit):
+            # Refused whatever follows; the lines up to here decide which reply.
+            state, _, _ = check_lines(
+                buf, len(_LEAD), cut + 2, spool.size, self.data_size_limit, self.line_length_limit
+            )
+            return state, 0
+        spool.write(unstuff(lines), len(lines))
+        del buf[:cut]  # its CRLF stays in front of the next line
+        return DataState.NOMINAL, cut
 
     async def _discard_data(self, tail: bytes) -> None:
         """Read and drop the rest of a refused message, up to and including its end."""
@@ -241,7 +319,44 @@ class SMTPProtocol(SMTP):
             self._reader.feed_data(bytes(surplus))
 
 
+class Spool:
+    """Data lines kept out of memory: an anonymous temporary file, made at the first write.
+
+    Writes are blocking, of 64 KiB or so, to the page cache: cheaper than a hop
+    to a thread, and only large messages make them. The file has no name, so it
+    is gone with the connection whatever happens to the process.
+    """
+
+    def __init__(self) -> None:
+        self.size = 0  # bytes of data as sent (stuffed) that the spooled lines were
+        self._file: IO[bytes] | None = None
+
+    def write(self, lines: bytes, sent: int) -> None:
+        if self._file is None:
+            self._file = tempfile.TemporaryFile(prefix="smtp-data-")  # noqa: SIM115
+        self._file.write(lines)
+        self.size += sent
+
+    def read_all(self) -> bytes:
+        if self._file is None:
+            return b""
+        self._file.seek(0)
+        return self._file.read()
+
+    def __enter__(self) -> Spool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
 P = TypeVar("P", bound=SMTP)
+
+
+# Attribute values copied, not shared, into each connection built from the template.
+_CONTAINERS = (dict, list, set, bytearray)
 
 
 def protocol_factory(cls: type[P], handler: Any, **options: Any) -> Callable[[], P]:
@@ -253,7 +368,8 @@ def protocol_factory(cls: type[P], handler: Any, **options: Any) -> Callable[[],
     built the normal way and every connection gets a fresh StreamReaderProtocol
     (reader, writer state, closed future) plus a copy of that instance's other
     attributes, with the methods bound to the template rebound to the new one.
-    ``cls`` must not set mutable per-connection state in ``__init__``.
+    Containers among those attributes are copied, so no connection's changes
+    reach another's.
     """
     loop = options["loop"]
     template = cls(handler, **options)
@@ -278,6 +394,7 @@ def protocol_factory(cls: type[P], handler: Any, **options: Any) -> Callable[[],
         values = value.values() if isinstance(value, dict) else (value,)
         if any(getattr(v, "__self__", None) is template for v in values):
             raise RuntimeError(f"SMTP attribute {name} holds a method of its instance")
+    mutable = [name for name, value in shared.items() if isinstance(value, _CONTAINERS)]
 
     def build() -> P:
         protocol = cls.__new__(cls)
@@ -294,9 +411,13 @@ def protocol_factory(cls: type[P], handler: Any, **options: Any) -> Callable[[],
             name: attr._replace(method=f.__get__(protocol)) if f is not None else attr
             for name, (attr, f) in auth_methods.items()
         }
-        # SMTP.__init__ empties this class-level dict on every connection (EHLO
-        # then raises the MAIL line limit in it); do the same.
-        protocol.command_size_limits.clear()
+        # Containers would otherwise be one object for every connection.
+        for name in mutable:
+            protocol.__dict__[name] = copy.copy(shared[name])
+        # aiosmtpd keeps this dict on the class: SMTP.__init__ empties it for
+        # every connection and EHLO adds 26 to its MAIL limit, so concurrent
+        # sessions reset and raise each other's limit. Each connection gets its own.
+        protocol.command_size_limits = collections.defaultdict(lambda: cls.command_size_limit)
         return protocol
 
     return build

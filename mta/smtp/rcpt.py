@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from mta.context import MtaContext
 from mta.smtp import replies
+from mta.smtp.mail import has_forbidden_character
 from mta.store import recipients
 from mta.store.recipients import Mailbox
 
@@ -19,7 +20,7 @@ class Decision:
 def split_address(address: str) -> tuple[str, str] | None:
     """(local part, domain as lower-case IDNA ASCII), or None."""
     local, at, domain = address.rpartition("@")
-    if not at or not local or not domain or len(address) > 320:
+    if not at or not local or not domain or len(address) > 320 or has_forbidden_character(address):
         return None
     domain = domain.strip().rstrip(".").lower()
     try:

@@ -12,6 +12,9 @@ def queued(queue_id: str) -> str:
     return f"250 2.0.0 OK: stored as {queue_id}"
 
 
+# A HELO/EHLO name with a control character or bytes that are not UTF-8: no
+# domain or address literal (RFC 5321 4.1.1.1), and unusable in our trace fields.
+BAD_HELO_SYNTAX = "501 5.5.2 Syntax error in the HELO/EHLO hostname"
 BAD_SENDER_SYNTAX = "553 5.1.7 Bad sender address syntax"
 BAD_RECIPIENT_SYNTAX = "553 5.1.3 Bad recipient address syntax"
 UNKNOWN_USER = "550 5.1.1 No such user here"
@@ -23,3 +26,21 @@ TEMPORARY_FAILURE = "451 4.3.0 Temporary failure storing the message, try again 
 LOOKUP_FAILURE = "451 4.3.0 Temporary lookup failure, try again later"
 DMARC_REJECT = "550 5.7.1 Rejected by the sender domain's DMARC policy"
 NEED_RECIPIENTS = "554 5.5.1 No valid recipients"
+# RFC 5322 2.1 / RFC 6532 3.2: message text has no NUL; nor does 7bit or 8bit MIME
+# content (RFC 2045 2.7, 2.8), and BINARYMIME is not offered. Permanent: a sender
+# retrying would send the same bytes again.
+NUL_IN_CONTENT = "554 5.6.0 Message contains a NUL character, which mail text cannot hold"
+
+
+# 421: the server closes the connection right after it (RFC 5321 3.8), so a client
+# retries later, from its queue, without counting it as a failure of the message.
+def too_many_connections(hostname: str) -> str:
+    return f"421 4.7.0 {hostname} Error: too many connections, try again later"
+
+
+def too_many_errors(hostname: str) -> str:
+    return f"421 4.7.0 {hostname} Error: too many errors, try again later"
+
+
+def too_many_unknown_recipients(hostname: str) -> str:
+    return f"421 4.7.0 {hostname} Error: too many unknown recipients from your address, try later"

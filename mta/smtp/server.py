@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 
 from mta.context import MtaContext
 from mta.smtp.handler import InboundHandler, InboundSMTP
+from mta.smtp.limits import ConnectionLimits, ErrorLimits
 from mta.smtp.protocol import protocol_factory
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,16 @@ async def serve(ctx: MtaContext) -> AsyncIterator[asyncio.Server]:
         ident="mta",
         tls_context=tls,
         timeout=config.smtp_timeout,
+        data_timeout=config.smtp_data_timeout,
+        connections=ConnectionLimits(
+            config.smtp_max_connections, config.smtp_max_connections_per_ip
+        ),
+        errors=ErrorLimits(
+            config.smtp_soft_error_limit,
+            config.smtp_hard_error_limit,
+            config.smtp_error_sleep,
+            config.smtp_junk_command_limit,
+        ),
         loop=loop,
     )
 

@@ -122,8 +122,7 @@ async def test_recurring_job_runs_once_per_period_across_workers(db, clock):
 
     workers = [JobQueue(db, clock, worker_id=f"w{i}") for i in range(2)]
     for w in workers:
-        w.register("sweep", sweep)
-        w.every("sweep", 3600)
+        w.register("sweep", sweep, every=3600)
     await asyncio.gather(*(w.run_due() for w in workers))
     await asyncio.gather(*(w.run_due() for w in workers))
     assert len(ran) == 1

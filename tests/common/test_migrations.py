@@ -68,3 +68,13 @@ def test_badly_named_file_is_refused(tmp_path):
     write(tmp_path, "1_create.sql", "")
     with pytest.raises(MigrationError, match="NNNN"):
         MigrationSet("demo", tmp_path).files()
+
+
+def test_every_package_declares_its_migrations_beside_itself():
+    from gateway.main import all_migrations
+
+    sets = all_migrations()
+    assert [s.schema for s in sets] == ["common", "oauth", "content", "mail", "mta"]
+    for s in sets:
+        assert s.directory.name == "migrations" and s.directory.parent.name == s.schema
+        assert s.files(), f"{s.schema} has no migration files"

@@ -132,10 +132,52 @@ async def test_forged_authentication_results_claiming_to_be_ours_are_removed(
     )
     assert (await send(smtp_port, "bob@sender.test", ["alice@example.test"], raw))["data"][0] == 250
     _row, msg = await stored_message(db, mta_ctx, owner["address_id"])
-    values = msg.get_all("Authentication-Results")
+    values = msg.get_all("Authentication-Results") or []
     assert len(values) == 2
     assert "bank.test" not in " ".join(values)
     assert values[1] == "other.test; spf=none"
+
+
+# Forms of a forged field claiming to be mx.test that a mail reader would take as ours.
+FORGED_FORMS = [
+    b"Authentication-Results: mx.test; dkim=pass header.d=bank.test\r\n",
+    b"Authentication-Results:\r\n mx.test;\r\n\tdkim=pass header.d=bank.test\r\n",
+    b"Authentication-Results : mx.test; dkim=pass header.d=bank.test\r\n",
+    b"Authentication-Results\t:mx.test;dkim=pass header.d=bank.test\r\n",
+    b"aUTHENTICATION-rESULTS: MX.Test; dkim=pass header.d=bank.test\r\n",
+    b"Authentication-Results: (our (very own) server) mx.test 1; dkim=pass header.d=bank.test\r\n",
+    b"Authentication-Results: mx.test\r\n 1\r\n ; dkim=pass header.d=bank.test\r\n",
+    b'Authentication-Results: "mx.test"; dkim=pass header.d=bank.test\r\n',
+    b"Authentication-Results: mx.test.; dkim=pass header.d=bank.test\r\n",
+    b"Authentication-Results: (unterminated mx.test; dkim=pass header.d=bank.test\r\n",
+]
+
+
+async def test_forged_authentication_results_are_removed_however_written(
+    db: Database, mta_ctx: MtaContext, smtp_port: int
+) -> None:
+    owner = await factories.mailbox_owner(db, "alice@example.test")
+    raw = (
+        b"".join(FORGED_FORMS)
+        + b"Authentication-Results: mx.test.evil.test; spf=pass\r\n"
+        + b"Authentication-Results: other.test;\r\n spf=none\r\n"
+        + b"From: bob@sender.test\r\nSubject: forged\r\n\r\nbody\r\n"
+    )
+    assert (await send(smtp_port, "bob@sender.test", ["alice@example.test"], raw))["data"][0] == 250
+    async with db.connection() as conn:
+        [row] = await emails.for_address(conn, owner["address_id"])
+    stored = await mta_ctx.blobs.get(row["blob_id"])
+    assert b"bank.test" not in stored
+    msg = email.message_from_bytes(stored, policy=policy.default)
+    values = msg.get_all("Authentication-Results") or []
+    assert [v.split(";")[0] for v in values] == ["mx.test", "mx.test.evil.test", "other.test"]
+    assert "spf=none" in values[0]  # ours, put in front
+
+
+@pytest.mark.parametrize("forged", FORGED_FORMS)
+def test_strip_forged_drops_each_form_whole(forged: bytes) -> None:
+    raw = b"Subject: s\r\n" + forged + b"X-After: kept\r\n\r\nbody\r\n"
+    assert strip_forged(raw, "mx.test") == b"Subject: s\r\nX-After: kept\r\n\r\nbody\r\n"
 
 
 def test_strip_forged_keeps_the_body() -> None:

@@ -47,6 +47,25 @@ def start_daemon(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     raise RuntimeError(f"daemon did not listen: {log.read_text()}")
 
 
+def daemon_env(runtime: Runtime, dns: LoopbackDNS, port: int, **extra: str) -> dict[str, str]:
+    """The environment of a ``python -m mta smtp`` on ``port`` against the test's database."""
+    env = {k: v for k, v in os.environ.items() if k not in ("APP_ENV", "NODE_ENV", "DATABASE_URL")}
+    env.update(
+        {
+            "DATABASE_URL": str(runtime.settings.database_url),
+            "DATA_DIR": str(runtime.settings.data_dir),  # the same blob store the test reads
+            "SECRET": TEST_SECRET,
+            "APP_ENV": "test",
+            "SMTP_HOST": "127.0.0.1",
+            "SMTP_PORT": str(port),
+            "SMTP_HOSTNAME": "mx.test",
+            "DNS_RESOLVERS": dns.address,
+            **extra,
+        }
+    )
+    return env
+
+
 def send_one(port: int, subject: str, rcpt: str) -> str:
     """'250', 'refused' (a definite non-250 answer) or 'lost' (no answer: connection died)."""
     raw = (
@@ -71,20 +90,7 @@ async def test_sigkill_between_and_during_messages_loses_nothing_answered_250(
 ) -> None:
     owner = await factories.mailbox_owner(runtime.db, "alice@example.test")
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("APP_ENV", "NODE_ENV", "DATABASE_URL")}
-    env.update(
-        {
-            "DATABASE_URL": str(runtime.settings.database_url),
-            "DATA_DIR": str(runtime.settings.data_dir),  # the same blob store the test reads
-            "SECRET": TEST_SECRET,
-            "APP_ENV": "test",
-            "SMTP_HOST": "127.0.0.1",
-            "SMTP_PORT": str(port),
-            "SMTP_HOSTNAME": "mx.test",
-            "DNS_RESOLVERS": dns_server.address,
-            "DB_POOL_SIZE": "4",
-        }
-    )
+    env = daemon_env(runtime, dns_server, port, DB_POOL_SIZE="4")
     log = tmp_path / "mta.log"
     outcomes: dict[str, str] = {}
     in_full_flow = threading.Event()

@@ -21,6 +21,14 @@ def test_defaults() -> None:
     assert config.smtp_hostname == "mail.example.com"
     assert config.smtp_enabled and not config.tls_enabled
     assert config.dmarc_reject_action == "junk"
+    # Deadlines and limits (docs/mail.md): RFC 5321's 5 and 10 minutes, Postfix's counts.
+    assert (config.smtp_timeout, config.smtp_data_timeout) == (300, 600)
+    assert (config.smtp_max_connections, config.smtp_max_connections_per_ip) == (500, 50)
+    assert (config.smtp_soft_error_limit, config.smtp_hard_error_limit) == (10, 20)
+    assert config.smtp_error_sleep == 1.0
+    assert (config.smtp_rcpt_errors_per_ip, config.smtp_rcpt_error_window) == (100, 600)
+    tight = load({"SMTP_MAX_CONNECTIONS_PER_IP": "5", "SMTP_DATA_TIMEOUT": "60"})
+    assert (tight.smtp_max_connections_per_ip, tight.smtp_data_timeout) == (5, 60)
     # A pure API node (no workers) runs no SMTP daemon unless told to.
     assert not load({}, run_workers=False).smtp_enabled
     assert load({"SMTP_ENABLED": "true"}, run_workers=False).smtp_enabled
@@ -33,6 +41,8 @@ def test_defaults() -> None:
         ({"DMARC_REJECT_ACTION": "bounce"}, "DMARC_REJECT_ACTION must be junk or refuse"),
         ({"SMTP_PORT": "70000"}, "SMTP_PORT must be at most 65535"),
         ({"SMTP_MAX_MESSAGE_SIZE": "10"}, "SMTP_MAX_MESSAGE_SIZE must be at least 1024"),
+        ({"SMTP_MAX_CONNECTIONS": "0"}, "SMTP_MAX_CONNECTIONS must be at least 1"),
+        ({"SMTP_ERROR_SLEEP": "soon"}, "SMTP_ERROR_SLEEP must be a number"),
     ],
 )
 def test_bad_values(env: dict[str, str], message: str) -> None:

@@ -68,17 +68,20 @@ class Client:
         self.writer.close()
 
 
-@pytest.fixture
-async def pair() -> AsyncIterator[list[tuple[Client, Recorder]]]:
+class SpoolingProtocol(CountingProtocol):
+    # Every read that completes a line sends the complete lines to the spool file.
+    spool_threshold = 1
+
+
+@pytest.fixture(params=[CountingProtocol, SpoolingProtocol], ids=["in memory", "spooled"])
+async def pair(request: pytest.FixtureRequest) -> AsyncIterator[list[tuple[Client, Recorder]]]:
     """One session with aiosmtpd's SMTP and one with ours, each with its own recorder."""
     loop = asyncio.get_running_loop()
     options: dict[str, Any] = {"data_size_limit": SIZE_LIMIT, "hostname": "t", "loop": loop}
     theirs, ours = Recorder(), Recorder()
     servers = [
         await loop.create_server(lambda: SMTP(theirs, **options), "127.0.0.1", 0),
-        await loop.create_server(
-            protocol_factory(CountingProtocol, ours, **options), "127.0.0.1", 0
-        ),
+        await loop.create_server(protocol_factory(request.param, ours, **options), "127.0.0.1", 0),
     ]
     sessions = []
     for server, recorder in zip(servers, (theirs, ours), strict=True):

@@ -44,7 +44,9 @@ async def test_a_built_protocol_matches_a_constructed_one() -> None:
     built, other = build(), build()
     constructed = InboundSMTP(handler, **options)
     assert type(built) is InboundSMTP
-    assert vars(built).keys() == vars(constructed).keys()
+    # The one addition: a MAIL line limit of its own (aiosmtpd keeps it on the class).
+    assert vars(built).keys() == vars(constructed).keys() | {"command_size_limits"}
+    assert built.command_size_limits is not other.command_size_limits
     for name, expected in vars(constructed).items():
         value = getattr(built, name)
         assert type(value) is type(expected), name
@@ -68,6 +70,8 @@ async def test_a_built_protocol_matches_a_constructed_one() -> None:
             assert value is not getattr(other, name), name
         else:
             assert value == expected, name
+            if isinstance(value, (dict, list, set)):
+                assert value is not getattr(other, name), name  # copied, not shared
     reader = vars(built)["_strong_reader"]
     assert vars(built)["_stream_reader_wr"]() is reader
     assert reader._limit == InboundSMTP.line_length_limit
@@ -103,3 +107,36 @@ async def converse(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n
     reply = head + await reader.read()
     writer.close()
     return reply
+
+
+async def test_a_new_connection_does_not_reset_another_sessions_line_limit() -> None:
+    """EHLO with SIZE lengthens that session's MAIL line by 26 (RFC 1870): 538 bytes.
+
+    aiosmtpd keeps the limits on the class and empties them for every new
+    connection, which took the 26 bytes back from sessions already past EHLO.
+    """
+    loop = asyncio.get_running_loop()
+    build = protocol_factory(
+        InboundSMTP, Handler(), hostname="mx.test", ident="mta", data_size_limit=1000, loop=loop
+    )
+    server = await loop.create_server(build, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        async with asyncio.timeout(10):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            await reader.readline()
+            writer.write(b"EHLO ext.test\r\n")
+            while not (await reader.readline()).startswith(b"250 "):
+                pass
+            late_r, late_w = await asyncio.open_connection("127.0.0.1", port)
+            await late_r.readline()  # the newcomer's greeting: it has been built
+            # 530 bytes: over the plain 512, within this EHLO session's 538.
+            line = b"MAIL FROM:<" + b"a" * (530 - 21) + b"@a.test>\r\n"
+            assert len(line) == 530
+            writer.write(line)
+            reply = await reader.readline()
+            assert not reply.startswith(b"500 Command line too long"), reply
+            for w in (writer, late_w):
+                w.close()
+    finally:
+        server.close()
