@@ -59,8 +59,8 @@ def driver(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def bucket(driver: str, request: pytest.FixtureRequest) -> str | None:
-    """A fresh public bucket on the moto server, for the s3 driver."""
-    if driver != "s3":
+    """A fresh bucket on the moto server for the s3 drivers: public, or private."""
+    if not driver.startswith("s3"):
         return None
     server: S3Server = request.getfixturevalue("s3")
     name = f"media-{secrets.token_hex(4)}"
@@ -72,6 +72,8 @@ def bucket(driver: str, request: pytest.FixtureRequest) -> str | None:
         aws_secret_access_key=SECRET_KEY,
     )
     client.create_bucket(Bucket=name)
+    if driver == "s3-private":
+        return name
     statement = {
         "Effect": "Allow",
         "Principal": "*",
@@ -90,6 +92,9 @@ def settings(
     env = {"MAX_UPLOAD_BYTES": str(LIMIT), "STORAGE_LOCAL_DIR": str(tmp_path / "media")}
     if bucket is not None:
         env.update(request.getfixturevalue("s3").env(bucket))
+    if driver == "s3-private":
+        # A private bucket is served through the service's own file route.
+        env["S3_PUBLIC_URL"] = f"{PUBLIC_URL}/media/files"
     return Settings(
         port=0,
         public_url=PUBLIC_URL,
@@ -459,3 +464,19 @@ async def test_media_in_use_is_not_deleted_and_lists_who_uses_it(
     assert (await cms.delete(f"/api/media/{twin['id']}", headers=editor.headers)).status == 200
     assert (await cms.get(own)).status == 404
     assert stored_files(Path(settings.environ["STORAGE_LOCAL_DIR"])) == []
+
+
+@pytest.mark.parametrize("driver", ["s3-private"], indirect=True)
+async def test_a_private_bucket_is_served_through_the_service(
+    cms: Any, team: dict[str, Any], bucket: str, request: Any
+) -> None:
+    data = png(20, 20)
+    media = await uploaded(cms, team["editor"], data, filename="p.png")
+    assert media["url"] == f"{PUBLIC_URL}/media/files/{media['sha256']}"
+    server: S3Server = request.getfixturevalue("s3")
+    direct = await fetch_url(cms, f"{server.endpoint}/{bucket}/{media['sha256']}")
+    assert direct.status == 403  # the bucket itself refuses anonymous reads
+    whole = await fetch_url(cms, media["url"])
+    assert (whole.status, whole.body) == (200, data)
+    part = await fetch_url(cms, media["url"], {"Range": "bytes=0-15"})
+    assert (part.status, part.body) == (206, data[:16])
