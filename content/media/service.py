@@ -97,7 +97,7 @@ async def upload(
     stored: NewMedia | None = None
     text: MediaText = {}
     try:
-        while (part := await reader.next()) is not None:
+        while (part := await _next_part(reader)) is not None:
             if not isinstance(part, BodyPartReader):
                 raise BadRequest("a nested multipart body is not a media property")
             name = part.name or ""
@@ -125,12 +125,32 @@ async def upload(
         raise
 
 
+def _malformed(exc: Exception) -> ContentError:
+    return BadRequest(f"the multipart body is malformed or cut short ({exc})", "BAD_MULTIPART")
+
+
+async def _next_part(reader: MultipartReader) -> BodyPartReader | MultipartReader | None:
+    # aiohttp says "malformed" with ValueError (a missing boundary, a body that
+    # ends mid-part); that is the client's error, never a 500.
+    try:
+        return await reader.next()
+    except (ValueError, AssertionError) as exc:
+        raise _malformed(exc) from None
+
+
+async def _read_chunk(part: BodyPartReader, size: int) -> bytes:
+    try:
+        return await part.read_chunk(size)
+    except (ValueError, AssertionError) as exc:
+        raise _malformed(exc) from None
+
+
 async def _store_file(ctx: Context, part: BodyPartReader, limit: int) -> NewMedia:
     received = 0
 
     async def counted() -> AsyncIterator[bytes]:
         nonlocal received
-        while chunk := await part.read_chunk(READ_BYTES):
+        while chunk := await _read_chunk(part, READ_BYTES):
             received += len(chunk)
             if received > limit:
                 raise too_large(limit)
@@ -201,7 +221,7 @@ def _filename(raw: str | None) -> str:
 async def _read_text(part: BodyPartReader, name: str) -> str:
     limit = TEXT_LIMITS[name]
     raw = bytearray()
-    while chunk := await part.read_chunk(4096):
+    while chunk := await _read_chunk(part, 4096):
         raw += chunk
         if len(raw) > limit * 4:  # UTF-8 takes at most 4 bytes a character
             raise invalid(name, f"must be at most {limit} characters")

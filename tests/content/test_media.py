@@ -317,6 +317,21 @@ async def test_the_limit_is_enforced_before_the_body_is_read_past_it(
     assert answer.startswith(b"HTTP/1.1 413"), answer
 
 
+async def test_a_body_cut_short_or_without_a_boundary_is_a_400_and_keeps_nothing(
+    cms: Any, team: dict[str, Any], tmp_path: Path
+) -> None:
+    token = team["editor"].token
+    cut = b"--b0\r\nContent-Disposition: form-data; name=file; filename=x.pdf\r\n\r\n" + PDF
+    for body in (cut, b"no boundary anywhere"):
+        head = (
+            f"POST /api/media HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+            f"Content-Type: multipart/form-data; boundary=b0\r\nContent-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        answer = await _raw_request(cms, head, body)
+        assert answer.startswith(b"HTTP/1.1 400"), answer
+    assert stored_files(tmp_path / "media") == []
+
+
 # --- the record --------------------------------------------------------------------
 
 
