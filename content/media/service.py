@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 from urllib.parse import unquote
 
@@ -358,7 +358,7 @@ async def referrers(conn: Conn, media_id: str) -> list[dict[str, Any]]:
     return found
 
 
-async def resolve_media_urls(conn: Conn, ids: list[str]) -> dict[str, str]:
+async def resolve_media_urls(conn: Conn, ids: Iterable[str]) -> dict[str, str]:
     """Media id -> public URL for the ids that exist (site settings, delivery).
 
     One query; an unknown or deleted id is simply absent from the answer.

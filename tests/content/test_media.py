@@ -26,6 +26,7 @@ import pytest
 from PIL import Image
 
 from common.settings import Settings
+from content.media.service import resolve_media_urls
 from tests.conftest import TEST_SECRET
 from tests.content.factories import make_type
 from tests.s3server import ACCESS_KEY, REGION, SECRET_KEY, S3Server, s3_server
@@ -495,3 +496,12 @@ async def test_a_private_bucket_is_served_through_the_service(
     assert (whole.status, whole.body) == (200, data)
     part = await fetch_url(cms, media["url"], {"Range": "bytes=0-15"})
     assert (part.status, part.body) == (206, data[:16])
+
+
+async def test_resolve_media_urls_answers_the_ids_that_exist(
+    cms: Any, team: dict[str, Any], runtime: Any
+) -> None:
+    media = await uploaded(cms, team["editor"], png(), filename="logo.png")
+    async with runtime.db.connection() as conn:
+        urls = await resolve_media_urls(conn, [media["id"], "gone", media["id"]])
+    assert urls == {media["id"]: media["url"]}
