@@ -47,6 +47,9 @@ class Changes:
         self.origin = short_id()
         self._version = 0
         self._listeners: list[Listener] = []
+        # Other channels heard on the same connection that do not move the
+        # version (the realtime socket's presence): channel -> callbacks.
+        self._side: dict[str, list[Callable[[str], None]]] = {}
 
     def version(self) -> int:
         return self._version
@@ -54,6 +57,17 @@ class Changes:
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
+
+    def on_channel(self, channel: str, callback: Callable[[str], None]) -> None:
+        """Hear ``channel``'s raw payloads too (register before :meth:`listening`)."""
+        self._side.setdefault(channel, []).append(callback)
+
+    def _side_message(self, channel: str, payload: str) -> None:
+        for callback in list(self._side.get(channel, ())):
+            try:
+                callback(payload)
+            except Exception:
+                log.exception("%s listener failed", channel)
 
     def committed(self, event: dict[str, Any]) -> None:
         """A change made here has committed."""
@@ -107,12 +121,17 @@ class Changes:
                 async with aiopg.connect(dsn) as conn:
                     async with conn.cursor() as cur:
                         await cur.execute(f"LISTEN {CHANNEL}")
+                        for side in self._side:
+                            await cur.execute(f"LISTEN {side}")
                     # Something may have changed while we were not listening.
                     self._bump({"event": "resync"})
                     ready.set()
                     while True:
                         message = await conn.notifies.get()
-                        self.received(message.payload)
+                        if message.channel == CHANNEL:
+                            self.received(message.payload)
+                        else:
+                            self._side_message(message.channel, message.payload)
             except asyncio.CancelledError:
                 raise
             except Exception:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -28,6 +29,8 @@ from content.menus import routes as menu_routes
 from content.openapi import PROFILE
 from content.people import routes as people_routes
 from content.people.service import bootstrap_owner
+from content.realtime import routes as realtime_routes
+from content.realtime.service import HUB, Hub
 from content.settings import load_content_settings
 from content.site import routes as site_routes
 from content.taxonomies import routes as taxonomy_routes
@@ -56,6 +59,7 @@ ROUTE_TABLES = (
     site_routes.routes,
     media_routes.routes,
     delivery_routes.routes,
+    realtime_routes.routes,
 )
 
 
@@ -66,6 +70,7 @@ class ContentService:
         self.runtime = runtime
         self.settings = load_content_settings(runtime.settings)
         self.changes = Changes()
+        self.hub = Hub(runtime.db, runtime.clock, self.changes)
         self.context = Context(
             runtime=runtime,
             settings=self.settings,
@@ -86,10 +91,16 @@ class ContentService:
         app = web.Application(middlewares=[error_middleware(errors.render)])
         app[CONTEXT] = dataclasses.replace(self.context, prefix=prefix)
         app[CONTENT_VERSION] = self.content_version
+        app[HUB] = self.hub
+        app.on_shutdown.append(self._close_sockets)
         for table in ROUTE_TABLES:
             app.add_routes(table)
         publish(app, PROFILE, json_path=OPENAPI_PATH, html_path=DOCS_PATH)
         return app
+
+    async def _close_sockets(self, app: web.Application) -> None:
+        # Open sockets would hold a graceful stop for its whole timeout.
+        await self.hub.close_all()
 
     def lifespan(self) -> AbstractAsyncContextManager[None] | None:
         return self._lifespan()
@@ -98,8 +109,10 @@ class ContentService:
     async def _lifespan(self) -> AsyncIterator[None]:
         if self.settings.bootstrap is not None:
             await bootstrap_owner(self.context, self.settings.bootstrap)
+        refresher = asyncio.create_task(self.hub.refresh_forever(), name="realtime-presence")
         try:
             async with self.changes.listening(self.runtime.db.dsn):
                 yield
         finally:
+            refresher.cancel()
             await self.context.blobs.close()

@@ -88,15 +88,28 @@ async def _changed(
     entry: Entry,
     action: str,
     summary: dict[str, Any] | None = None,
+    *,
+    was: str | None = None,
 ) -> None:
-    """Activity and the change notification, inside the transaction."""
+    """Activity and the change notification, inside the transaction.
+
+    The notification names the entry (id, slug, type) and its status before
+    (``was``) and after, never its content: the realtime socket tells a
+    delivery key only of changes to what it can read (content/realtime/).
+    """
     await tx.record(
         actor,
         action,
         "entry",
         entry.id,
         {"title": entry.title, "type": entry.type_name, **(summary or {})},
-        notify={"id": entry.id, "slug": entry.slug, "type": entry.type_name},
+        notify={
+            "id": entry.id,
+            "slug": entry.slug,
+            "type": entry.type_name,
+            "status": entry.status,
+            "was": entry.status if was is None else was,
+        },
     )
 
 
@@ -290,7 +303,7 @@ async def save_changes(
     action = _status_action(entry.status, updated.status)
     if "publish_at" in changes and changes["publish_at"] and not action:
         action = "entry.scheduled"
-    await _changed(tx, actor, updated, action or "entry.updated", summary)
+    await _changed(tx, actor, updated, action or "entry.updated", summary, was=entry.status)
     return updated
 
 

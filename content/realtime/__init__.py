@@ -1,0 +1,1 @@
+"""The realtime socket: tickets, topics, the per-process hub and presence."""
