@@ -6,12 +6,14 @@ import asyncio
 import json
 from typing import Any
 
+import aiohttp
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from common.clock import Clock
 from content.realtime.service import QUEUE_LIMIT, Client
-from tests.content.factories import make_delivery_key, make_type
+from tests.content.factories import make_delivery_key, make_type, make_user
 
 WAIT = 10.0
 
@@ -236,3 +238,66 @@ def test_a_slow_client_is_dropped_not_buffered_without_bound() -> None:
     assert client.dropped and client.queue.qsize() == 1 and client.queue.get_nowait() is None
     client.send({"n": "later"})
     assert client.queue.empty()
+
+
+async def test_events_and_presence_reach_sockets_on_every_gateway_process(
+    gateway_process, database_url, db
+) -> None:
+    """Two real `python -m gateway` processes on one database: a write on one, heard on both."""
+    real = Clock()
+    await make_type(db, real, "post", [{"key": "body", "type": "markdown"}])
+    editor = await make_user(db, real, "editor")
+    viewer = await make_user(db, real, "viewer", name="Vera")
+    key = await make_delivery_key(db, real, ["post"])
+    env = {"DATABASE_URL": database_url}
+    one, two = gateway_process(env=env), gateway_process(env=env)
+
+    async with aiohttp.ClientSession() as http:
+
+        async def call(gw: Any, method: str, path: str, **kw: Any) -> dict[str, Any]:
+            async with http.request(method, gw.base_url + "/cms" + path, **kw) as resp:
+                assert resp.status < 300, await resp.text()
+                return dict(await resp.json())
+
+        ticket = await call(one, "POST", "/realtime/delivery/ticket", headers={"X-Api-Key": key})
+        # Under the gateway the socket is /cms/realtime, as the ticket's url says.
+        assert ticket["url"].endswith("/cms/realtime?ticket=" + ticket["ticket"])
+        site = await open_socket(one.base_url + "/cms", ticket["ticket"])
+        await subscribe(site, "content:post")
+
+        entry = await call(
+            two, "POST", "/api/entries", json={"type": "post", "title": "x"}, headers=editor.headers
+        )
+        topic = f"entry:{entry['id']}"
+        watchers = []
+        for gw, person in ((one, editor), (two, viewer)):
+            t = await call(gw, "POST", "/api/realtime/ticket", headers=person.headers)
+            ws = await open_socket(gw.base_url + "/cms", t["ticket"])
+            await subscribe(ws, topic)
+            watchers.append(ws)
+        # Presence is shared: the viewer on process two sees the editor on process one.
+        while True:
+            seen = await frame(watchers[1])
+            if len(seen["data"]["viewers"]) == 2:
+                break
+        assert {v["name"] for v in seen["data"]["viewers"]} == {"Editor", "Vera"}
+
+        await call(
+            two,
+            "PATCH",
+            f"/api/entries/{entry['id']}",
+            json={"status": "published"},
+            headers=editor.headers,
+        )
+        told = await frame(site)  # written on process two, told on process one
+        assert told == {
+            "topic": "content:post",
+            "event": "entry.published",
+            "data": {"id": entry["id"], "slug": entry["slug"], "type": "post"},
+        }
+        for ws in watchers:
+            while (got := await frame(ws))["event"] == "presence":
+                pass
+            assert got["event"] == "entry.published" and got["topic"] == topic
+        for ws in (site, *watchers):
+            await ws.close()
