@@ -11,6 +11,7 @@ from aiohttp import web
 
 from common.migrations import MigrationSet
 from common.openapi import publish
+from common.outbound import OutboundClient
 from common.ratelimit import RateLimiter
 from common.runtime import Runtime
 from common.web import error_middleware
@@ -35,6 +36,9 @@ from content.settings import load_content_settings
 from content.site import routes as site_routes
 from content.taxonomies import routes as taxonomy_routes
 from content.types import routes as type_routes
+from content.webhooks import routes as webhook_routes
+from content.webhooks.events import DELIVER_JOB
+from content.webhooks.service import delivery_handler
 
 MIGRATIONS = MigrationSet.beside(__file__)
 
@@ -60,6 +64,7 @@ ROUTE_TABLES = (
     media_routes.routes,
     delivery_routes.routes,
     realtime_routes.routes,
+    webhook_routes.routes,
 )
 
 
@@ -82,6 +87,10 @@ class ContentService:
         # mount and a test client together) shares the first one's.
         if schedule.PUBLISH_JOB not in runtime.jobs.kinds:
             runtime.jobs.register(schedule.PUBLISH_JOB, publishing.handler(self.context))
+        # Webhook deliveries leave through the SSRF-safe client (common/outbound.py).
+        self.outbound = OutboundClient(allow_private=self.settings.webhook_allow_private)
+        if DELIVER_JOB not in runtime.jobs.kinds:
+            runtime.jobs.register(DELIVER_JOB, delivery_handler(self.context, self.outbound))
 
     def content_version(self) -> int:
         """A process-local counter that changes after every content mutation."""
@@ -115,4 +124,5 @@ class ContentService:
                 yield
         finally:
             refresher.cancel()
+            await self.outbound.close()
             await self.context.blobs.close()

@@ -22,6 +22,7 @@ from content.auth.principal import Actor
 from content.changes import Changes
 from content.changes import notify as queue_notification
 from content.context import Context
+from content.webhooks.events import enqueue_deliveries
 
 
 @dataclass
@@ -58,6 +59,7 @@ class Write:
                 raise RuntimeError("this write has no change feed to notify")
             event = {"event": action, **notify}
             await queue_notification(self.conn, self.changes.origin, **event)
+            await enqueue_deliveries(self.conn, event, self.now)
             self.events.append(event)
 
 

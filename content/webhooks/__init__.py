@@ -1,0 +1,1 @@
+"""Content webhooks: signed deliveries of entry events to other systems, on the job queue."""

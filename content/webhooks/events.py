@@ -1,0 +1,67 @@
+"""Which changes webhooks hear, and the jobs a change enqueues in its own transaction.
+
+Called by content/writes.py for every notified change: the delivery jobs
+commit with the change or not at all, so no event is lost to a crash between
+the commit and the send, and none is sent for a change rolled back.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from common.db import Conn
+from common.ids import short_id
+from common.jobs import enqueue
+from content.webhooks import store
+
+DELIVER_JOB = "content.webhook.deliver"
+# Tries per delivery: the job queue's backoff (5 s, 10 s, 20 s ...) spreads
+# them over about ten minutes before the delivery is marked dead.
+MAX_ATTEMPTS = 8
+
+EVENTS: tuple[str, ...] = (
+    "entry.created",
+    "entry.updated",
+    "entry.published",
+    "entry.unpublished",
+    "entry.drafted",
+    "entry.scheduled",
+    "entry.deleted",
+    "entry.restored",
+    "entry.purged",
+)
+
+
+def body(event: dict[str, Any], now: datetime) -> str:
+    """The Standard Webhooks payload: {type, timestamp, data}; names the entry, not its content."""
+    data = {k: event.get(k) for k in ("id", "slug", "type", "status")}
+    return json.dumps(
+        {"type": event["event"], "timestamp": now.isoformat(), "data": data},
+        separators=(",", ":"),
+    )
+
+
+async def enqueue_deliveries(conn: Conn, event: dict[str, Any], now: datetime) -> None:
+    name = event.get("event")
+    if name not in EVENTS:
+        return
+    webhook_ids = await store.subscribed_ids(conn, name)
+    if not webhook_ids:
+        return
+    payload = body(event, now)
+    for webhook_id in webhook_ids:
+        # One message id per webhook and event, the same on every retry.
+        await enqueue(
+            conn,
+            DELIVER_JOB,
+            {
+                "webhook": webhook_id,
+                "message": f"msg_{short_id(12)}",
+                "event": name,
+                "body": payload,
+            },
+            run_at=now,
+            max_attempts=MAX_ATTEMPTS,
+        )
