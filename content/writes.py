@@ -3,7 +3,8 @@
 Every change the activity log shows is made inside ``write(ctx)``. The block's
 own SQL, the activity row (:meth:`Write.record`) and, for what delivery serves
 (entries and types), the ``pg_notify`` on ``content_changes`` commit together
-or not at all; once the transaction has committed, this process's content
+or not at all, and so do the deliveries of any webhook that takes the event
+(content/webhooks/events.py); once the transaction has committed, this process's content
 version moves for each notification (other processes move theirs when Postgres
 delivers it, see content/changes.py).
 """
