@@ -70,6 +70,7 @@ class Client:
 
     kind: str  # "session" or "delivery"
     viewer: Viewer | None = None
+    session_id: int | None = None
     key: DeliveryKey | None = None
     id: str = field(default_factory=short_id)
     topics: set[str] = field(default_factory=set)
@@ -164,7 +165,7 @@ async def redeem_ticket(ctx: Context, ticket: str) -> Client:
         if found.session_id is not None:
             viewer = await store.session_user(conn, found.session_id, now)
             if viewer is not None:
-                return Client(kind="session", viewer=viewer)
+                return Client(kind="session", viewer=viewer, session_id=found.session_id)
         elif found.delivery_key_id is not None:
             key = await store.live_delivery_key(conn, found.delivery_key_id)
             if key is not None:
@@ -217,8 +218,12 @@ class Hub:
 
     async def _announce(self, entry_id: str) -> None:
         since = self.clock.now() - timedelta(seconds=PRESENCE_STALE_SECONDS)
-        async with self.db.connection() as conn:
-            viewers = await store.viewers(conn, entry_id, since)
+        try:
+            async with self.db.connection() as conn:
+                viewers = await store.viewers(conn, entry_id, since)
+        except Exception:
+            log.exception("reading realtime presence failed")
+            return
         topic = f"entry:{entry_id}"
         frame = {
             "topic": topic,
@@ -325,6 +330,7 @@ class Hub:
                 if entry_id is not None:
                     await self._presence(client, entry_id, joining=False)
             return {"type": "unsubscribed", "topic": topic}
+        await self._recheck(client)
         problem = topic_error(client, topic)
         if problem is not None:
             raise problem
@@ -342,6 +348,23 @@ class Hub:
                 await self._presence(client, entry_id, joining=True)
                 return None
         return {"type": "subscribed", "topic": topic}
+
+    async def _recheck(self, client: Client) -> None:
+        """Re-read the credential at each subscribe: a revoked key or ended session
+        gets no new topics, and a key's narrowed scopes apply at once."""
+        async with self.db.connection() as conn:
+            if client.key is not None:
+                key = await store.live_delivery_key(conn, client.key.id)
+                if key is not None:
+                    client.key = key
+                    return
+            elif client.session_id is not None and await store.session_user(
+                conn, client.session_id, self.clock.now()
+            ):
+                return
+        # Nothing more for this socket: its topics go with the credential.
+        client.topics.clear()
+        raise FrameError("CREDENTIAL_REVOKED", "the session ended or the key was revoked")
 
     async def close_all(self) -> None:
         """At shutdown: close every socket (1001 going away) so the server can stop."""

@@ -186,6 +186,23 @@ async def test_events_name_the_entry_and_a_key_hears_only_what_it_can_read(
     await person.close()
 
 
+async def test_a_revoked_key_gets_no_more_topics_or_events(cms, team, runtime, clock, post_type):
+    key = await make_delivery_key(runtime.db, clock, ["*"])
+    site = await open_socket(base(cms), await key_ticket(cms, key))
+    await subscribe(site, "site")
+    await runtime.db.execute("UPDATE content.delivery_keys SET revoked_at = now()")
+    refused = await subscribe(site, "content:post")
+    assert refused["type"] == "error" and refused["code"] == "CREDENTIAL_REVOKED"
+    resp = await cms.post(
+        "/api/entries",
+        json={"type": "post", "title": "Live", "status": "published"},
+        headers=team["editor"].headers,
+    )
+    assert resp.status == 201
+    await nothing_pending(site)
+    await site.close()
+
+
 async def test_ping_pong_and_bad_frames_answer_with_errors_not_a_drop(cms, team) -> None:
     ws = await open_socket(base(cms), await session_ticket(cms, team["viewer"].headers))
     await nothing_pending(ws)
