@@ -22,11 +22,13 @@ from common.db import Conn
 from mta.sieve.compiler import MAX_SCRIPT_BYTES, Script, SieveError, compile_script
 from mta.store import activity, mailboxes, quota
 from mta.store import filters as _filters
+from mta.store.filters import Filter
 from mta.store.mailboxes import create_default_mailboxes
 
 __all__ = [
     "FILTER_SORTS",
     "MAX_SCRIPT_BYTES",
+    "Filter",
     "Script",
     "SieveError",
     "activity_page",
