@@ -9,8 +9,15 @@ check what it got. Drivers:
   a temporary file in the same directory, fsyncs it, renames it into place
   and fsyncs the directory, so a blob whose put returned survives a crash or
   power loss (the guarantee the SMTP daemon gives before answering 250).
-* An S3-compatible driver implements the same :class:`BlobStore` protocol;
-  it is not built yet (nothing needs it until a deployment scales out).
+* :class:`common.s3blobs.S3BlobStore` keeps ``<prefix><sha256>`` objects in
+  any S3-compatible bucket through aiobotocore (its own module, so the SMTP
+  daemon never imports an S3 client).
+
+Both take a stream (:meth:`BlobStore.put_stream`, an async iterator of
+chunks: an upload is never whole in memory), read back a byte range
+(:meth:`BlobStore.open` with ``start``/``end``, for HTTP Range requests) and
+say where the public can fetch a blob (:meth:`BlobStore.public_url`, None
+when the service must serve it itself).
 
 File I/O runs in a worker thread: fsync takes milliseconds and must not
 stall the event loop.
@@ -23,12 +30,13 @@ import hashlib
 import os
 import re
 import tempfile
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
 BLOB_ID = re.compile(r"^[0-9a-f]{64}$")
 CHUNK = 256 * 1024
+OCTET_STREAM = "application/octet-stream"
 
 
 class BlobNotFound(KeyError):
@@ -40,7 +48,21 @@ class BlobStore(Protocol):
 
     async def get(self, blob_id: str) -> bytes: ...
 
-    def open(self, blob_id: str) -> AsyncIterator[bytes]: ...
+    async def put_stream(
+        self, chunks: AsyncIterable[bytes], *, content_type: str = OCTET_STREAM
+    ) -> str:
+        """Store chunks as they arrive; an exception from ``chunks`` stores nothing."""
+        ...
+
+    def open(self, blob_id: str, start: int = 0, end: int | None = None) -> AsyncIterator[bytes]:
+        """Bytes ``start`` to ``end`` inclusive (the whole blob by default), in chunks."""
+        ...
+
+    def public_url(self, blob_id: str) -> str | None:
+        """Where anyone can fetch the blob, or None: the service serves it."""
+        ...
+
+    async def close(self) -> None: ...
 
     async def exists(self, blob_id: str) -> bool: ...
 
@@ -76,37 +98,62 @@ class LocalBlobStore:
         return await asyncio.to_thread(self._put, data)
 
     def _put(self, data: bytes | Iterable[bytes] | BinaryIO) -> str:
-        self.root.mkdir(parents=True, exist_ok=True)
-        digest = hashlib.sha256()
-        fd, tmp_name = tempfile.mkstemp(prefix=".put-", dir=self.root)
+        out, tmp_name = self._begin()
         try:
-            with os.fdopen(fd, "wb") as out:
+            digest = hashlib.sha256()
+            with out:
                 for chunk in _chunks(data):
                     digest.update(chunk)
                     out.write(chunk)
-                out.flush()
-                if self.durable:
-                    os.fsync(out.fileno())
-            blob_id = digest.hexdigest()
-            final = self.path(blob_id)
-            if final.exists():
-                # Same bytes already stored (content addressing): keep the old file.
-                os.unlink(tmp_name)
-                return blob_id
-            # Directories made here must reach the disk too; existing ones need not
-            # be fsynced again (one fsync fewer per blob once the shards exist).
-            made = [d for d in (final.parent.parent, final.parent) if not d.exists()]
-            final.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(tmp_name, final)
-            if self.durable:
-                _fsync_dir(final.parent)
-                for directory in made:
-                    _fsync_dir(directory.parent)
-            return blob_id
+                self._flush(out)
+            return self._commit(tmp_name, digest.hexdigest())
         except BaseException:
-            if os.path.exists(tmp_name):
-                os.unlink(tmp_name)
+            _discard(tmp_name)
             raise
+
+    async def put_stream(
+        self, chunks: AsyncIterable[bytes], *, content_type: str = OCTET_STREAM
+    ) -> str:
+        """Write chunks to a temporary file as they arrive, then rename it into place."""
+        out, tmp_name = await asyncio.to_thread(self._begin)
+        try:
+            digest = hashlib.sha256()
+            with out:
+                async for chunk in chunks:
+                    digest.update(chunk)
+                    await asyncio.to_thread(out.write, chunk)
+                await asyncio.to_thread(self._flush, out)
+            return await asyncio.to_thread(self._commit, tmp_name, digest.hexdigest())
+        except BaseException:
+            await asyncio.to_thread(_discard, tmp_name)
+            raise
+
+    def _begin(self) -> tuple[BinaryIO, str]:
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=".put-", dir=self.root)
+        return os.fdopen(fd, "wb"), tmp_name
+
+    def _flush(self, out: BinaryIO) -> None:
+        out.flush()
+        if self.durable:
+            os.fsync(out.fileno())
+
+    def _commit(self, tmp_name: str, blob_id: str) -> str:
+        final = self.path(blob_id)
+        if final.exists():
+            # Same bytes already stored (content addressing): keep the old file.
+            os.unlink(tmp_name)
+            return blob_id
+        # Directories made here must reach the disk too; existing ones need not
+        # be fsynced again (one fsync fewer per blob once the shards exist).
+        made = [d for d in (final.parent.parent, final.parent) if not d.exists()]
+        final.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp_name, final)
+        if self.durable:
+            _fsync_dir(final.parent)
+            for directory in made:
+                _fsync_dir(directory.parent)
+        return blob_id
 
     async def get(self, blob_id: str) -> bytes:
         path = self.path(blob_id)
@@ -115,18 +162,26 @@ class LocalBlobStore:
         except FileNotFoundError:
             raise BlobNotFound(blob_id) from None
 
-    async def open(self, blob_id: str) -> AsyncIterator[bytes]:
-        """Stream a blob in chunks without holding it all in memory."""
+    async def open(
+        self, blob_id: str, start: int = 0, end: int | None = None
+    ) -> AsyncIterator[bytes]:
+        """Stream a blob (or its bytes ``start``..``end``) without holding it in memory."""
         path = self.path(blob_id)
         try:
             fh = await asyncio.to_thread(path.open, "rb")
         except FileNotFoundError:
             raise BlobNotFound(blob_id) from None
         try:
-            while True:
-                chunk = await asyncio.to_thread(fh.read, CHUNK)
+            if start:
+                await asyncio.to_thread(fh.seek, start)
+            left = None if end is None else end - start + 1
+            while left is None or left > 0:
+                want = CHUNK if left is None else min(CHUNK, left)
+                chunk = await asyncio.to_thread(fh.read, want)
                 if not chunk:
                     return
+                if left is not None:
+                    left -= len(chunk)
                 yield chunk
         finally:
             fh.close()
@@ -154,6 +209,13 @@ class LocalBlobStore:
             return False
         return True
 
+    def public_url(self, blob_id: str) -> str | None:
+        # Files on the service's own disk: the service serves them.
+        return None
+
+    async def close(self) -> None:
+        return None
+
 
 def _chunks(data: bytes | Iterable[bytes] | BinaryIO) -> Iterable[bytes]:
     if isinstance(data, bytes | bytearray | memoryview):
@@ -168,6 +230,11 @@ def _chunks(data: bytes | Iterable[bytes] | BinaryIO) -> Iterable[bytes]:
             yield chunk
         return
     yield from data  # type: ignore[misc]
+
+
+def _discard(tmp_name: str) -> None:
+    if os.path.exists(tmp_name):
+        os.unlink(tmp_name)
 
 
 def _fsync_dir(path: Path) -> None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from common.blobs import BlobStore
 from common.clock import Clock
 from common.db import Database
 from common.ratelimit import RateLimiter
@@ -20,6 +21,8 @@ class Context:
     settings: ContentSettings
     limiter: RateLimiter
     changes: Changes
+    # Media bytes: the STORAGE_DRIVER's store (content/media/storage.py).
+    blobs: BlobStore
     # The mount prefix of this app ("" at the root, "/cms" under the gateway).
     prefix: str = ""
 

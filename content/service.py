@@ -22,6 +22,8 @@ from content.delivery import routes as delivery_routes
 from content.entries import publishing, schedule
 from content.entries import routes as entry_routes
 from content.keys import routes as key_routes
+from content.media import routes as media_routes
+from content.media.service import make_blob_store
 from content.menus import routes as menu_routes
 from content.openapi import PROFILE
 from content.people import routes as people_routes
@@ -52,6 +54,7 @@ ROUTE_TABLES = (
     taxonomy_routes.routes,
     menu_routes.routes,
     site_routes.routes,
+    media_routes.routes,
     delivery_routes.routes,
 )
 
@@ -68,6 +71,7 @@ class ContentService:
             settings=self.settings,
             limiter=RateLimiter(runtime.db, runtime.clock),
             changes=self.changes,
+            blobs=make_blob_store(self.settings),
         )
         # One handler per queue: a second service on the same runtime (a path
         # mount and a test client together) shares the first one's.
@@ -94,5 +98,8 @@ class ContentService:
     async def _lifespan(self) -> AsyncIterator[None]:
         if self.settings.bootstrap is not None:
             await bootstrap_owner(self.context, self.settings.bootstrap)
-        async with self.changes.listening(self.runtime.db.dsn):
-            yield
+        try:
+            async with self.changes.listening(self.runtime.db.dsn):
+                yield
+        finally:
+            await self.context.blobs.close()

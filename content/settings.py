@@ -56,7 +56,7 @@ class ContentSettings:
     delivery_origins: tuple[str, ...] = ()
     webhook_allow_private: bool = False
     storage_driver: str = "local"
-    storage_local_dir: Path = Path("var/blobs")
+    storage_local_dir: Path = Path("var/media")
     s3_endpoint: str = ""
     s3_bucket: str = ""
     s3_region: str = ""
@@ -147,7 +147,11 @@ def load_content_settings(settings: Settings) -> ContentSettings:
         delivery_origins=_origins(env),
         webhook_allow_private=read_bool(env, "WEBHOOK_ALLOW_PRIVATE", False),
         storage_driver=driver,
-        storage_local_dir=Path(read_str(env, "STORAGE_LOCAL_DIR", str(settings.blob_dir))),
+        # Not DATA_DIR/blobs: deleting a media file must never reach a mail blob
+        # that happens to have the same bytes.
+        storage_local_dir=Path(
+            read_str(env, "STORAGE_LOCAL_DIR", str(settings.data_dir / "media"))
+        ),
         s3_endpoint=s3["S3_ENDPOINT"].rstrip("/"),
         s3_bucket=s3["S3_BUCKET"],
         s3_region=s3["S3_REGION"],

@@ -1,16 +1,13 @@
 """The two questions site settings ask the media library (content/media/).
 
-Settings hold media ids (logo, socialImage). Both questions go through here
-so the settings code does not change when the library's storage does:
+Settings hold media ids (logo, socialImage):
 
-- :func:`check_media_ids` on save: until the media library is merged it
-  checks the id's shape (the media field's own rule, types/fields.py); with
-  the library it also asks that the media exists and is an image.
-- :func:`media_urls` on delivery: id -> public URL, which only the library
-  (its storage driver and PUBLIC_URL / S3_PUBLIC_URL) can answer. Until it is
-  merged there is no URL to give, and this says so rather than pretending no
-  media exists (tests/content/test_site_settings.py marks the test that
-  completes it).
+- :func:`check_media_ids` on save: each id names media of the library, and an
+  image (the media field's rule, entries/validation.py), in one query that
+  locks the rows FOR SHARE so a save and the media's deletion cannot both
+  commit.
+- :func:`media_urls` on delivery: id -> public URL, from the library (its
+  storage driver decides the URL). A media deleted later reads as null.
 """
 
 from __future__ import annotations
@@ -19,16 +16,25 @@ from collections.abc import Mapping
 
 from common.db import Conn
 from content.errors import Problems
+from content.media import store as media_store
+from content.media.service import resolve_media_urls
 from content.types.fields import MEDIA_ID_RE
 
 
 async def check_media_ids(conn: Conn, ids: Mapping[str, str], p: Problems) -> None:
     """``ids`` maps a body key to the media id given for it; bad ones are named."""
-    for key, media_id in ids.items():
-        if not MEDIA_ID_RE.fullmatch(media_id):
-            p.add(key, "must be a media id")
+    wellformed = {key: media_id for key, media_id in ids.items() if MEDIA_ID_RE.fullmatch(media_id)}
+    for key in ids.keys() - wellformed.keys():
+        p.add(key, "must be a media id")
+    found = await media_store.media_by_ids(conn, sorted(set(wellformed.values())), share=True)
+    for key, media_id in wellformed.items():
+        media = found.get(media_id)
+        if media is None:
+            p.add(key, f"no media {media_id!r} exists")
+        elif not media.is_image:
+            p.add(key, f"must be an image, not {media.type} ({media.filename})")
 
 
 async def media_urls(conn: Conn, ids: list[str]) -> dict[str, str]:
-    """Media id -> public URL, for delivery; answered by the media library."""
-    raise NotImplementedError("media URLs come from the media library (content/media/)")
+    """Media id -> public URL, for delivery; ids of deleted media are absent."""
+    return await resolve_media_urls(conn, ids)

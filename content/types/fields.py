@@ -4,8 +4,9 @@ A field definition is a JSON object ``{key, type, label?, required?, help?,
 ...options}``. Each type declares the options it accepts; :func:`check_definition`
 validates a definition (recursively for ``list``), :func:`clean_value`
 validates and normalises one value, naming the exact path of any bad input
-(``items.2.title``). Reference fields are collected while cleaning and
-enforced afterwards in one query by the entries service.
+(``items.2.title``). Reference, media and gallery values are collected while
+cleaning and enforced afterwards, each kind in one query, by the entries
+service (entries/validation.py).
 """
 
 from __future__ import annotations
@@ -59,9 +60,14 @@ RESERVED_KEYS = {"id", "type", "title", "slug", "locale", "status", "data", "pub
 
 @dataclass
 class References:
-    """Reference values met while cleaning: (path, target type, entry id)."""
+    """Values met while cleaning that name other records.
+
+    ``items``: (path, target type, entry id) of reference fields; ``media``:
+    (path, media id) of media fields and gallery items.
+    """
 
     items: list[tuple[str, str, str]] = field(default_factory=list)
+    media: list[tuple[str, str]] = field(default_factory=list)
 
 
 Cleaner = Callable[[Any, FieldDefinition, str, Problems, References], Any]
@@ -237,6 +243,8 @@ def _multiselect(value: Any, d: FieldDefinition, key: str, p: Problems, r: Refer
 def _media(value: Any, d: FieldDefinition, key: str, p: Problems, r: References) -> Any:
     if not isinstance(value, str) or not MEDIA_ID_RE.match(value):
         p.add(key, "must be a media id")
+    else:
+        r.media.append((key, value))
     return value
 
 

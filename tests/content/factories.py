@@ -132,3 +132,17 @@ async def make_type(
         )
     assert row is not None
     return row
+
+
+async def make_media(
+    db: Database, clock: Clock, media_id: str | None = None, media_type: str = "image/png"
+) -> str:
+    """A media row (no bytes stored): enough for media and gallery fields to accept its id."""
+    media_id = media_id or short_id()
+    now = clock.now()
+    await db.execute(
+        "INSERT INTO content.media (id, filename, type, size, sha256, url, created_at,"
+        " updated_at) VALUES (%s, %s, %s, 1, %s, %s, %s, %s)",
+        (media_id, f"{media_id}.png", media_type, "0" * 64, f"http://x/{media_id}", now, now),
+    )
+    return media_id

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.content.factories import make_type
+from tests.content.factories import make_media, make_type
 
 FIELDS = [
     {"key": "line", "type": "text", "maxLength": 10},
@@ -53,6 +53,9 @@ async def setup(cms, team, runtime, clock):
     await make_type(runtime.db, clock, "person", [])
     await make_type(runtime.db, clock, "place", [])
     await make_type(runtime.db, clock, "kitchen", FIELDS)
+    # Media and gallery fields take ids of image media the library holds.
+    for media_id in ("media_1", "a1", "b2", "ok", "a", "b", "c"):
+        await make_media(runtime.db, clock, media_id)
     editor = team["editor"]
 
     async def entry(type_name, title="x", data=None):

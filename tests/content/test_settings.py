@@ -20,6 +20,13 @@ def test_defaults():
     assert cs.bootstrap is None
 
 
+def test_media_files_default_beside_mail_blobs_not_among_them(tmp_path):
+    # Same-bytes sharing must never let a media delete remove a mail blob.
+    cs = load_content_settings(Settings(data_dir=tmp_path, environ={}))
+    assert cs.storage_local_dir == tmp_path / "media"
+    assert cs.storage_local_dir != Settings(data_dir=tmp_path).blob_dir
+
+
 def test_values_are_parsed():
     cs = _content(
         {

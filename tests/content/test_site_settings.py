@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 from content.service import CONTENT_VERSION
 from content.site.service import delivery_settings
-from tests.content.factories import bearer, make_agent_key
+from tests.content.factories import bearer, make_agent_key, make_media
 
 
 async def test_read_with_content_read_and_change_with_settings_manage(cms, team, runtime, clock):
@@ -18,7 +16,9 @@ async def test_read_with_content_read_and_change_with_settings_manage(cms, team,
         "logo": None,
         "socialImage": None,
     }
-    body = {"title": "My Site", "tagline": "Hello", "logo": "img_1", "socialImage": "img-2"}
+    logo = await make_media(runtime.db, clock)
+    social = await make_media(runtime.db, clock)
+    body = {"title": "My Site", "tagline": "Hello", "logo": logo, "socialImage": social}
     for role in ("viewer", "author", "editor"):
         resp = await cms.patch("/api/settings", json=body, headers=team[role].headers)
         assert resp.status == 403
@@ -30,8 +30,8 @@ async def test_read_with_content_read_and_change_with_settings_manage(cms, team,
     resp = await cms.patch("/api/settings", json=body, headers=team["admin"].headers)
     assert resp.status == 200
     saved = await resp.json()
-    assert saved["title"] == "My Site" and saved["logo"] == "img_1"
-    assert saved["socialImage"] == "img-2" and saved["description"] == ""
+    assert saved["title"] == "My Site" and saved["logo"] == logo
+    assert saved["socialImage"] == social and saved["description"] == ""
     assert cms.app[CONTENT_VERSION]() == version + 1
     # A PATCH changes only what it names; null clears a media setting.
     cleared = await cms.patch(
@@ -70,16 +70,31 @@ async def test_invalid_settings_name_each_field(cms, team):
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=NotImplementedError,
-    reason="completed with the media library (content/media/): site/media.py media_urls",
-)
-async def test_delivery_settings_resolve_media_ids_to_urls(cms, team, runtime):
-    await cms.patch(
-        "/api/settings", json={"title": "T", "logo": "img_1"}, headers=team["admin"].headers
+async def test_media_settings_name_image_media_of_the_library(cms, team, runtime, clock):
+    pdf = await make_media(runtime.db, clock, media_type="application/pdf")
+    resp = await cms.patch(
+        "/api/settings",
+        json={"logo": "nosuchmedia1", "socialImage": pdf},
+        headers=team["admin"].headers,
     )
+    assert resp.status == 400
+    problems = {f["key"]: f["message"] for f in (await resp.json())["details"]["fields"]}
+    assert "no media" in problems["logo"]
+    assert "must be an image" in problems["socialImage"]
+
+
+async def test_delivery_settings_resolve_media_ids_to_urls(cms, team, runtime, clock):
+    logo = await make_media(runtime.db, clock)
+    gone = await make_media(runtime.db, clock)
+    await cms.patch(
+        "/api/settings",
+        json={"title": "T", "logo": logo, "socialImage": gone},
+        headers=team["admin"].headers,
+    )
+    # Media deleted after it was chosen reads as null on delivery.
+    await runtime.db.execute("DELETE FROM content.media WHERE id = %s", (gone,))
     async with runtime.db.connection() as conn:
         settings = await delivery_settings(conn)
     assert settings["title"] == "T"
-    assert settings["logo"].startswith("http")
+    assert settings["logo"] == f"http://x/{logo}"
+    assert settings["socialImage"] is None
