@@ -42,7 +42,7 @@ def render(request: web.Request, template: str, **context: Any) -> web.Response:
 def _sign_in_first(request: web.Request) -> web.HTTPSeeOther:
     # Back to this very page (path and query) once signed in.
     return web.HTTPSeeOther(
-        "/signin?" + urlencode({"next": request.rel_url.path_qs}), headers=PAGE_HEADERS
+        "/signin?" + urlencode({"next": request.raw_path}), headers=PAGE_HEADERS
     )
 
 

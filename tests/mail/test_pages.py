@@ -44,7 +44,14 @@ async def test_every_page_is_html_with_a_strict_policy(client: Any, path: str) -
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
 
 
-@pytest.mark.parametrize("path", ["/", "/authorize?client_id=x", "/pair?user_code=ABCD-EFGH"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/",
+        "/authorize?client_id=x&scope=openid%20email&state=a%2Bb",
+        "/pair?user_code=ABCD-EFGH",
+    ],
+)
 async def test_a_signed_out_person_is_sent_to_sign_in_and_back(client: Any, path: str) -> None:
     response = await client.get(path, allow_redirects=False)
     assert response.status == 303

@@ -30,13 +30,16 @@ export function messageOf(data) {
   return data.message || data.error_description || data.error || "Something went wrong.";
 }
 
-// Shows an error under the form and ties it to the field it names.
-export function showError(form, data) {
+// Shows an error under the form and ties it to its field: the one given, or
+// the one the message names ("password is too short").
+export function showError(form, data, field) {
   const box = form.querySelector(".error");
   const message = messageOf(data);
-  box.textContent = message;
+  box.textContent = message.charAt(0).toUpperCase() + message.slice(1);
   form.querySelectorAll("[aria-invalid]").forEach((el) => el.removeAttribute("aria-invalid"));
-  const named = [...form.elements].find((el) => el.name && message.startsWith(el.name + " "));
+  const named = field
+    ? form.elements.namedItem(field)
+    : [...form.elements].find((el) => el.name && message.startsWith(el.name + " "));
   if (named) {
     named.setAttribute("aria-invalid", "true");
     const ids = new Set((named.getAttribute("aria-describedby") || "").split(" ").filter(Boolean));

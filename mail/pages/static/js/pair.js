@@ -10,7 +10,7 @@ let userCode = "";
 
 async function look(code) {
   const { ok, data } = await api("GET", `${OAUTH}/device/info?${new URLSearchParams({ user_code: code })}`);
-  if (!ok) return showError(codeForm, data);
+  if (!ok) return showError(codeForm, data, "user_code");
   userCode = data.user_code;
   document.getElementById("client-name").textContent = data.client.name || data.client.client_id;
   document.getElementById("shown-code").textContent = data.user_code;
