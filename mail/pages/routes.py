@@ -92,23 +92,24 @@ async def signout(request: web.Request) -> web.Response:
     return render(request, "signout.html", title="Sign out")
 
 
-@routes.get("/forgot")
+@routes.get("/forgot-password")
 @page
 async def forgot(request: web.Request) -> web.Response:
     return render(request, "forgot.html", title="Forgot your password")
 
 
-@routes.get("/reset")
+@routes.get("/reset-password")
 @page
 async def reset(request: web.Request) -> web.Response:
-    # The token stays in the page's URL; the module reads it from there.
+    # The emailed link (mail/accounts/tokens.py); the module reads the token from the URL.
     return render(request, "reset.html", title="Choose a new password")
 
 
-@routes.get("/verify")
+@routes.get("/verify-email")
 @page
 async def verify(request: web.Request) -> web.Response:
-    # A button, not an automatic POST: link scanners that open the mail must not spend the token.
+    # The emailed link. A button, not an automatic POST: link scanners that
+    # open the mail must not spend the token.
     return render(request, "verify.html", title="Confirm your email address")
 
 

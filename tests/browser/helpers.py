@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
+import time
 from typing import Any
 
 import httpx
 import psycopg2
 
 from tests.browser.conftest import Screens
+from tests.conftest import GatewayProcess
 
 PASSWORD = "correct horse battery staple"
 
@@ -22,11 +25,13 @@ def make_account(base_url: str, email: str, name: str = "") -> None:
     assert response.status_code == 201, response.text
 
 
-def sign_in(tab: Screens, email: str, *, check_as: str | None = None) -> None:
+def sign_in(
+    tab: Screens, email: str, *, password: str = PASSWORD, check_as: str | None = None
+) -> None:
     """Fill the sign-in page the browser is on and submit it."""
     page = tab.page
     page.get_by_label("Email").fill(email)
-    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_label("Password").fill(password)
     if check_as:
         tab.check(check_as)
     page.get_by_role("button", name="Sign in").click()
@@ -54,3 +59,15 @@ def fulfil_callback(tab: Screens, origin: str) -> list[str]:
 
     tab.page.route(origin + "/**", answer)
     return seen
+
+
+def mailed_link(gateway: GatewayProcess, kind: str, email: str, timeout: float = 10) -> str:
+    """The newest link of a kind mailed to an address, read from the development log."""
+    pattern = re.compile(rf"{re.escape(kind)} for {re.escape(email)}: (\S+)")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = pattern.findall(gateway.log())
+        if found:
+            return str(found[-1])
+        time.sleep(0.1)  # the reset mail is written by a job worker, soon after the request
+    raise AssertionError(f"no {kind} link for {email} in the log:\n{gateway.log()}")

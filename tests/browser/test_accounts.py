@@ -8,9 +8,12 @@ from collections.abc import Callable
 import pyotp
 
 from tests.browser.conftest import Screens
-from tests.browser.helpers import PASSWORD, sign_in
+from tests.browser.helpers import PASSWORD, mailed_link, make_account, sign_in
+from tests.conftest import GatewayProcess
 
 OWNER = "owner@example.com"
+PERSON = "person@example.com"
+NEW_PASSWORD = "a new and long passphrase"
 
 
 def test_the_owner_signs_up_signs_out_and_signs_in_with_a_totp_code(
@@ -67,20 +70,38 @@ def test_the_owner_signs_up_signs_out_and_signs_in_with_a_totp_code(
     assert page.request.get("/api/auth/me").json()["email"] == OWNER
 
 
-def test_the_password_pages_answer_in_words(screens: Callable[[], Screens]) -> None:
+def test_a_person_follows_the_mailed_links_to_confirm_and_reset(
+    screens: Callable[[], Screens], gateway: GatewayProcess
+) -> None:
+    make_account(gateway.base_url, PERSON)
     tab = screens()
     page = tab.page
-    page.goto("/forgot")
-    page.get_by_label("Email").fill("nobody@example.com")
+    page.goto(mailed_link(gateway, "verify_email", PERSON))
+    page.wait_for_url(lambda url: "/verify-email?token=" in url)
+    tab.check("verify-email")
+    page.get_by_role("button", name="Confirm").click()
+    page.get_by_role("status").filter(has_text=f"{PERSON} is confirmed").wait_for()
+    assert page.get_by_role("button", name="Confirm").is_hidden()
+    # A link works once.
+    page.reload()
+    page.get_by_role("button", name="Confirm").click()
+    page.get_by_role("alert").filter(has_text="Token is invalid").wait_for()
+    tab.check("verify-email-spent")
+
+    page.goto("/signin")
+    page.get_by_role("link", name="Forgot your password?").click()
+    page.get_by_label("Email").fill(PERSON)
     page.get_by_role("button", name="Send the link").click()
     page.get_by_role("status").filter(has_text="reset link").wait_for()
-    tab.check("forgot")
-    page.goto("/reset?token=not-a-token")
-    page.get_by_label("New password").fill(PASSWORD)
+    tab.check("forgot-password")
+
+    page.goto(mailed_link(gateway, "password_reset", PERSON))
+    page.get_by_label("New password").fill(NEW_PASSWORD)
     page.get_by_role("button", name="Change password").click()
-    page.get_by_role("alert").filter(has_text="token").wait_for()
-    tab.check("reset-error")
-    page.goto("/verify?token=not-a-token")
-    page.get_by_role("button", name="Confirm").click()
-    page.get_by_role("alert").filter(has_text="token").wait_for()
-    tab.check("verify-error")
+    page.get_by_role("status").filter(has_text="Your password was changed").wait_for()
+    tab.check("reset-password")
+
+    page.goto("/signin")
+    sign_in(tab, PERSON, password=NEW_PASSWORD)
+    page.wait_for_url(tab.origin + "/")
+    assert page.locator("dd", has_text="Yes").is_visible()

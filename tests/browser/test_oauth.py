@@ -66,7 +66,8 @@ def test_an_authlib_client_gets_a_code_through_the_consent_page(
     page.get_by_text("See your email address").wait_for()
     assert page.get_by_role("button", name="Allow").evaluate("el => el === document.activeElement")
     tab.check("consent")
-    page.get_by_role("button", name="Allow").click()
+    # Keyboard only: the focused Allow button takes Enter.
+    page.keyboard.press("Enter")
     page.wait_for_url(lambda url: url.startswith(REDIRECT_URI + "?"))
 
     assert len(seen) == 1

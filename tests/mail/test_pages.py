@@ -15,7 +15,14 @@ from mail.pages import assets
 from mail.pages.security import safe_next
 from tests.mail.factories import signed_in
 
-PAGES = ("/signin", "/signup", "/signout", "/forgot", "/reset?token=x", "/verify?token=x")
+PAGES = (
+    "/signin",
+    "/signup",
+    "/signout",
+    "/forgot-password",
+    "/reset-password?token=x",
+    "/verify-email?token=x",
+)
 
 
 @pytest.mark.parametrize("path", PAGES)

@@ -50,8 +50,7 @@ export function showError(form, data, field) {
 }
 
 export function clearError(form) {
-  const box = form.querySelector(".error");
-  if (box) box.textContent = "";
+  form.querySelectorAll(".error, .status").forEach((box) => (box.textContent = ""));
   form.querySelectorAll("[aria-invalid]").forEach((el) => el.removeAttribute("aria-invalid"));
 }
 
@@ -78,6 +77,15 @@ export function onSubmit(form, submit) {
       buttons.forEach((b) => (b.disabled = false));
     }
   });
+}
+
+// After a one-time action succeeded: only its message stays.
+export function finish(form, message) {
+  form.querySelectorAll(".field, button").forEach((el) => (el.hidden = true));
+  const status = form.querySelector(".status");
+  status.textContent = message;
+  status.setAttribute("tabindex", "-1");
+  status.focus();
 }
 
 // The page to go to next: the server already kept only same-origin paths.

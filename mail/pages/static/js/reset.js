@@ -1,4 +1,4 @@
-import { api, fields, onSubmit, showError } from "./common.js";
+import { api, fields, finish, onSubmit, showError } from "./common.js";
 
 const form = document.getElementById("reset");
 const token = new URLSearchParams(window.location.search).get("token") || "";
@@ -6,5 +6,5 @@ onSubmit(form, async () => {
   const body = { token, ...fields(form, ["password"]) };
   const { ok, data } = await api("POST", "/api/auth/password/reset", body);
   if (!ok) return showError(form, data);
-  document.getElementById("reset-status").textContent = "Your password was changed. Sign in with it.";
+  finish(form, "Your password was changed. Sign in with it.");
 });
