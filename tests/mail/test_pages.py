@@ -126,3 +126,15 @@ async def test_pages_stay_out_of_the_api_document(client: Any) -> None:
     document = await (await client.get("/api/openapi.json")).json()
     for path in ("/", "/signin", "/authorize", "/pair", "/assets/{name}"):
         assert path not in document["paths"]
+
+
+async def test_the_oauth_metadata_advertises_these_pages(client: Any, runtime: Runtime) -> None:
+    document = await (await client.get("/.well-known/oauth-authorization-server/oauth")).json()
+    endpoint = document["authorization_endpoint"]
+    assert endpoint == runtime.settings.public_url + "/authorize"
+    _, headers = await signed_in(runtime)
+    # The consent page, and /pair, the device flow's verification URI (tests/browser/ follows one).
+    for path in ("/authorize?client_id=x", "/pair"):
+        response = await client.get(path, headers=headers)
+        assert response.status == 200, path
+        assert response.content_type == "text/html"
