@@ -173,3 +173,20 @@ def test_a_device_polls_while_the_person_approves_at_pair(
     device.join(timeout=45)
     assert result["final"].get("access_token"), result
     assert result["answers"][0] == "authorization_pending"
+
+    # A second device, its code in the link: the page looks it up; the person denies.
+    second = httpx.post(
+        meta["device_authorization_endpoint"], data={"client_id": "tv", "scope": "openid"}
+    ).json()
+    refused: dict[str, Any] = {}
+    device = threading.Thread(
+        target=poll_for_token,
+        args=(meta["token_endpoint"], second["device_code"], second["interval"], refused),
+    )
+    device.start()
+    page.goto(second["verification_uri_complete"])
+    page.get_by_text(second["user_code"]).wait_for()
+    page.get_by_role("button", name="Deny").click()
+    page.get_by_text("The device was not connected").wait_for()
+    device.join(timeout=45)
+    assert refused["final"].get("error") == "access_denied", refused

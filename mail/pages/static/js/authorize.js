@@ -9,6 +9,8 @@ const form = document.getElementById("consent");
 const loading = document.getElementById("consent-loading");
 
 function problem(data) {
+  document.querySelector("h1").textContent = "Access cannot be allowed";
+  document.title = "Access cannot be allowed · Mail";
   loading.hidden = true;
   form.hidden = true;
   document.getElementById("consent-error-text").textContent = messageOf(data);
