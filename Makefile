@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 export XDG_RUNTIME_DIR ?= /tmp/svc-runtime-$(shell id -u)
 
-.PHONY: run test dev start typecheck tidy lint docs password clean
+.PHONY: run test dev start typecheck tidy lint docs password clean browser
 
 $(STAMP): requirements/base.txt requirements/dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -18,8 +18,17 @@ $(STAMP): requirements/base.txt requirements/dev.txt
 run: $(STAMP)  ## serve everything on http://localhost:4300 with an embedded database
 	$(PY) -m gateway
 
+# The browser tests (tests/browser/) drive Debian's chromium through Playwright;
+# it is installed here when missing (never Playwright's own browser download).
+# In CI a missing browser is an error; elsewhere those tests skip and say why.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends chromium fonts-dejavu-core; } || \
+		{ test -z "$$CI" && echo "chromium is missing: the browser tests will be skipped"; }
+
 # The fast checks run first, so CI holds the same style `make lint` holds.
-test: $(STAMP) lint typecheck docs  ## checks, then the whole suite, one worker (and one throw-away PostgreSQL) per core
+test: $(STAMP) browser lint typecheck docs  ## checks, then the whole suite, one worker (and one throw-away PostgreSQL) per core
 	$(PY) -m pytest -n auto
 
 dev: $(STAMP)  ## like run, restarting when a .py file changes

@@ -156,6 +156,19 @@ def declaration(handler: Any) -> Operation:
     return Operation()
 
 
+PAGE_ATTRIBUTE = "__openapi_page__"
+
+
+def page(fn: F) -> F:
+    """Mark a handler as an HTML page for people, not part of the API.
+
+    The document describes the machine interface; pages (mail/pages/) drive
+    that interface from a browser and are left out of it.
+    """
+    setattr(fn, PAGE_ATTRIBUTE, True)
+    return fn
+
+
 # --- one service's conventions -------------------------------------------------
 
 
@@ -186,7 +199,7 @@ def served_operations(app: web.Application) -> list[tuple[str, str, AbstractRout
     out: list[tuple[str, str, AbstractRoute]] = []
     for resource in app.router.resources():
         for route in resource:
-            if route.method == "HEAD":
+            if route.method == "HEAD" or getattr(route.handler, PAGE_ATTRIBUTE, False):
                 continue
             out.append((resource.canonical, route.method, route))
     return out

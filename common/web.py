@@ -16,6 +16,7 @@ naming the field). JSON bodies are also refused when nested deeper than
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import math
@@ -42,6 +43,7 @@ KIND_BY_STATUS = {
     404: "not_found",
     405: "method_not_allowed",
     406: "not_acceptable",
+    408: "request_timeout",
     409: "conflict",
     410: "gone",
     411: "length_required",
@@ -216,20 +218,34 @@ def _dumps(data: Any) -> str:
     return json.dumps(data, default=_default, separators=(",", ":"))
 
 
+# The whole body must arrive within this many seconds, however it trickles:
+# a client sending a byte at a time cannot hold a handler (and what it holds)
+# open for ever. Generous for the few MiB these bodies may hold; nginx's
+# client_body_timeout (60 s) bounds only the gap between two reads.
+BODY_DEADLINE_SECONDS = 30.0
+
+
 async def read_body(request: web.Request, *, max_bytes: int) -> bytes:
     """The whole body, however many TCP segments or chunks it arrives in.
 
     ``request.content.read(n)`` returns what has arrived so far, so one call
-    can see half a body; this reads to the end. Over ``max_bytes`` is 413.
+    can see half a body; this reads to the end. Over ``max_bytes`` is 413; a
+    body not complete within :data:`BODY_DEADLINE_SECONDS` is 408.
     """
     if request.content_length is not None and request.content_length > max_bytes:
         raise _too_large(max_bytes, request.content_length)
     body = bytearray()
-    while len(body) <= max_bytes:
-        chunk = await request.content.read(max_bytes + 1 - len(body))
-        if not chunk:
-            return bytes(body)
-        body += chunk
+    try:
+        async with asyncio.timeout(BODY_DEADLINE_SECONDS):
+            while len(body) <= max_bytes:
+                chunk = await request.content.read(max_bytes + 1 - len(body))
+                if not chunk:
+                    return bytes(body)
+                body += chunk
+    except TimeoutError:
+        raise web.HTTPRequestTimeout(
+            text=f"the request body did not arrive within {BODY_DEADLINE_SECONDS:g} seconds"
+        ) from None
     raise _too_large(max_bytes, len(body))
 
 

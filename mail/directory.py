@@ -164,10 +164,10 @@ async def authenticate(conn: Conn, email: str, password: str) -> Principal | Non
     """
     local, _, domain = email.strip().lower().rpartition("@")
     row = await addresses_store.credentials(conn, local, domain) if local else None
-    ok = await verify_password(row["password_hash"] if row else None, password)
+    ok = await verify_password(row.password_hash if row else None, password)
     if row is None or not ok:
         return None
-    return Principal(address_id=row["id"], account_id=row["account_id"], email=f"{local}@{domain}")
+    return Principal(address_id=row.id, account_id=row.account_id, email=f"{local}@{domain}")
 
 
 @dataclass(frozen=True)
@@ -190,12 +190,12 @@ async def signing_key(conn: Conn, sealer: Sealer, domain: str) -> SigningKey | N
     row = await domains_store.get_by_name(conn, name)
     if row is None:
         return None
-    key = await keys_store.sealed_active_key(conn, row["id"])
+    key = await keys_store.sealed_active_key(conn, row.id)
     if key is None:
         return None
     return SigningKey(
         domain=name,
-        selector=key["selector"],
-        algorithm=key["algorithm"],
-        private_key=open_private_key(sealer, key["private_key_sealed"]),
+        selector=key.selector,
+        algorithm=key.algorithm,
+        private_key=open_private_key(sealer, key.private_key_sealed),
     )

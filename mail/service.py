@@ -26,6 +26,7 @@ from mail.domains import service as domains_service
 from mail.domains.settings import load_hosting_settings
 from mail.openapi import PROFILE
 from mail.outbox.store import outbox_sealer
+from mail.pages import install as install_pages
 from mail.routes import ROUTE_TABLES
 from mail.settings import load_mail_settings
 from mail.web.csrf import csrf_middleware
@@ -81,6 +82,8 @@ class MailService:
         for table in ROUTE_TABLES:
             app.add_routes(table)
         publish(app, PROFILE, json_path=OPENAPI_PATH, html_path=DOCS_PATH)
+        # The pages for people (mail/pages/): outside /api and outside the document.
+        install_pages(app)
         return app
 
     def lifespan(self) -> AbstractAsyncContextManager[None] | None:

@@ -163,10 +163,7 @@ async def _plan(
     if not rows:
         return _Plan(mailbox, None, None, junk)
     try:
-        scripts = [
-            (str(r["id"]), ctx.scripts.get(str(r["id"]), r["updated_at"].isoformat(), r["script"]))
-            for r in rows
-        ]
+        scripts = [(r.id, ctx.scripts.get(r.id, r.updated_at.isoformat(), r.script)) for r in rows]
         outcome = run(
             scripts,
             Incoming(

@@ -16,17 +16,21 @@ and the hourly blob collection (mta/service.py) frees their bodies.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from common.db import Conn
 from mta.sieve.compiler import MAX_SCRIPT_BYTES, Script, SieveError, compile_script
 from mta.store import activity, mailboxes, quota
 from mta.store import filters as _filters
-from mta.store.mailboxes import create_default_mailboxes
+from mta.store.activity import Activity
+from mta.store.filters import Filter
+from mta.store.mailboxes import Folder, create_default_mailboxes
 
 __all__ = [
     "FILTER_SORTS",
     "MAX_SCRIPT_BYTES",
+    "Activity",
+    "Filter",
+    "Folder",
     "Script",
     "SieveError",
     "activity_page",
@@ -44,13 +48,13 @@ __all__ = [
 # Folders: Inbox, Drafts, Sent... (create_default_mailboxes, in the address's transaction).
 
 
-async def folders(conn: Conn, address_id: str, now: datetime) -> list[dict[str, Any]]:
+async def folders(conn: Conn, address_id: str, now: datetime) -> list[Folder]:
     """The address's folders with their counts, in display order."""
-    rows = await mailboxes.list_for_address(conn, address_id)
-    if not rows:  # an address created before its folders were: make them now
+    found = await mailboxes.folders(conn, address_id)
+    if not found:  # an address created before its folders were: make them now
         await create_default_mailboxes(conn, address_id, now)
-        rows = await mailboxes.list_for_address(conn, address_id)
-    return rows
+        found = await mailboxes.folders(conn, address_id)
+    return found
 
 
 # Counts: (bytes used, number of emails) of an address; (0, 0) before its first message.

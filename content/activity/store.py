@@ -8,8 +8,8 @@ from datetime import datetime
 from typing import Any
 
 from common.db import Conn, Json, execute, fetch_all, fetch_val
+from common.records import Record
 from content.auth.principal import Actor
-from content.records import Record
 
 
 @dataclass(frozen=True)

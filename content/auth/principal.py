@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from common.records import Record
 from content.auth.permissions import key_permissions, role_permissions
-from content.records import Record
 
 CredentialKind = Literal["session", "agent_key"]
 

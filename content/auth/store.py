@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
+from common.records import Record
 from content.auth.principal import User
-from content.records import Record
 
 
 @dataclass(frozen=True)

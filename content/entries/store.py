@@ -7,8 +7,8 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 from common.db import Conn, Json, execute, fetch_all, fetch_one, fetch_val
+from common.records import Record
 from content.auth.principal import Actor
-from content.records import Record
 
 _ENTRY = (
     "e.id, e.type_id, t.name AS type_name, e.slug, e.title, e.data, e.status, e.locale,"

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from common.db import Conn, execute, fetch_all, fetch_one
+from common.records import Record
 from content.auth.principal import User
-from content.records import Record
 
 _AGENT = "id, user_id, name, hint, grants, created_at, expires_at, revoked_at, last_used_at"
 _DELIVERY = (

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
-from content.records import Record
+from common.records import Record
 
 _COLUMNS = (
     "id, filename, type, size, sha256, width, height, alt, caption, folder, url,"

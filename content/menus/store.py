@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from common.db import Conn, Json, execute, fetch_all, fetch_one
-from content.records import Record
+from common.records import Record
 
 _COLUMNS = "id, name, label, items, created_at, updated_at"
 

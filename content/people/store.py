@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import TypedDict
 
 from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
-from content.records import Record
+from common.records import Record
 
 _COLUMNS = "id, email, name, role, created_at, updated_at"
 

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from common.db import Conn, execute, fetch_all, fetch_one
 from content.keys.store import DeliveryKey
-from content.records import Record
+from common.records import Record
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 from common.db import Conn, execute, fetch_one
-from content.records import Record
+from common.records import Record
 
 _COLUMNS = "title, tagline, description, logo, social_image, updated_at"
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from common.db import Conn, execute, fetch_all, fetch_one
-from content.records import Record
+from common.records import Record
 
 _TAXONOMY = "id, slug, name, hierarchical, builtin, created_at, updated_at"
 _TERM = (

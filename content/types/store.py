@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from common.db import Conn, Json, execute, fetch_all, fetch_one
-from content.records import Record
+from common.records import Record
 from content.types.fields import FieldDefinition
 
 _COLUMNS = "id, name, label, fields, single, preview_url, created_at, updated_at"

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
-from content.records import Record
+from common.records import Record
 
 _COLUMNS = "id, name, url, events, enabled, secret_hint, created_at, updated_at"
 

@@ -181,10 +181,10 @@ async def verify_email(ctx: MailContext, token: str) -> Account:
 
 async def _verify_email(conn: Conn, ctx: MailContext, token: str) -> Account:
     row = await tokens.redeem(conn, ctx, tokens.VERIFY_EMAIL, token)
-    account = await store.get(conn, row["account_id"])
+    account = await store.get(conn, row.account_id)
     if account is None:
         raise validation_error("token is invalid, used or expired")
-    email = row["data"].get("email", account.email)
+    email = row.data.get("email", account.email)
     if email != account.email:
         if await store.get_by_email(conn, email) is not None:
             raise conflict("an account with this email already exists")
@@ -258,7 +258,7 @@ async def reset_password(ctx: MailContext, token: str, password: str) -> None:
     async with ctx.db.transaction() as conn:
         row = await tokens.redeem(conn, ctx, tokens.PASSWORD_RESET, token)
         account = await store.update(
-            conn, row["account_id"], ctx.clock.now(), password_hash=password_hash
+            conn, row.account_id, ctx.clock.now(), password_hash=password_hash
         )
         if account is None:
             raise validation_error("token is invalid, used or expired")

@@ -5,11 +5,13 @@ Every function takes the connection first, so one transaction can span them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from common.db import Conn, Json, execute, fetch_one, fetch_val
+from common.records import Record
 
 _FIELDS = (
     "id",
@@ -40,16 +42,16 @@ def select_columns(alias: str = "", prefix: str = "") -> str:
     )
 
 
-def from_prefixed(row: dict[str, Any], prefix: str) -> Account:
+def from_prefixed(row: Mapping[str, Any], prefix: str) -> Account:
     """The Account inside a joined row selected with ``select_columns(prefix=...)``."""
-    return Account(**{f: row[prefix + f] for f in _FIELDS})
+    return Account.from_row({f: row[prefix + f] for f in _FIELDS})
 
 
 _COLUMNS = select_columns()
 
 
 @dataclass(frozen=True)
-class Account:
+class Account(Record):
     id: str
     email: str
     name: str
@@ -73,30 +75,26 @@ class Account:
         return self.totp_secret is not None
 
 
-def _account(row: dict[str, Any] | None) -> Account | None:
-    return Account(**row) if row is not None else None
-
-
 async def get(conn: Conn, account_id: str) -> Account | None:
-    return _account(
+    return Account.from_optional(
         await fetch_one(conn, f"SELECT {_COLUMNS} FROM mail.accounts WHERE id = %s", (account_id,))
     )
 
 
 async def get_by_number(conn: Conn, number: int) -> Account | None:
-    return _account(
+    return Account.from_optional(
         await fetch_one(conn, f"SELECT {_COLUMNS} FROM mail.accounts WHERE number = %s", (number,))
     )
 
 
 async def get_by_email(conn: Conn, email: str) -> Account | None:
-    return _account(
+    return Account.from_optional(
         await fetch_one(conn, f"SELECT {_COLUMNS} FROM mail.accounts WHERE email = %s", (email,))
     )
 
 
 async def get_by_referral_code(conn: Conn, code: str) -> Account | None:
-    return _account(
+    return Account.from_optional(
         await fetch_one(
             conn, f"SELECT {_COLUMNS} FROM mail.accounts WHERE referral_code = %s", (code,)
         )
@@ -145,7 +143,7 @@ async def insert(
         ),
     )
     assert row is not None
-    return Account(**row)
+    return Account.from_row(row)
 
 
 # Columns an update may set; values are always parameters.
@@ -170,7 +168,7 @@ async def update(conn: Conn, account_id: str, now: datetime, **values: Any) -> A
         raise ValueError(f"not updatable: {sorted(unknown)}")
     sets = ", ".join(f"{column} = %s" for column in values)
     params = [Json(v) if isinstance(v, dict) else v for v in values.values()]
-    return _account(
+    return Account.from_optional(
         await fetch_one(
             conn,
             f"UPDATE mail.accounts SET {sets}, updated_at = %s WHERE id = %s RETURNING {_COLUMNS}",
@@ -231,20 +229,28 @@ async def insert_token(
     )
 
 
+@dataclass(frozen=True)
+class RedeemedToken(Record):
+    account_id: str
+    # What the issuer attached (the new address of an email change): free-form JSON.
+    data: dict[str, Any]
+
+
 async def redeem_token(
     conn: Conn, *, kind: str, token_hash: str, now: datetime
-) -> dict[str, Any] | None:
+) -> RedeemedToken | None:
     """Mark a live token used and return it; None when unknown, used or expired.
 
     One UPDATE, so two concurrent redemptions cannot both succeed.
     """
-    return await fetch_one(
+    row = await fetch_one(
         conn,
         "UPDATE mail.account_tokens SET used_at = %s"
         " WHERE token_hash = %s AND kind = %s AND used_at IS NULL AND expires_at > %s"
         " RETURNING account_id::text, data",
         (now, token_hash, kind, now),
     )
+    return RedeemedToken.from_optional(row)
 
 
 async def void_tokens(conn: Conn, account_id: str, kind: str, now: datetime) -> None:

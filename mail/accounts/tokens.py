@@ -42,7 +42,7 @@ async def issue(
     return token
 
 
-async def redeem(conn: Conn, ctx: MailContext, kind: str, token: str) -> dict[str, Any]:
+async def redeem(conn: Conn, ctx: MailContext, kind: str, token: str) -> store.RedeemedToken:
     """Use the token once; unknown, used and expired tokens are refused alike."""
     row = None
     if len(token) <= MAX_TOKEN_LENGTH:

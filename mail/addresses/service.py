@@ -12,6 +12,7 @@ from typing import Any
 from common.db import Conn
 from common.passwords import hash_password
 from mail.addresses import store
+from mail.addresses.store import Address
 from mail.context import MailContext
 from mail.domains import service as domains
 from mail.errors import conflict, validation_error
@@ -22,7 +23,7 @@ from mta import mailstore
 
 async def owned(
     conn: Conn, account_id: str, address_id: str, *, for_update: bool = False
-) -> dict[str, Any]:
+) -> Address:
     """The address if this account owns its domain; 404 otherwise."""
     return found(
         await store.get_owned(conn, account_id, address_id, for_update=for_update), "address"
@@ -31,10 +32,10 @@ async def owned(
 
 async def list_addresses(
     ctx: MailContext, account_id: str, domain_id: str, params: ListParams
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[Address], int]:
     async with ctx.db.connection() as conn:
         domain = await domains.owned(conn, account_id, domain_id)
-        return await store.list_for_domain(conn, domain["id"], params)
+        return await store.list_for_domain(conn, domain.id, params)
 
 
 async def create(
@@ -47,7 +48,7 @@ async def create(
     display_name: str,
     quota_bytes: int | None,
     recovery_email: str | None,
-) -> dict[str, Any]:
+) -> Address:
     """A new address on the domain, with its Inbox, Drafts, Sent... in the same transaction.
 
     ``quota_bytes`` None takes the domain's default.
@@ -60,14 +61,14 @@ async def create(
     async with ctx.db.transaction() as conn:
         domain = await domains.owned(conn, account_id, domain_id, for_update=True)
         if await store.exists(conn, domain_id, local_part):
-            raise conflict(f"{local_part}@{domain['name']} already exists")
+            raise conflict(f"{local_part}@{domain.name} already exists")
         address_id = await store.insert(
             conn,
             domain_id=domain_id,
             local_part=local_part,
             display_name=display_name,
             password_hash=password_hash,
-            quota_bytes=domain["default_quota_bytes"] if quota_bytes is None else quota_bytes,
+            quota_bytes=domain.default_quota_bytes if quota_bytes is None else quota_bytes,
             recovery_email=recovery_email,
             now=now,
         )
@@ -78,18 +79,18 @@ async def create(
     return row
 
 
-async def get(ctx: MailContext, account_id: str, address_id: str) -> dict[str, Any]:
+async def get(ctx: MailContext, account_id: str, address_id: str) -> Address:
     async with ctx.db.connection() as conn:
         return await owned(conn, account_id, address_id)
 
 
 async def update(
     ctx: MailContext, account_id: str, address_id: str, changes: dict[str, Any]
-) -> dict[str, Any]:
+) -> Address:
     async with ctx.db.transaction() as conn:
         row = await owned(conn, account_id, address_id, for_update=True)
-        await store.update(conn, row["id"], changes, ctx.clock.now())
-        updated = await store.get(conn, row["id"])
+        await store.update(conn, row.id, changes, ctx.clock.now())
+        updated = await store.get(conn, row.id)
     assert updated is not None
     return updated
 
@@ -98,12 +99,12 @@ async def delete(ctx: MailContext, account_id: str, address_id: str) -> None:
     # Its mailboxes, messages and their rows in schema mta cascade in this statement.
     async with ctx.db.transaction() as conn:
         row = await owned(conn, account_id, address_id, for_update=True)
-        await store.delete(conn, row["id"])
+        await store.delete(conn, row.id)
 
 
 async def change_password(
     ctx: MailContext, account_id: str, address_id: str, password: str
-) -> dict[str, Any]:
+) -> Address:
     async with ctx.db.connection() as conn:
         # Check before the slow hash, so a wrong address answers at once.
         await owned(conn, account_id, address_id)
@@ -113,15 +114,12 @@ async def change_password(
 
 async def set_recovery(
     ctx: MailContext, account_id: str, address_id: str, recovery_email: str | None
-) -> dict[str, Any]:
+) -> Address:
     async with ctx.db.transaction() as conn:
         row = await owned(conn, account_id, address_id, for_update=True)
-        if (
-            recovery_email is not None
-            and recovery_email == f"{row['local_part']}@{row['domain_name']}"
-        ):
+        if recovery_email is not None and recovery_email == row.email:
             raise validation_error("the recovery address must be another mailbox than this one")
-        await store.update(conn, row["id"], {"recovery_email": recovery_email}, ctx.clock.now())
-        updated = await store.get(conn, row["id"])
+        await store.update(conn, row.id, {"recovery_email": recovery_email}, ctx.clock.now())
+        updated = await store.get(conn, row.id)
     assert updated is not None
     return updated

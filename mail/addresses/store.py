@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from common.db import Conn, execute, fetch_one, fetch_val
+from common.records import Record
 from mail.domains import sql
 from mail.web.lists import ListParams, Sorts
 
@@ -27,6 +29,36 @@ ADDRESS_SORTS = Sorts(
     default_direction="asc",
     tiebreak="a.id",
 )
+
+
+@dataclass(frozen=True)
+class Address(Record):
+    """An address with its domain's name and owner (``_COLUMNS``): never the password hash."""
+
+    id: str
+    domain_id: str
+    account_id: str
+    domain_name: str
+    local_part: str
+    display_name: str
+    quota_bytes: int
+    recovery_email: str | None
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def email(self) -> str:
+        return f"{self.local_part}@{self.domain_name}"
+
+
+@dataclass(frozen=True)
+class Credentials(Record):
+    """An address's password hash: for mail/directory.py's authenticate only."""
+
+    id: str
+    account_id: str
+    password_hash: str
+
 
 EDITABLE = frozenset({"display_name", "quota_bytes"})
 
@@ -74,39 +106,42 @@ async def exists(conn: Conn, domain_id: str, local_part: str) -> bool:
 
 async def get_owned(
     conn: Conn, account_id: str, address_id: str, *, for_update: bool = False
-) -> dict[str, Any] | None:
+) -> Address | None:
     lock = " FOR UPDATE OF a" if for_update else ""
-    return await fetch_one(
+    row = await fetch_one(
         conn,
         f"SELECT {_COLUMNS} FROM {_FROM} WHERE a.id = %s AND d.account_id = %s{lock}",
         (address_id, account_id),
     )
+    return Address.from_optional(row)
 
 
-async def credentials(conn: Conn, local_part: str, domain: str) -> dict[str, Any] | None:
+async def credentials(conn: Conn, local_part: str, domain: str) -> Credentials | None:
     """The password hash of ``local_part@domain``: for mail/directory.py's authenticate only."""
-    return await fetch_one(
+    row = await fetch_one(
         conn,
         "SELECT a.id::text, d.account_id::text, a.password_hash FROM "
         + _FROM
         + " WHERE d.name = %s AND a.local_part = %s",
         (domain, local_part),
     )
+    return Credentials.from_optional(row)
 
 
-async def get(conn: Conn, address_id: str) -> dict[str, Any] | None:
-    return await fetch_one(conn, f"SELECT {_COLUMNS} FROM {_FROM} WHERE a.id = %s", (address_id,))
+async def get(conn: Conn, address_id: str) -> Address | None:
+    row = await fetch_one(conn, f"SELECT {_COLUMNS} FROM {_FROM} WHERE a.id = %s", (address_id,))
+    return Address.from_optional(row)
 
 
 async def list_for_domain(
     conn: Conn, domain_id: str, params: ListParams
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[Address], int]:
     where = "a.domain_id = %(domain)s"
     args: dict[str, Any] = {"domain": domain_id}
     if params.search_pattern:
         where += " AND (a.local_part ILIKE %(search)s OR a.display_name ILIKE %(search)s)"
         args["search"] = params.search_pattern
-    return await sql.page(
+    rows, total = await sql.page(
         conn,
         columns=_COLUMNS,
         joined=_FROM,
@@ -115,6 +150,7 @@ async def list_for_domain(
         args=args,
         params=params,
     )
+    return [Address.from_row(row) for row in rows], total
 
 
 async def update(conn: Conn, address_id: str, changes: dict[str, Any], now: datetime) -> None:

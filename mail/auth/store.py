@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
+from common.records import Record
 from mail.accounts.store import Account, from_prefixed, select_columns
 from mail.web.lists import ListParams, Sorts
 
@@ -22,7 +23,7 @@ SESSION_SORTS = Sorts(
 
 
 @dataclass(frozen=True)
-class Session:
+class Session(Record):
     id: str
     account_id: str
     ip: str
@@ -49,7 +50,7 @@ async def insert(
         (account_id, token_hash, ip, user_agent, now, now, expires_at),
     )
     assert row is not None
-    return Session(**row)
+    return Session.from_row(row)
 
 
 async def resolve(conn: Conn, token_hash: str, now: datetime) -> tuple[Session, Account] | None:
@@ -64,7 +65,8 @@ async def resolve(conn: Conn, token_hash: str, now: datetime) -> tuple[Session, 
     if row is None:
         return None
     account = from_prefixed(row, "a_")
-    session = Session(**{k: v for k, v in row.items() if not k.startswith("a_")})
+    # The session's columns are unprefixed; from_row leaves the a_ ones aside.
+    session = Session.from_row(row)
     return session, account
 
 
@@ -113,7 +115,7 @@ async def list_live(
         f" ORDER BY {params.order_by} LIMIT %s OFFSET %s",
         [*args, params.limit, params.offset],
     )
-    return [Session(**r) for r in rows], int(total)
+    return [Session.from_row(r) for r in rows], int(total)
 
 
 async def sweep(conn: Conn, now: datetime) -> int:

@@ -6,8 +6,6 @@ without credentials. They answer only for domains hosted here.
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
 from common.openapi import operation, string
@@ -18,6 +16,7 @@ from mail.discovery import autoconfig, autodiscover, client_config
 from mail.dns.records import policy_for
 from mail.domains import service as domains_service
 from mail.domains.names import InvalidDomainName, normalize_domain, unicode_domain
+from mail.domains.store import Domain
 from mail.errors import not_found
 
 routes = web.RouteTableDef()
@@ -25,7 +24,7 @@ routes = web.RouteTableDef()
 XML = "text/xml"
 
 
-async def _hosted_domain(request: web.Request, raw: str) -> dict[str, Any] | None:
+async def _hosted_domain(request: web.Request, raw: str) -> Domain | None:
     try:
         name = normalize_domain(raw)
     except InvalidDomainName:
@@ -65,7 +64,7 @@ async def autoconfig_route(request: web.Request) -> web.Response:
     if domain is None:
         raise not_found("mail domain")
     ep = client_config.endpoints(mail_context(request).hosting)
-    body = autoconfig.render(domain["name"], unicode_domain(domain["name"]), ep)
+    body = autoconfig.render(domain.name, unicode_domain(domain.name), ep)
     return web.Response(body=body, content_type=XML, charset="utf-8")
 
 
@@ -104,7 +103,7 @@ async def autodiscover_route(request: web.Request) -> web.Response:
             autodiscover.ADDRESS_NOT_FOUND, "The e-mail address cannot be found.", now
         )
         return _pox(error, status=404)
-    email = f"{local_part.lower()}@{domain['name']}"
+    email = f"{local_part.lower()}@{domain.name}"
     ep = client_config.endpoints(mail_context(request).hosting)
     return _pox(autodiscover.render_settings(email, email, ep))
 

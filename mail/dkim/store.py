@@ -2,15 +2,38 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
+from common.records import Record
 
 # Never the private key: what the panel shows and the record set needs.
 PUBLIC_COLUMNS = (
     "id::text, domain_id::text, selector, algorithm, public_key_b64, active, created_at"
 )
+
+
+@dataclass(frozen=True)
+class DkimKey(Record):
+    """A key as the panel and the record set see it: never the private key."""
+
+    id: str
+    domain_id: str
+    selector: str
+    algorithm: str
+    public_key_b64: str
+    active: bool
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class SealedKey(Record):
+    """The signing key with its sealed private key: for signing only, never a response."""
+
+    selector: str
+    algorithm: str
+    private_key_sealed: str
 
 
 async def insert(
@@ -35,16 +58,17 @@ async def insert(
     )
 
 
-async def list_for_domain(conn: Conn, domain_id: str) -> list[dict[str, Any]]:
-    return await fetch_all(
+async def list_for_domain(conn: Conn, domain_id: str) -> list[DkimKey]:
+    rows = await fetch_all(
         conn,
         f"SELECT {PUBLIC_COLUMNS} FROM mail.dkim_keys WHERE domain_id = %s"
         " ORDER BY created_at, selector",
         (domain_id,),
     )
+    return [DkimKey.from_row(row) for row in rows]
 
 
-async def list_for_domains(conn: Conn, domain_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+async def list_for_domains(conn: Conn, domain_ids: list[str]) -> dict[str, list[DkimKey]]:
     """Keys of several domains in one query (the periodic check), by domain id."""
     rows = await fetch_all(
         conn,
@@ -52,21 +76,23 @@ async def list_for_domains(conn: Conn, domain_ids: list[str]) -> dict[str, list[
         " ORDER BY created_at, selector",
         (domain_ids,),
     )
-    grouped: dict[str, list[dict[str, Any]]] = {d: [] for d in domain_ids}
+    grouped: dict[str, list[DkimKey]] = {d: [] for d in domain_ids}
     for row in rows:
-        grouped[row["domain_id"]].append(row)
+        key = DkimKey.from_row(row)
+        grouped[key.domain_id].append(key)
     return grouped
 
 
 async def get(
     conn: Conn, domain_id: str, key_id: str, *, for_update: bool = False
-) -> dict[str, Any] | None:
+) -> DkimKey | None:
     lock = " FOR UPDATE" if for_update else ""
-    return await fetch_one(
+    row = await fetch_one(
         conn,
         f"SELECT {PUBLIC_COLUMNS} FROM mail.dkim_keys WHERE domain_id = %s AND id = %s{lock}",
         (domain_id, key_id),
     )
+    return DkimKey.from_optional(row)
 
 
 async def delete(conn: Conn, domain_id: str, key_id: str) -> int:
@@ -89,11 +115,12 @@ async def activate(conn: Conn, domain_id: str, key_id: str) -> None:
     )
 
 
-async def sealed_active_key(conn: Conn, domain_id: str) -> dict[str, Any] | None:
+async def sealed_active_key(conn: Conn, domain_id: str) -> SealedKey | None:
     """The signing key with its sealed private key: for signing only, never a response."""
-    return await fetch_one(
+    row = await fetch_one(
         conn,
         "SELECT selector, algorithm, private_key_sealed FROM mail.dkim_keys"
         " WHERE domain_id = %s AND active",
         (domain_id,),
     )
+    return SealedKey.from_optional(row)

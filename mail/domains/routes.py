@@ -128,12 +128,12 @@ async def dns_zone(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     row, records = await service.zone_records(ctx, *_domain_id(request))
     text = zone.zone_text(
-        row["name"], records, generated_by=f"generated {ctx.clock.now():%Y-%m-%dT%H:%M:%SZ}"
+        row.name, records, generated_by=f"generated {ctx.clock.now():%Y-%m-%dT%H:%M:%SZ}"
     )
     return web.Response(
         text=text,
         content_type="text/dns",
-        headers={"Content-Disposition": f'attachment; filename="{row["name"]}.zone"'},
+        headers={"Content-Disposition": f'attachment; filename="{row.name}.zone"'},
     )
 
 
@@ -180,7 +180,7 @@ async def dns_check(request: web.Request) -> web.Response:
 @operation(auth="session")
 async def list_keys(request: web.Request) -> web.Response:
     row, key_rows = await service.list_keys(mail_context(request), *_domain_id(request))
-    data = [serializers.dkim_key(k, row["name"]) for k in key_rows]
+    data = [serializers.dkim_key(k, row.name) for k in key_rows]
     return json_response({"object": "list", "data": data})
 
 
@@ -198,7 +198,7 @@ async def create_key(request: web.Request) -> web.Response:
     if algorithm not in keys.ALGORITHMS:
         raise validation_error(f"algorithm must be one of {', '.join(keys.ALGORITHMS)}")
     row, key = await service.create_key(mail_context(request), *_domain_id(request), algorithm)
-    return json_response(serializers.dkim_key(key, row["name"]), status=201)
+    return json_response(serializers.dkim_key(key, row.name), status=201)
 
 
 @routes.delete("/api/domains/{domain_id}/keys/{key_id}")
@@ -216,7 +216,7 @@ async def activate_key(request: web.Request) -> web.Response:
     await read_body(request, allowed=())
     key_id = request.match_info["key_id"]
     row, key = await service.activate_key(mail_context(request), *_domain_id(request), key_id)
-    return json_response(serializers.dkim_key(key, row["name"]))
+    return json_response(serializers.dkim_key(key, row.name))
 
 
 @routes.post("/api/domains/{domain_id}/fallback")

@@ -9,35 +9,34 @@ from __future__ import annotations
 from typing import Any
 
 from mail.dkim.keys import record_value
+from mail.dkim.store import DkimKey
 from mail.dns.providers.base import PublishResult
 from mail.dns.providers.detect import Provider
 from mail.dns.records import Record
 from mail.domains.names import unicode_domain
 from mail.domains.service import RecordStatus
+from mail.domains.store import Domain
 
 
-def domain(row: dict[str, Any]) -> dict[str, Any]:
+def domain(row: Domain) -> dict[str, Any]:
     fallback = None
-    if row.get("fallback_domain_id"):
-        fallback = {
-            "id": row["fallback_domain_id"],
-            "name": row.get("fallback_domain_name"),
-        }
+    if row.fallback_domain_id:
+        fallback = {"id": row.fallback_domain_id, "name": row.fallback_domain_name}
     return {
         "object": "domain",
-        "id": row["id"],
-        "name": row["name"],
-        "unicode_name": unicode_domain(row["name"]),
-        "description": row["description"],
-        "dmarc_policy": row["dmarc_policy"],
-        "default_quota_bytes": row["default_quota_bytes"],
-        "fallback_domain_id": row.get("fallback_domain_id"),
+        "id": row.id,
+        "name": row.name,
+        "unicode_name": unicode_domain(row.name),
+        "description": row.description,
+        "dmarc_policy": row.dmarc_policy,
+        "default_quota_bytes": row.default_quota_bytes,
+        "fallback_domain_id": row.fallback_domain_id,
         "fallback_domain": fallback,
-        "address_count": int(row.get("address_count") or 0),
-        "dns_status": row["dns_status"],
-        "dns_checked_at": row["dns_checked_at"],
-        "created_at": row["created_at"],
-        "updated_at": row["updated_at"],
+        "address_count": int(row.address_count or 0),
+        "dns_status": row.dns_status,
+        "dns_checked_at": row.dns_checked_at,
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
     }
 
 
@@ -60,30 +59,30 @@ def record_status(item: RecordStatus) -> dict[str, Any]:
     }
 
 
-def record_set(row: dict[str, Any], items: list[RecordStatus]) -> dict[str, Any]:
+def record_set(row: Domain, items: list[RecordStatus]) -> dict[str, Any]:
     return {
         "object": "dns_record_set",
-        "domain_id": row["id"],
-        "domain": row["name"],
-        "status": row["dns_status"],
-        "checked_at": row["dns_checked_at"],
+        "domain_id": row.id,
+        "domain": row.name,
+        "status": row.dns_status,
+        "checked_at": row.dns_checked_at,
         "records": [record_status(i) for i in items],
     }
 
 
-def dkim_key(row: dict[str, Any], domain_name: str) -> dict[str, Any]:
+def dkim_key(key: DkimKey, domain_name: str) -> dict[str, Any]:
     return {
         "object": "dkim_key",
-        "id": row["id"],
-        "selector": row["selector"],
-        "algorithm": row["algorithm"],
+        "id": key.id,
+        "selector": key.selector,
+        "algorithm": key.algorithm,
         "public_key_record": {
             "type": "TXT",
-            "name": f"{row['selector']}._domainkey.{domain_name}",
-            "value": record_value(row["algorithm"], row["public_key_b64"]),
+            "name": f"{key.selector}._domainkey.{domain_name}",
+            "value": record_value(key.algorithm, key.public_key_b64),
         },
-        "active": row["active"],
-        "created_at": row["created_at"],
+        "active": key.active,
+        "created_at": key.created_at,
     }
 
 

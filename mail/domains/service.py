@@ -16,12 +16,14 @@ from common.db import Conn
 from mail.context import MailContext
 from mail.dkim import keys
 from mail.dkim import store as keys_store
+from mail.dkim.store import DkimKey
 from mail.dns import status
 from mail.dns.providers import detect
 from mail.dns.providers.base import ProviderError, PublishResult
 from mail.dns.records import DkimKeyRef, Record, record_set
 from mail.domains import store
 from mail.domains.names import InvalidDomainName, normalize_domain, parent_names
+from mail.domains.store import Domain
 from mail.errors import conflict, not_found, validation_error
 from mail.web.lists import ListParams
 from mail.web.ownership import found, parse_uuid
@@ -51,9 +53,7 @@ def parse_quota(value: object, field: str) -> int:
     return value
 
 
-async def owned(
-    conn: Conn, account_id: str, domain_id: str, *, for_update: bool = False
-) -> dict[str, Any]:
+async def owned(conn: Conn, account_id: str, domain_id: str, *, for_update: bool = False) -> Domain:
     """The domain if this account owns it; 404 otherwise (also for another account's)."""
     return found(
         await store.get_owned(conn, account_id, domain_id, for_update=for_update), "domain"
@@ -62,23 +62,23 @@ async def owned(
 
 async def list_domains(
     ctx: MailContext, account_id: str, params: ListParams
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[Domain], int]:
     async with ctx.db.connection() as conn:
         return await store.list_for_account(conn, account_id, params)
 
 
-async def get(ctx: MailContext, account_id: str, domain_id: str) -> dict[str, Any]:
+async def get(ctx: MailContext, account_id: str, domain_id: str) -> Domain:
     async with ctx.db.connection() as conn:
         return await owned(conn, account_id, domain_id)
 
 
-async def hosted(ctx: MailContext, name: str) -> dict[str, Any] | None:
+async def hosted(ctx: MailContext, name: str) -> Domain | None:
     """The domain hosted here under this (normalized) name, whoever owns it."""
     async with ctx.db.connection() as conn:
         return await store.get_by_name(conn, name)
 
 
-async def _reread(ctx: MailContext, domain_id: str) -> dict[str, Any]:
+async def _reread(ctx: MailContext, domain_id: str) -> Domain:
     async with ctx.db.connection() as conn:
         row = await store.get(conn, domain_id)
     assert row is not None
@@ -106,7 +106,7 @@ async def insert_key(
     )
 
 
-async def add(ctx: MailContext, *, account_id: str, name: str, description: str) -> dict[str, Any]:
+async def add(ctx: MailContext, *, account_id: str, name: str, description: str) -> Domain:
     """Insert the domain with an active RSA key and a standby Ed25519 key (RFC 8463)."""
     # Generate before the transaction: RSA takes tens of milliseconds.
     rsa = await keys.generate(keys.RSA)
@@ -126,11 +126,11 @@ async def add(ctx: MailContext, *, account_id: str, name: str, description: str)
 
 async def update(
     ctx: MailContext, account_id: str, domain_id: str, changes: dict[str, Any]
-) -> dict[str, Any]:
+) -> Domain:
     async with ctx.db.transaction() as conn:
         row = await owned(conn, account_id, domain_id)
-        await store.update(conn, row["id"], changes, ctx.clock.now())
-        updated = await store.get(conn, row["id"])
+        await store.update(conn, row.id, changes, ctx.clock.now())
+        updated = await store.get(conn, row.id)
     assert updated is not None
     return updated
 
@@ -140,14 +140,12 @@ async def delete(ctx: MailContext, account_id: str, domain_id: str) -> None:
     # (mta tables reference mail.addresses ON DELETE CASCADE) go together.
     async with ctx.db.transaction() as conn:
         row = await owned(conn, account_id, domain_id)
-        await store.delete(conn, row["id"])
+        await store.delete(conn, row.id)
 
 
-def expected_records(
-    ctx: MailContext, domain: dict[str, Any], key_rows: list[dict[str, Any]]
-) -> list[Record]:
-    refs = [DkimKeyRef(k["selector"], k["algorithm"], k["public_key_b64"]) for k in key_rows]
-    return record_set(domain["name"], ctx.hosting, refs, dmarc_policy=domain["dmarc_policy"])
+def expected_records(ctx: MailContext, domain: Domain, key_rows: list[DkimKey]) -> list[Record]:
+    refs = [DkimKeyRef(k.selector, k.algorithm, k.public_key_b64) for k in key_rows]
+    return record_set(domain.name, ctx.hosting, refs, dmarc_policy=domain.dmarc_policy)
 
 
 @dataclass(frozen=True)
@@ -157,9 +155,9 @@ class RecordStatus:
     found: list[str] | None
 
 
-def statuses(domain: dict[str, Any], records: list[Record]) -> list[RecordStatus]:
+def statuses(domain: Domain, records: list[Record]) -> list[RecordStatus]:
     """Each record against what the last check found (``unchecked`` if not looked up)."""
-    found_by_key: dict[str, Any] = domain.get("dns_found") or {}
+    found_by_key = domain.dns_found or {}
     result = []
     for record in records:
         if record.key not in found_by_key:
@@ -170,16 +168,14 @@ def statuses(domain: dict[str, Any], records: list[Record]) -> list[RecordStatus
     return result
 
 
-async def record_statuses(
-    conn: Conn, ctx: MailContext, domain: dict[str, Any]
-) -> list[RecordStatus]:
-    key_rows = await keys_store.list_for_domain(conn, domain["id"])
+async def record_statuses(conn: Conn, ctx: MailContext, domain: Domain) -> list[RecordStatus]:
+    key_rows = await keys_store.list_for_domain(conn, domain.id)
     return statuses(domain, expected_records(ctx, domain, key_rows))
 
 
 async def dns_records(
     ctx: MailContext, account_id: str, domain_id: str
-) -> tuple[dict[str, Any], list[RecordStatus]]:
+) -> tuple[Domain, list[RecordStatus]]:
     """The domain and each record it needs, against what the last check found."""
     async with ctx.db.connection() as conn:
         row = await owned(conn, account_id, domain_id)
@@ -188,10 +184,10 @@ async def dns_records(
 
 async def zone_records(
     ctx: MailContext, account_id: str, domain_id: str
-) -> tuple[dict[str, Any], list[Record]]:
+) -> tuple[Domain, list[Record]]:
     async with ctx.db.connection() as conn:
         row = await owned(conn, account_id, domain_id)
-        key_rows = await keys_store.list_for_domain(conn, row["id"])
+        key_rows = await keys_store.list_for_domain(conn, row.id)
     return row, expected_records(ctx, row, key_rows)
 
 
@@ -200,7 +196,7 @@ async def provider(
 ) -> tuple[detect.Provider, list[str] | None]:
     """The DNS provider the domain's nameservers point at, and those nameservers."""
     row = await get(ctx, account_id, domain_id)
-    found = await nameservers(ctx, row["name"])
+    found = await nameservers(ctx, row.name)
     return detect.detect(found or []), found
 
 
@@ -213,7 +209,7 @@ async def publish(
     """
     row, records = await zone_records(ctx, account_id, domain_id)
     if provider_id is None:
-        provider_id = detect.detect(await nameservers(ctx, row["name"]) or []).id
+        provider_id = detect.detect(await nameservers(ctx, row.name) or []).id
     elif detect.by_id(provider_id) is None:
         raise validation_error(
             f"provider must be one of {', '.join(p.id for p in detect.PROVIDERS)}"
@@ -225,19 +221,19 @@ async def publish(
             f" {', '.join(ctx.publish_providers)} (or import GET dns/zone by hand)"
         )
     try:
-        return await publisher.publish(row["name"], records, api_token)
+        return await publisher.publish(row.name, records, api_token)
     except ProviderError as exc:
         raise exc.to_mail_error() from None
 
 
 async def check_now(
     ctx: MailContext, account_id: str, domain_id: str
-) -> tuple[dict[str, Any], list[RecordStatus]]:
+) -> tuple[Domain, list[RecordStatus]]:
     """Look the domain's records up now (the panel's "check" button) and answer as dns_records."""
     row = await get(ctx, account_id, domain_id)
-    await check(ctx, row["id"], ctx.clock.now())
+    await check(ctx, row.id, ctx.clock.now())
     async with ctx.db.connection() as conn:
-        checked = await store.get(conn, row["id"])
+        checked = await store.get(conn, row.id)
         assert checked is not None
         return checked, await record_statuses(conn, ctx, checked)
 
@@ -294,7 +290,7 @@ async def nameservers(ctx: MailContext, name: str) -> list[str] | None:
 
 async def set_fallback(
     ctx: MailContext, account_id: str, domain_id: str, fallback_id: str | None
-) -> dict[str, Any]:
+) -> Domain:
     async with ctx.db.transaction() as conn:
         await store.lock_account_fallbacks(conn, account_id)
         if await store.get_owned(conn, account_id, domain_id, for_update=True) is None:
@@ -315,23 +311,23 @@ async def set_fallback(
 
 async def list_keys(
     ctx: MailContext, account_id: str, domain_id: str
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+) -> tuple[Domain, list[DkimKey]]:
     async with ctx.db.connection() as conn:
         row = await owned(conn, account_id, domain_id)
-        return row, await keys_store.list_for_domain(conn, row["id"])
+        return row, await keys_store.list_for_domain(conn, row.id)
 
 
 async def create_key(
     ctx: MailContext, account_id: str, domain_id: str, algorithm: str
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[Domain, DkimKey]:
     """A new standby key, for rotation (published, then activated)."""
     # Check before generating, so a wrong domain answers at once.
     await get(ctx, account_id, domain_id)
     pair = await keys.generate(algorithm)
     async with ctx.db.transaction() as conn:
         row = await owned(conn, account_id, domain_id)
-        key_id = await insert_key(conn, ctx, row["id"], pair, active=False, now=ctx.clock.now())
-        key = await keys_store.get(conn, row["id"], key_id)
+        key_id = await insert_key(conn, ctx, row.id, pair, active=False, now=ctx.clock.now())
+        key = await keys_store.get(conn, row.id, key_id)
     assert key is not None
     return row, key
 
@@ -342,24 +338,24 @@ async def delete_key(ctx: MailContext, account_id: str, domain_id: str, raw_key_
     # The key id is checked after the domain, so a foreign domain answers "domain".
     key_id = parse_uuid(raw_key_id, "key")
     async with ctx.db.transaction() as conn:
-        key = await keys_store.get(conn, row["id"], key_id, for_update=True)
+        key = await keys_store.get(conn, row.id, key_id, for_update=True)
         if key is None:
             raise not_found("key")
-        if key["active"]:
+        if key.active:
             raise conflict("the active key signs mail: activate another key before deleting it")
-        await keys_store.delete(conn, row["id"], key_id)
+        await keys_store.delete(conn, row.id, key_id)
 
 
 async def activate_key(
     ctx: MailContext, account_id: str, domain_id: str, raw_key_id: str
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[Domain, DkimKey]:
     row = await get(ctx, account_id, domain_id)
     key_id = parse_uuid(raw_key_id, "key")
     async with ctx.db.transaction() as conn:
-        key = await keys_store.get(conn, row["id"], key_id)
+        key = await keys_store.get(conn, row.id, key_id)
         if key is None:
             raise not_found("key")
-        await keys_store.activate(conn, row["id"], key_id)
-        activated = await keys_store.get(conn, row["id"], key_id)
+        await keys_store.activate(conn, row.id, key_id)
+        activated = await keys_store.get(conn, row.id, key_id)
     assert activated is not None
     return row, activated

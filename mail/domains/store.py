@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from common.db import Conn, Json, execute, fetch_all, fetch_one, fetch_val
+from common.records import Record
+from mail.dns.lookup import Found
 from mail.domains import sql
 from mail.web.lists import ListParams, Sorts
 
@@ -27,6 +30,28 @@ DOMAIN_SORTS = Sorts(
     tiebreak="d.id",
 )
 
+
+@dataclass(frozen=True)
+class Domain(Record):
+    """A hosted domain, with its fallback's name and its address count (``_DETAIL``)."""
+
+    id: str
+    account_id: str
+    name: str
+    fallback_domain_id: str | None
+    description: str
+    dmarc_policy: str
+    default_quota_bytes: int
+    dns_status: str
+    # What the last DNS check found, keyed "<TYPE> <name>"; None before the first.
+    dns_found: Found | None
+    dns_checked_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    fallback_domain_name: str | None
+    address_count: int
+
+
 EDITABLE = frozenset({"description", "dmarc_policy", "default_quota_bytes"})
 
 
@@ -41,23 +66,28 @@ async def insert(conn: Conn, *, account_id: str, name: str, description: str, no
     )
 
 
-async def get(conn: Conn, domain_id: str) -> dict[str, Any] | None:
-    return await fetch_one(conn, f"SELECT {_DETAIL} FROM {_FROM} WHERE d.id = %s", (domain_id,))
+async def get(conn: Conn, domain_id: str) -> Domain | None:
+    return Domain.from_optional(
+        await fetch_one(conn, f"SELECT {_DETAIL} FROM {_FROM} WHERE d.id = %s", (domain_id,))
+    )
 
 
 async def get_owned(
     conn: Conn, account_id: str, domain_id: str, *, for_update: bool = False
-) -> dict[str, Any] | None:
+) -> Domain | None:
     lock = " FOR UPDATE OF d" if for_update else ""
-    return await fetch_one(
+    row = await fetch_one(
         conn,
         f"SELECT {_DETAIL} FROM {_FROM} WHERE d.id = %s AND d.account_id = %s{lock}",
         (domain_id, account_id),
     )
+    return Domain.from_optional(row)
 
 
-async def get_by_name(conn: Conn, name: str) -> dict[str, Any] | None:
-    return await fetch_one(conn, f"SELECT {_DETAIL} FROM {_FROM} WHERE d.name = %s", (name,))
+async def get_by_name(conn: Conn, name: str) -> Domain | None:
+    return Domain.from_optional(
+        await fetch_one(conn, f"SELECT {_DETAIL} FROM {_FROM} WHERE d.name = %s", (name,))
+    )
 
 
 async def exists_name(conn: Conn, name: str) -> bool:
@@ -68,13 +98,13 @@ async def exists_name(conn: Conn, name: str) -> bool:
 
 async def list_for_account(
     conn: Conn, account_id: str, params: ListParams
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[Domain], int]:
     where = "d.account_id = %(account)s"
     args: dict[str, Any] = {"account": account_id}
     if params.search_pattern:
         where += " AND d.name ILIKE %(search)s"
         args["search"] = params.search_pattern
-    return await sql.page(
+    rows, total = await sql.page(
         conn,
         columns=_DETAIL,
         joined=_FROM,
@@ -83,6 +113,7 @@ async def list_for_account(
         args=args,
         params=params,
     )
+    return [Domain.from_row(row) for row in rows], total
 
 
 async def update(conn: Conn, domain_id: str, changes: dict[str, Any], now: datetime) -> None:
@@ -129,7 +160,7 @@ async def delete(conn: Conn, domain_id: str) -> int:
 
 
 async def save_check(
-    conn: Conn, domain_id: str, *, status: str, found: dict[str, Any], now: datetime
+    conn: Conn, domain_id: str, *, status: str, found: Found, now: datetime
 ) -> None:
     await execute(
         conn,

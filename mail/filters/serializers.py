@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from mta.mailstore import Filter
 
-def filter_(row: dict[str, Any]) -> dict[str, Any]:
+
+def filter_(row: Filter) -> dict[str, Any]:
     return {
         "object": "filter",
-        "id": str(row["id"]),
-        "address_id": str(row["address_id"]),
-        "name": row["name"],
-        "script": row["script"],
-        "enabled": row["enabled"],
-        "position": row["position"],
-        "created_at": row["created_at"],
-        "updated_at": row["updated_at"],
+        "id": row.id,
+        "address_id": row.address_id,
+        "name": row.name,
+        "script": row.script,
+        "enabled": row.enabled,
+        "position": row.position,
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
     }
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from common.db import Conn
 from mail.accounts.store import Account
 from mail.addresses import service as addresses
+from mail.addresses.store import Address
 from mail.context import MailContext
 from mail.errors import validation_error
 from mail.web.body import optional_str, required_str
@@ -19,6 +20,7 @@ from mail.web.lists import ListParams
 from mail.web.ownership import owned, parse_uuid
 from mta.mailstore import (
     MAX_SCRIPT_BYTES,
+    Filter,
     Script,
     SieveError,
     compile_script,
@@ -62,7 +64,7 @@ def position_field(body: dict[str, Any]) -> int | None:
     return value
 
 
-async def owned_address(conn: Conn, account: Account, raw_id: object) -> dict[str, Any]:
+async def owned_address(conn: Conn, account: Account, raw_id: object) -> Address:
     """The address ``raw_id`` (a body or query value) if this account owns it; else 404."""
     if not isinstance(raw_id, str):
         raise validation_error("address_id must be a string")
@@ -71,12 +73,12 @@ async def owned_address(conn: Conn, account: Account, raw_id: object) -> dict[st
 
 async def list_filters(
     ctx: MailContext, account: Account, params: ListParams, raw_address_id: str | None
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[Filter], int]:
     """A page of the account's filters; of one address when ``raw_address_id`` is given."""
     async with ctx.db.connection() as conn:
         address_id = None
         if raw_address_id:
-            address_id = (await owned_address(conn, account, raw_address_id))["id"]
+            address_id = (await owned_address(conn, account, raw_address_id)).id
         return await filter_page(
             conn,
             account.id,
@@ -97,13 +99,13 @@ async def create(
     script: str,
     enabled: bool | None,
     position: int | None,
-) -> dict[str, Any]:
+) -> Filter:
     async with ctx.db.transaction() as conn:
         address = await owned_address(conn, account, raw_address_id)
         return await insert_filter(
             conn,
             account_id=account.id,
-            address_id=str(address["id"]),
+            address_id=address.id,
             name=name,
             script=script,
             enabled=True if enabled is None else enabled,
@@ -112,7 +114,7 @@ async def create(
         )
 
 
-async def get(ctx: MailContext, account: Account, filter_id: str) -> dict[str, Any]:
+async def get(ctx: MailContext, account: Account, filter_id: str) -> Filter:
     async with ctx.db.connection() as conn:
         return owned(await get_filter(conn, filter_id), account, "filter")
 
@@ -123,13 +125,13 @@ async def update(
     filter_id: str,
     fields: dict[str, object],
     raw_address_id: object,
-) -> dict[str, Any]:
+) -> Filter:
     """Change the parsed ``fields``; move the filter when ``raw_address_id`` is not None."""
     async with ctx.db.transaction() as conn:
         owned(await get_filter(conn, filter_id), account, "filter")
         if raw_address_id is not None:
             address = await owned_address(conn, account, raw_address_id)
-            fields["address_id"] = str(address["id"])
+            fields["address_id"] = address.id
         row = await update_filter(conn, filter_id, fields, ctx.clock.now())
     assert row is not None
     return row

@@ -15,6 +15,7 @@ from mail.mailboxes import service
 from mail.openapi import LIST, list_query
 from mail.web.lists import Sorts, list_envelope, parse_list_params
 from mail.web.ownership import parse_id
+from mta.mailstore import Activity, Folder
 
 routes = web.RouteTableDef()
 
@@ -41,17 +42,17 @@ async def folders(request: web.Request) -> web.Response:
     )
 
 
-def _folder(row: dict[str, Any]) -> dict[str, Any]:
+def _folder(row: Folder) -> dict[str, Any]:
     return {
         "object": "folder",
-        "id": str(row["id"]),
-        "name": row["name"],
-        "parent_id": _str(row["parent_id"]),
-        "role": row["role"],
-        "sort_order": row["sort_order"],
-        "total": row["total_emails"],
-        "unread": row["unread_emails"],
-        "created_at": row["created_at"],
+        "id": str(row.id),
+        "name": row.name,
+        "parent_id": _str(row.parent_id),
+        "role": row.role,
+        "sort_order": row.sort_order,
+        "total": row.total_emails,
+        "unread": row.unread_emails,
+        "created_at": row.created_at,
     }
 
 
@@ -75,18 +76,18 @@ async def recent_activity(request: web.Request) -> web.Response:
     return json_response(list_envelope([_event(r) for r in rows], params, total))
 
 
-def _event(row: dict[str, Any]) -> dict[str, Any]:
+def _event(row: Activity) -> dict[str, Any]:
     return {
         "object": "activity",
-        "id": str(row["id"]),
-        "kind": row["kind"],
-        "time": row["created_at"],
-        "peer": row["peer"],
-        "sender": row["sender"],
-        "subject": row["subject"],
-        "outcome": row["outcome"],
-        "detail": row["detail"],
-        "email_id": _str(row["email_id"]),
+        "id": str(row.id),
+        "kind": row.kind,
+        "time": row.created_at,
+        "peer": row.peer,
+        "sender": row.sender,
+        "subject": row.subject,
+        "outcome": row.outcome,
+        "detail": row.detail,
+        "email_id": _str(row.email_id),
     }
 
 

@@ -6,8 +6,6 @@ mta owns the mailbox store; mail reaches it only through mta/mailstore.py
 
 from __future__ import annotations
 
-from typing import Any
-
 from mail.addresses.service import owned
 from mail.context import MailContext
 from mta import mailstore
@@ -15,7 +13,7 @@ from mta import mailstore
 
 async def folders(
     ctx: MailContext, account_id: str, address_id: str
-) -> tuple[list[dict[str, Any]], tuple[int, int]]:
+) -> tuple[list[mailstore.Folder], tuple[int, int]]:
     """The folders with their counts, and the address's (bytes used, emails)."""
     async with ctx.db.connection() as conn:
         await owned(conn, account_id, address_id)
@@ -31,7 +29,7 @@ async def activity(
     limit: int,
     offset: int,
     kind: str | None,
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[mailstore.Activity], int]:
     async with ctx.db.connection() as conn:
         await owned(conn, account_id, address_id)
         return await mailstore.activity_page(

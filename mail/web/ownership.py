@@ -13,8 +13,7 @@ check that stays right when a row is loaded by id alone.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from aiohttp import web
 
@@ -28,7 +27,15 @@ class Owner(Protocol):
     def id(self) -> str: ...
 
 
-T = TypeVar("T", bound=Mapping[str, Any])
+class Owned(Protocol):
+    """A record carrying its owning account's id."""
+
+    @property
+    def account_id(self) -> str: ...
+
+
+T = TypeVar("T")
+R = TypeVar("R", bound=Owned)
 
 
 def parse_id(request: web.Request, name: str, what: str | None = None) -> str:
@@ -51,8 +58,8 @@ def found(row: T | None, what: str) -> T:
     return row
 
 
-def owned(row: T | None, owner: Owner, what: str) -> T:
+def owned(row: R | None, owner: Owner, what: str) -> R:
     """``row`` if it exists and belongs to ``owner`` (an account); otherwise 404."""
-    if row is None or str(row.get("account_id")) != str(owner.id):
+    if row is None or str(row.account_id) != str(owner.id):
         raise not_found(what)
     return row

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from common.db import Conn, Prepared, execute, fetch_all, fetch_val
+from common.records import Record
 
 
 @dataclass(frozen=True)
@@ -19,6 +19,21 @@ class Event:
     subject: str = ""
     detail: str = ""
     email_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Activity(Record):
+    """One logged event as read back (the panel's activity list)."""
+
+    id: int
+    kind: str
+    peer: str
+    sender: str
+    subject: str
+    outcome: str
+    detail: str
+    email_id: str | None
+    created_at: datetime
 
 
 # Prepared: one row for every message received.
@@ -51,7 +66,7 @@ async def record(conn: Conn, event: Event, now: datetime) -> None:
 
 async def page(
     conn: Conn, address_id: str, *, limit: int, offset: int, kind: str | None = None
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[Activity], int]:
     where = "address_id = %(a)s" + (" AND kind = %(k)s" if kind else "")
     params = {"a": address_id, "k": kind, "limit": limit, "offset": offset}
     rows = await fetch_all(
@@ -64,7 +79,7 @@ async def page(
         params,
     )
     total = await fetch_val(conn, f"SELECT count(*) FROM mta.activity WHERE {where}", params)
-    return rows, int(total)
+    return [Activity.from_row(row) for row in rows], int(total)
 
 
 async def prune(conn: Conn, before: datetime) -> int:

@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from common.db import Conn, fetch_all, fetch_one, fetch_val
+from common.records import Record
 
-COLUMNS = """f.id, f.account_id, f.address_id, f.name, f.script, f.enabled, f.position,
-             f.created_at, f.updated_at"""
+COLUMNS = """f.id::text, f.account_id::text, f.address_id::text, f.name, f.script, f.enabled,
+             f.position, f.created_at, f.updated_at"""
+
+
+@dataclass(frozen=True)
+class Filter(Record):
+    """A Sieve filter of an address; the account is the panel's owner check."""
+
+    id: str
+    account_id: str
+    address_id: str
+    name: str
+    script: str
+    enabled: bool
+    position: int
+    created_at: datetime
+    updated_at: datetime
+
 
 # Public sort name -> SQL, for the panel's list parameters.
 SORTS = {
@@ -29,7 +47,7 @@ async def insert(
     enabled: bool,
     position: int,
     now: datetime,
-) -> dict[str, Any]:
+) -> Filter:
     row = await fetch_one(
         conn,
         """
@@ -45,15 +63,16 @@ async def insert(
     return found
 
 
-async def get(conn: Conn, filter_id: str) -> dict[str, Any] | None:
-    return await fetch_one(
+async def get(conn: Conn, filter_id: str) -> Filter | None:
+    row = await fetch_one(
         conn, f"SELECT {COLUMNS} FROM mta.filters f WHERE f.id = %s", (filter_id,)
     )
+    return Filter.from_optional(row)
 
 
 async def update(
     conn: Conn, filter_id: str, fields: dict[str, Any], now: datetime
-) -> dict[str, Any] | None:
+) -> Filter | None:
     allowed = {"name", "script", "enabled", "position", "address_id"}
     sets = [f"{k} = %({k})s" for k in fields if k in allowed]
     if sets:
@@ -81,7 +100,7 @@ async def page(
     offset: int,
     search: str | None = None,
     address_id: str | None = None,
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[Filter], int]:
     """One page of an account's filters; ``order_by`` comes from SORTS only."""
     where = ["f.account_id = %(acc)s"]
     if search:
@@ -97,12 +116,12 @@ async def page(
         params,
     )
     total = await fetch_val(conn, f"SELECT count(*) FROM mta.filters f WHERE {clause}", params)
-    return rows, int(total)
+    return [Filter.from_row(row) for row in rows], int(total)
 
 
-async def enabled_for(conn: Conn, address_id: str) -> list[dict[str, Any]]:
+async def enabled_for(conn: Conn, address_id: str) -> list[Filter]:
     """The filters delivery runs for an address, in order."""
-    return await fetch_all(
+    rows = await fetch_all(
         conn,
         f"""
         SELECT {COLUMNS} FROM mta.filters f
@@ -111,3 +130,4 @@ async def enabled_for(conn: Conn, address_id: str) -> list[dict[str, Any]]:
         """,
         (address_id,),
     )
+    return [Filter.from_row(row) for row in rows]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from common.db import Conn, fetch_all, fetch_one, fetch_val
+from common.records import Record
 from mta.store import changes
 
 # (name, role, sort_order): the folders every address starts with.
@@ -23,6 +25,22 @@ MAX_DEPTH = 10
 
 COLUMNS = """id, address_id, parent_id, name, role, sort_order, total_emails, unread_emails,
              is_subscribed, created_at"""
+
+
+@dataclass(frozen=True)
+class Folder(Record):
+    """A mailbox of an address with its counts, as the panel (and webmail next) shows it."""
+
+    id: str
+    address_id: str
+    parent_id: str | None
+    name: str
+    role: str | None
+    sort_order: int
+    total_emails: int
+    unread_emails: int
+    is_subscribed: bool
+    created_at: datetime
 
 
 async def create_default_mailboxes(conn: Conn, address_id: str, now: datetime) -> None:
@@ -138,7 +156,11 @@ async def create_path(conn: Conn, address_id: str, path: str, now: datetime) -> 
 
 
 async def list_for_address(conn: Conn, address_id: str) -> list[dict[str, Any]]:
-    """Every folder of an address with its counts, parents before children."""
+    """Every folder of an address with its counts, parents before children.
+
+    Raw rows, for delivery's and the store tests' own reads; what leaves mta
+    is :class:`Folder` (``folders`` below, through mta/mailstore.py).
+    """
     return await fetch_all(
         conn,
         f"""
@@ -147,3 +169,8 @@ async def list_for_address(conn: Conn, address_id: str) -> list[dict[str, Any]]:
         """,
         (address_id,),
     )
+
+
+async def folders(conn: Conn, address_id: str) -> list[Folder]:
+    """The address's folders as records, in display order."""
+    return [Folder.from_row(row) for row in await list_for_address(conn, address_id)]

@@ -245,9 +245,11 @@ def test_owned_answers_404_for_missing_and_foreign_rows():
     from mail.web.ownership import owned, parse_uuid
 
     me = SimpleNamespace(id="11111111-1111-1111-1111-111111111111")
-    mine = {"id": "d1", "account_id": me.id}
+    # A record carrying its owner's id (a Domain, an Address, a Filter...).
+    mine = SimpleNamespace(id="d1", account_id=me.id)
     assert owned(mine, me, "domain") is mine
-    for row in (None, {"id": "d2", "account_id": "22222222-2222-2222-2222-222222222222"}):
+    foreign = SimpleNamespace(id="d2", account_id="22222222-2222-2222-2222-222222222222")
+    for row in (None, foreign):
         with pytest.raises(errors.MailError) as info:
             owned(row, me, "domain")
         assert (info.value.status, info.value.name, info.value.message) == (

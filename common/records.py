@@ -1,10 +1,12 @@
-"""The base of the CMS's typed row records.
+"""The base of the typed row records, one convention for content, mail and mta.
 
 Each store defines its rows as frozen dataclasses deriving from
-:class:`Record` (``Person`` in people/store.py, ``Entry`` in entries/store.py
-...) and builds them from the row it fetched, so the services and the
-serializers read attributes mypy checks instead of ``dict[str, Any]`` keys.
-A field is filled from the column of the same name.
+:class:`Record` (``Person`` in content/people/store.py, ``Domain`` in
+mail/domains/store.py, ``Filter`` in mta/store/filters.py ...) and builds them
+from the row it fetched, so the services and the serializers read attributes
+mypy checks instead of ``dict[str, Any]`` keys. A field is filled from the
+column of the same name; a column the record does not name is ignored, so a
+``SELECT *`` can grow without touching the record.
 """
 
 from __future__ import annotations

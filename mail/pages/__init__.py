@@ -1,0 +1,29 @@
+"""The mail host's pages for people: sign-up, sign-in, consent, pairing.
+
+Server-rendered HTML shells (Jinja2 through aiohttp-jinja2) with small ES
+modules, one per screen, that drive the existing /api and /oauth routes with
+the svc_session cookie: the rules live once, in the API. Every page carries a
+strict Content-Security-Policy (no inline script or style) and is kept out of
+the OpenAPI document, which describes the API only (docs/mail.md, "Pages").
+"""
+
+from __future__ import annotations
+
+import aiohttp_jinja2
+import jinja2
+from aiohttp import web
+
+from mail.pages import assets
+from mail.pages.routes import routes
+
+
+def install(app: web.Application) -> None:
+    """Mount the pages and their assets on the mail application."""
+    env = aiohttp_jinja2.setup(
+        app,
+        loader=jinja2.PackageLoader("mail.pages", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.globals["asset"] = assets.url
+    app.add_routes(routes)

@@ -1,0 +1,144 @@
+"""The page routes: HTML shells that the screen modules bring to life.
+
+They are GET-only: every change goes through the API (/api for the panel,
+/oauth for consent), so the rules and their CSRF checks live in one place.
+Each handler is marked :func:`common.openapi.page`, which keeps it out of
+the API's OpenAPI document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import urlencode
+
+import aiohttp_jinja2
+from aiohttp import web
+
+from common.openapi import page
+from mail.auth.sessions import current
+from mail.pages import assets
+from mail.pages.security import PAGE_HEADERS, safe_next
+
+routes = web.RouteTableDef()
+
+# Where the panel's sections appear in the navigation; later screens add themselves here.
+NAV: tuple[tuple[str, str], ...] = (("/", "Overview"),)
+
+
+def render(request: web.Request, template: str, **context: Any) -> web.Response:
+    auth = current(request)
+    context.setdefault("title", "")
+    context.update(
+        account=auth.account if auth is not None else None,
+        nav=NAV,
+        path=request.path,
+        screen=template.removesuffix(".html"),
+    )
+    html = aiohttp_jinja2.get_env(request.app).get_template(template).render(context)
+    return web.Response(text=html, content_type="text/html", headers=PAGE_HEADERS)
+
+
+def _sign_in_first(request: web.Request) -> web.HTTPSeeOther:
+    # Back to this very page (path and query) once signed in.
+    return web.HTTPSeeOther(
+        "/signin?" + urlencode({"next": request.raw_path}), headers=PAGE_HEADERS
+    )
+
+
+Page = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def signed_in(handler: Page) -> Page:
+    """A page for a signed-in person: anyone else goes to sign-in and comes back."""
+
+    async def guarded(request: web.Request) -> web.StreamResponse:
+        if current(request) is None:
+            raise _sign_in_first(request)
+        return await handler(request)
+
+    guarded.__name__ = handler.__name__
+    guarded.__doc__ = handler.__doc__
+    return guarded
+
+
+@routes.get("/")
+@page
+@signed_in
+async def home(request: web.Request) -> web.Response:
+    """The panel's overview."""
+    return render(request, "home.html", title="Overview")
+
+
+@routes.get("/signup")
+@page
+async def signup(request: web.Request) -> web.Response:
+    return render(
+        request, "signup.html", title="Create an account", next=safe_next(request.query.get("next"))
+    )
+
+
+@routes.get("/signin")
+@page
+async def signin(request: web.Request) -> web.Response:
+    return render(
+        request, "signin.html", title="Sign in", next=safe_next(request.query.get("next"))
+    )
+
+
+@routes.get("/signout")
+@page
+async def signout(request: web.Request) -> web.Response:
+    return render(request, "signout.html", title="Sign out")
+
+
+@routes.get("/forgot-password")
+@page
+async def forgot(request: web.Request) -> web.Response:
+    return render(request, "forgot.html", title="Forgot your password")
+
+
+@routes.get("/reset-password")
+@page
+async def reset(request: web.Request) -> web.Response:
+    # The emailed link (mail/accounts/tokens.py); the module reads the token from the URL.
+    return render(request, "reset.html", title="Choose a new password")
+
+
+@routes.get("/verify-email")
+@page
+async def verify(request: web.Request) -> web.Response:
+    # The emailed link. A button, not an automatic POST: link scanners that
+    # open the mail must not spend the token.
+    return render(request, "verify.html", title="Confirm your email address")
+
+
+@routes.get("/authorize")
+@page
+@signed_in
+async def authorize(request: web.Request) -> web.Response:
+    """The OAuth consent page (the metadata's authorization_endpoint)."""
+    return render(request, "authorize.html", title="Allow access")
+
+
+@routes.get("/pair")
+@page
+@signed_in
+async def pair(request: web.Request) -> web.Response:
+    """Device pairing (the device flow's verification_uri)."""
+    code = request.query.get("user_code", "")[:20]
+    return render(request, "pair.html", title="Connect a device", user_code=code)
+
+
+@routes.get(assets.PREFIX + "/{version:[0-9a-f]{12}}/{name:.+}")
+@page
+async def versioned_asset(request: web.Request) -> web.Response:
+    if request.match_info["version"] != assets.VERSION:
+        raise web.HTTPNotFound(text="no such asset")
+    return assets.respond(request, request.match_info["name"], immutable=True)
+
+
+@routes.get(assets.PREFIX + "/{name:.+}")
+@page
+async def asset(request: web.Request) -> web.Response:
+    return assets.respond(request, request.match_info["name"], immutable=False)

@@ -1,0 +1,94 @@
+// Shared by every screen: calling the API and showing its answers in a form.
+
+// Calls a same-origin JSON route with the session cookie. The browser adds
+// Origin and Sec-Fetch-Site, which the CSRF check reads (common/csrf.py).
+export async function api(method, path, body) {
+  const init = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch {
+    return { ok: false, status: 0, data: { message: "The server could not be reached. Try again." } };
+  }
+  let data = {};
+  if (response.status !== 204) {
+    try {
+      data = await response.json();
+    } catch {
+      data = {};
+    }
+  }
+  return { ok: response.ok, status: response.status, data };
+}
+
+// The words of an error in either service's shape (mail's or OAuth's).
+export function messageOf(data) {
+  return data.message || data.error_description || data.error || "Something went wrong.";
+}
+
+// Shows an error under the form and ties it to its field: the one given, or
+// the one the message names ("password is too short").
+export function showError(form, data, field) {
+  const box = form.querySelector(".error");
+  const message = messageOf(data);
+  box.textContent = message.charAt(0).toUpperCase() + message.slice(1);
+  form.querySelectorAll("[aria-invalid]").forEach((el) => el.removeAttribute("aria-invalid"));
+  const named = field
+    ? form.elements.namedItem(field)
+    : [...form.elements].find((el) => el.name && message.startsWith(el.name + " "));
+  if (named) {
+    named.setAttribute("aria-invalid", "true");
+    const ids = new Set((named.getAttribute("aria-describedby") || "").split(" ").filter(Boolean));
+    ids.add(box.id);
+    named.setAttribute("aria-describedby", [...ids].join(" "));
+    named.focus();
+  }
+}
+
+export function clearError(form) {
+  form.querySelectorAll(".error, .status").forEach((box) => (box.textContent = ""));
+  form.querySelectorAll("[aria-invalid]").forEach((el) => el.removeAttribute("aria-invalid"));
+}
+
+// The form's non-empty fields as a JSON object.
+export function fields(form, names) {
+  const out = {};
+  for (const name of names) {
+    const el = form.elements.namedItem(name);
+    if (el && el.value !== "") out[name] = el.value;
+  }
+  return out;
+}
+
+// Runs `submit` on the form's submit, with the button disabled meanwhile.
+export function onSubmit(form, submit) {
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const buttons = form.querySelectorAll("button");
+    buttons.forEach((b) => (b.disabled = true));
+    clearError(form);
+    try {
+      await submit(event);
+    } finally {
+      buttons.forEach((b) => (b.disabled = false));
+    }
+  });
+}
+
+// After a one-time action succeeded: only its message stays.
+export function finish(form, message) {
+  form.querySelectorAll(".field, button").forEach((el) => (el.hidden = true));
+  const status = form.querySelector(".status");
+  status.textContent = message;
+  status.setAttribute("tabindex", "-1");
+  status.focus();
+}
+
+// The page to go to next: the server already kept only same-origin paths.
+export function goNext(form) {
+  window.location.assign(form.dataset.next || "/");
+}

@@ -1,0 +1,73 @@
+"""What several browser tests do: an account made through the API, a sign-in through the page."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any
+
+import httpx
+import psycopg2
+
+from tests.browser.conftest import Screens
+from tests.conftest import GatewayProcess
+
+PASSWORD = "correct horse battery staple"
+
+
+def make_account(base_url: str, email: str, name: str = "") -> None:
+    """An account made the way a script would (no browser headers: no CSRF question)."""
+    response = httpx.post(
+        base_url + "/api/auth/signup",
+        json={"email": email, "password": PASSWORD, "name": name or None},
+    )
+    assert response.status_code == 201, response.text
+
+
+def sign_in(
+    tab: Screens, email: str, *, password: str = PASSWORD, check_as: str | None = None
+) -> None:
+    """Fill the sign-in page the browser is on and submit it."""
+    page = tab.page
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(password)
+    if check_as:
+        tab.check(check_as)
+    page.get_by_role("button", name="Sign in").click()
+
+
+def insert_client(database_url: str, client_id: str, name: str, redirect_uri: str) -> None:
+    """A registered public OAuth client (PKCE, no secret)."""
+    with psycopg2.connect(database_url) as conn, conn.cursor() as cur:
+        cur.execute(
+            "INSERT INTO oauth.oauth_clients (client_id, name, redirect_uris, allowed_scopes)"
+            " VALUES (%s, %s, %s, %s)",
+            (client_id, name, json.dumps([redirect_uri]), json.dumps(["openid", "email"])),
+        )
+    conn.close()
+
+
+def fulfil_callback(tab: Screens, origin: str) -> list[str]:
+    """Answers the OAuth client's redirect URI in the browser; returns the URLs it got."""
+    seen: list[str] = []
+    tab.allowed.add(origin)
+
+    def answer(route: Any) -> None:
+        seen.append(route.request.url)
+        route.fulfill(status=200, content_type="text/html", body="<title>client</title>ok")
+
+    tab.page.route(origin + "/**", answer)
+    return seen
+
+
+def mailed_link(gateway: GatewayProcess, kind: str, email: str, timeout: float = 10) -> str:
+    """The newest link of a kind mailed to an address, read from the development log."""
+    pattern = re.compile(rf"{re.escape(kind)} for {re.escape(email)}: (\S+)")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = pattern.findall(gateway.log())
+        if found:
+            return str(found[-1])
+        time.sleep(0.1)  # the reset mail is written by a job worker, soon after the request
+    raise AssertionError(f"no {kind} link for {email} in the log:\n{gateway.log()}")
