@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from common.db import Conn, execute, fetch_all, fetch_one
-from content.keys.store import DeliveryKey
 from common.records import Record
+from content.keys.store import DeliveryKey
 
 
 @dataclass(frozen=True)
