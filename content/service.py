@@ -19,6 +19,7 @@ from content.auth import routes as auth_routes
 from content.changes import Changes
 from content.context import CONTEXT, Context
 from content.delivery import routes as delivery_routes
+from content.delivery.cache import DeliveryCache
 from content.entries import publishing, schedule
 from content.entries import routes as entry_routes
 from content.keys import routes as key_routes
@@ -28,6 +29,8 @@ from content.menus import routes as menu_routes
 from content.openapi import PROFILE
 from content.people import routes as people_routes
 from content.people.service import bootstrap_owner
+from content.preview import routes as preview_routes
+from content.preview import store as preview_store
 from content.settings import load_content_settings
 from content.site import routes as site_routes
 from content.taxonomies import routes as taxonomy_routes
@@ -55,6 +58,7 @@ ROUTE_TABLES = (
     menu_routes.routes,
     site_routes.routes,
     media_routes.routes,
+    preview_routes.routes,
     delivery_routes.routes,
 )
 
@@ -66,6 +70,8 @@ class ContentService:
         self.runtime = runtime
         self.settings = load_content_settings(runtime.settings)
         self.changes = Changes()
+        # Delivery answers of this process, emptied when the content version moves.
+        self.delivery_cache = DeliveryCache(self.changes.version)
         self.context = Context(
             runtime=runtime,
             settings=self.settings,
@@ -86,6 +92,7 @@ class ContentService:
         app = web.Application(middlewares=[error_middleware(errors.render)])
         app[CONTEXT] = dataclasses.replace(self.context, prefix=prefix)
         app[CONTENT_VERSION] = self.content_version
+        app[delivery_routes.CACHE] = self.delivery_cache
         for table in ROUTE_TABLES:
             app.add_routes(table)
         publish(app, PROFILE, json_path=OPENAPI_PATH, html_path=DOCS_PATH)
@@ -98,6 +105,10 @@ class ContentService:
     async def _lifespan(self) -> AsyncIterator[None]:
         if self.settings.bootstrap is not None:
             await bootstrap_owner(self.context, self.settings.bootstrap)
+        # Preview links are invalid after a restart (spec); every process of a
+        # deployment starts together, so each clears them as it starts.
+        async with self.runtime.db.connection() as conn:
+            await preview_store.clear(conn)
         try:
             async with self.changes.listening(self.runtime.db.dsn):
                 yield
