@@ -6,6 +6,8 @@
 -- rows. Only the SHA-256 of the token is stored.
 CREATE UNLOGGED TABLE preview_snapshots (
     token_hash  text        PRIMARY KEY,
+    -- Creation order, for "oldest evicted first" (times can tie).
+    seq         bigserial   NOT NULL,
     -- Purging the source entry removes its previews; trashing it deletes them
     -- in the same transaction (entries/service.py trash_entry).
     entry_id    text        NOT NULL REFERENCES entries (id) ON DELETE CASCADE,
@@ -14,7 +16,7 @@ CREATE UNLOGGED TABLE preview_snapshots (
     created_at  timestamptz NOT NULL,
     expires_at  timestamptz NOT NULL
 );
-CREATE INDEX preview_snapshots_age ON preview_snapshots (created_at);
+CREATE INDEX preview_snapshots_age ON preview_snapshots (seq);
 CREATE INDEX preview_snapshots_entry ON preview_snapshots (entry_id);
 
 -- Published lists of one type, newest publication first (the delivery default).

@@ -28,7 +28,7 @@ async def make_room(conn: Conn, now: datetime, size: int, *, most: int, total: i
     await execute(conn, "DELETE FROM content.preview_snapshots WHERE expires_at <= %s", (now,))
     rows = await fetch_all(
         conn,
-        "SELECT token_hash, size FROM content.preview_snapshots ORDER BY created_at DESC, token_hash",
+        "SELECT token_hash, size FROM content.preview_snapshots ORDER BY seq DESC",
     )
     kept, used, evicted = 0, size, []
     for row in rows:
