@@ -172,9 +172,9 @@ async def _serve(
 
 
 @routes.route("OPTIONS", "/content")
-@routes.route("OPTIONS", "/content/{tail:.*}")
-@routes.route("OPTIONS", "/site/{tail:.*}")
-@routes.route("OPTIONS", "/preview/{tail:.*}")
+@routes.route("OPTIONS", r"/content/{tail:[\s\S]*}")
+@routes.route("OPTIONS", r"/site/{tail:[\s\S]*}")
+@routes.route("OPTIONS", r"/preview/{tail:[\s\S]*}")
 @operation(status=204, errors=(403,))
 async def preflight(request: web.Request) -> web.Response:
     """CORS preflight: X-Api-Key is not a simple header, so browsers ask first."""
