@@ -21,6 +21,7 @@ from content.auth import routes as auth_routes
 from content.changes import Changes
 from content.context import CONTEXT, Context
 from content.delivery import routes as delivery_routes
+from content.delivery.cache import DeliveryCache
 from content.entries import publishing, schedule
 from content.entries import routes as entry_routes
 from content.keys import routes as key_routes
@@ -30,6 +31,8 @@ from content.menus import routes as menu_routes
 from content.openapi import PROFILE
 from content.people import routes as people_routes
 from content.people.service import bootstrap_owner
+from content.preview import routes as preview_routes
+from content.preview import store as preview_store
 from content.realtime import routes as realtime_routes
 from content.realtime.service import HUB, Hub
 from content.settings import load_content_settings
@@ -62,6 +65,7 @@ ROUTE_TABLES = (
     menu_routes.routes,
     site_routes.routes,
     media_routes.routes,
+    preview_routes.routes,
     delivery_routes.routes,
     realtime_routes.routes,
     webhook_routes.routes,
@@ -76,6 +80,8 @@ class ContentService:
         self.settings = load_content_settings(runtime.settings)
         self.changes = Changes()
         self.hub = Hub(runtime.db, runtime.clock, self.changes)
+        # Delivery answers of this process, emptied when the content version moves.
+        self.delivery_cache = DeliveryCache(self.changes.version)
         self.context = Context(
             runtime=runtime,
             settings=self.settings,
@@ -102,6 +108,7 @@ class ContentService:
         app[CONTENT_VERSION] = self.content_version
         app[HUB] = self.hub
         app.on_shutdown.append(self._close_sockets)
+        app[delivery_routes.CACHE] = self.delivery_cache
         for table in ROUTE_TABLES:
             app.add_routes(table)
         publish(app, PROFILE, json_path=OPENAPI_PATH, html_path=DOCS_PATH)
@@ -118,6 +125,10 @@ class ContentService:
     async def _lifespan(self) -> AsyncIterator[None]:
         if self.settings.bootstrap is not None:
             await bootstrap_owner(self.context, self.settings.bootstrap)
+        # Preview links are invalid after a restart (spec); every process of a
+        # deployment starts together, so each clears them as it starts.
+        async with self.runtime.db.connection() as conn:
+            await preview_store.clear(conn)
         refresher = asyncio.create_task(self.hub.refresh_forever(), name="realtime-presence")
         try:
             async with self.changes.listening(self.runtime.db.dsn):

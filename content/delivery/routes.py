@@ -1,11 +1,20 @@
-"""The delivery API (X-Api-Key, read-only). This issue carries only GET /content."""
+"""The delivery API (X-Api-Key delivery keys, read-only): thin handlers.
+
+Every answer goes through :func:`_serve`: the in-process cache (cache.py),
+a strong ETag with 304 on If-None-Match, ``Cache-Control: private`` and
+``Vary`` on the credential headers, CORS for DELIVERY_ORIGINS only.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from aiohttp import web
 
 from common.crypto import sha256_hex
-from common.openapi import operation
+from common.db import Conn
+from common.openapi import Schema, array, obj, operation, string
 from common.web import json_response
 from content.auth.credentials import (
     AGENT_KEY_PREFIX,
@@ -15,14 +24,47 @@ from content.auth.credentials import (
     wrong_credential,
 )
 from content.context import context
-from content.errors import Forbidden, Unauthorized
+from content.delivery import service
+from content.delivery.cache import Answer, DeliveryCache
+from content.delivery.expand import INCLUDES, in_scope
+from content.entries.store import SORTS
+from content.errors import Forbidden, NotFound, Unauthorized
+from content.http import paging
 from content.keys import store as key_store
-from content.keys.service import ALL_TYPES
 from content.keys.store import DeliveryKey
-from content.types import store as type_store
-from content.types.serializers import type_shape
+from content.openapi import PAGE, PAGING
+from content.preview import service as preview_service
 
 routes = web.RouteTableDef()
+
+# One per process, shared by the apps of one ContentService (content/service.py).
+CACHE = web.AppKey("delivery_cache", DeliveryCache)
+# A key's last use is written at most this often per process.
+TOUCH_SECONDS = 60.0
+VARY = "X-Api-Key, Authorization, Origin"
+_CACHE_CONTROL = "private, max-age=0, must-revalidate"
+
+_INCLUDE = string(description=f"comma list of {', '.join(INCLUDES)}")
+_LOCALE = string(description="a locale (en, en-GB); without it the default locale's entry")
+LIST_QUERY: dict[str, Schema] = {
+    **PAGING,
+    "term": string(description="a term slug, or taxonomy:slug"),
+    "locale": string(),
+    "sort": string(pattern=f"^-?({'|'.join(SORTS)})$", description="default -publishedAt"),
+    "include": _INCLUDE,
+}
+ONE_QUERY: dict[str, Schema] = {"locale": _LOCALE, "include": _INCLUDE}
+ENTRY = obj(
+    {
+        "id": string(),
+        "type": string(),
+        "slug": string(),
+        "title": string(),
+        "locale": string(),
+        "data": {"type": "object"},
+    },
+    required=["id", "type", "slug", "title", "locale", "data"],
+)
 
 
 async def delivery_key(request: web.Request) -> DeliveryKey:
@@ -45,19 +87,26 @@ async def delivery_key(request: web.Request) -> DeliveryKey:
     if not token.startswith(DELIVERY_KEY_PREFIX):
         raise Unauthorized("unknown delivery key", "KEY_INVALID")
     ctx = context(request)
-    async with ctx.db.connection() as conn:
-        row = await key_store.delivery_key(conn, sha256_hex(token))
+    cache = request.app[CACHE]
+    token_hash = sha256_hex(token)
+    row = cache.key(token_hash)
+    if row is None:
+        version = cache.version()
+        async with ctx.db.connection() as conn:
+            row = await key_store.delivery_key(conn, token_hash)
         if row is None:
             raise Unauthorized("unknown delivery key", "KEY_INVALID")
         if row.revoked_at is not None:
             raise Unauthorized("this delivery key was revoked", "KEY_REVOKED")
-        await key_store.touch_delivery_key(conn, row.id, ctx.clock.now())
+        cache.put_key(token_hash, row, version)
+    if cache.due_touch(row.id, TOUCH_SECONDS):
+        async with ctx.db.connection() as conn:
+            await key_store.touch_delivery_key(conn, row.id, ctx.clock.now())
     return row
 
 
 def may_read(key: DeliveryKey, type_name: str) -> bool:
-    scopes = key.type_scopes
-    return ALL_TYPES in scopes or type_name in scopes
+    return in_scope(type_name, key.type_scopes)
 
 
 def _allowed_origin(request: web.Request) -> str | None:
@@ -67,16 +116,72 @@ def _allowed_origin(request: web.Request) -> str | None:
     return origin if origin and ("*" in allowed or origin in allowed) else None
 
 
-def _headers(request: web.Request) -> dict[str, str]:
-    headers = {"Cache-Control": "private, max-age=0", "Vary": "X-Api-Key, Authorization, Origin"}
+def cors_headers(request: web.Request) -> dict[str, str]:
+    """What a browser at an allowed origin needs to read a delivery-key answer."""
+    origin = _allowed_origin(request)
+    return {"Access-Control-Allow-Origin": origin, "Vary": "Origin"} if origin else {}
+
+
+def _headers(request: web.Request, cache_control: str = _CACHE_CONTROL) -> dict[str, str]:
+    headers = {"Cache-Control": cache_control, "Vary": VARY}
     origin = _allowed_origin(request)
     if origin:
         headers["Access-Control-Allow-Origin"] = origin
+        headers["Access-Control-Expose-Headers"] = "ETag"
     return headers
 
 
+def _matches(request: web.Request, etag: str) -> bool:
+    """If-None-Match names this ETag (or *); weak forms compare equal (RFC 9110 13.1.2)."""
+    header = request.headers.get("If-None-Match")
+    if not header:
+        return False
+    tags = {t.strip().removeprefix("W/") for t in header.split(",")}
+    return "*" in tags or etag in tags
+
+
+def _answer(
+    request: web.Request, answer: Answer, cache_control: str = _CACHE_CONTROL
+) -> web.Response:
+    headers = {**_headers(request, cache_control), "ETag": answer.etag}
+    if _matches(request, answer.etag):
+        return web.Response(status=304, headers=headers)
+    return web.Response(
+        body=answer.body, status=200, content_type="application/json", headers=headers
+    )
+
+
+def _encode(body: Any) -> Answer:
+    # The same bytes json_response would send (common/web.py).
+    return Answer.of(json_response(body).body)  # type: ignore[arg-type]
+
+
+async def _serve(
+    request: web.Request, compute: Callable[[Conn, DeliveryKey], Awaitable[Any]]
+) -> web.Response:
+    """The cached answer for this key's scopes and this exact request, or a fresh one."""
+    key = await delivery_key(request)
+    cache = request.app[CACHE]
+    cache_key = (
+        tuple(sorted(key.type_scopes)),
+        request.match_info.route.resource.canonical if request.match_info.route.resource else "",
+        request.path,
+        tuple(sorted(request.query.items())),
+    )
+    answer = cache.get(cache_key)
+    if answer is None:
+        version = cache.version()
+        async with context(request).db.connection() as conn:
+            answer = _encode(await compute(conn, key))
+        cache.put(cache_key, answer, version)
+    return _answer(request, answer)
+
+
 @routes.route("OPTIONS", "/content")
-@routes.route("OPTIONS", "/content/{tail:.*}")
+@routes.route("OPTIONS", r"/content/{tail:[\s\S]*}")
+@routes.route("OPTIONS", r"/site/{tail:[\s\S]*}")
+@routes.route("OPTIONS", r"/preview/{tail:[\s\S]*}")
+@routes.route("OPTIONS", "/realtime/delivery/ticket")
 @operation(status=204, errors=(403,))
 async def preflight(request: web.Request) -> web.Response:
     """CORS preflight: X-Api-Key is not a simple header, so browsers ask first."""
@@ -87,8 +192,9 @@ async def preflight(request: web.Request) -> web.Response:
         status=204,
         headers={
             "Access-Control-Allow-Origin": origin,
-            "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
-            "Access-Control-Allow-Headers": "X-Api-Key, Authorization, Content-Type",
+            # POST: a website's socket ticket (/realtime/delivery/ticket).
+            "Access-Control-Allow-Methods": "GET, HEAD, POST, OPTIONS",
+            "Access-Control-Allow-Headers": "X-Api-Key, Authorization, If-None-Match",
             "Access-Control-Max-Age": "600",
             "Vary": "Origin",
         },
@@ -96,10 +202,83 @@ async def preflight(request: web.Request) -> web.Response:
 
 
 @routes.get("/content")
-@operation(auth="delivery")
+@operation(auth="delivery", response=obj({"data": array({"type": "object"})}))
 async def list_types(request: web.Request) -> web.Response:
+    """The types this key may read, with their field shapes."""
+    return await _serve(request, lambda conn, key: service.types(conn, key.type_scopes))
+
+
+def _list_query(request: web.Request) -> service.ListQuery:
+    query = request.query
+    return service.ListQuery(
+        paging=paging(request),
+        term=query.get("term") or None,
+        locale=query.get("locale") or None,
+        sort=service.parse_sort(query.get("sort")),
+        include=service.parse_include(query.get("include")),
+    )
+
+
+@routes.get("/content/{type}")
+@operation(auth="delivery", query=LIST_QUERY, response=PAGE)
+async def list_entries(request: web.Request) -> web.Response:
+    """Published entries of one type, paged; meta carries total, page, limit."""
+    query = _list_query(request)
+    name = request.match_info["type"]
+    return await _serve(
+        request, lambda conn, key: service.entries(conn, key.type_scopes, name, query)
+    )
+
+
+@routes.get("/content/{type}/single")
+@operation(auth="delivery", query={"include": _INCLUDE}, response=ENTRY)
+async def single_entry(request: web.Request) -> web.Response:
+    """The entry of a single-kind type."""
+    include = service.parse_include(request.query.get("include"))
+    name = request.match_info["type"]
+    return await _serve(
+        request, lambda conn, key: service.single(conn, key.type_scopes, name, include)
+    )
+
+
+@routes.get("/content/{type}/{slug}")
+@operation(auth="delivery", query=ONE_QUERY, response=ENTRY)
+async def get_entry(request: web.Request) -> web.Response:
+    """One published entry by slug."""
+    include = service.parse_include(request.query.get("include"))
+    locale = request.query.get("locale") or None
+    name, slug = request.match_info["type"], request.match_info["slug"]
+    return await _serve(
+        request,
+        lambda conn, key: service.entry(conn, key.type_scopes, name, slug, locale, include),
+    )
+
+
+@routes.get("/site/settings")
+@operation(auth="delivery")
+async def site_settings(request: web.Request) -> web.Response:
+    """Site settings with media ids resolved to URLs."""
+    return await _serve(request, lambda conn, key: service.settings(conn))
+
+
+@routes.get("/site/menus/{name}")
+@operation(auth="delivery")
+async def site_menu(request: web.Request) -> web.Response:
+    """One menu tree, entry items resolved to URLs for this key."""
+    name = request.match_info["name"]
+    return await _serve(request, lambda conn, key: service.menu(conn, key.type_scopes, name))
+
+
+@routes.get("/preview/{token}")
+@operation(auth="delivery", response=ENTRY)
+async def preview(request: web.Request) -> web.Response:
+    """One entry at any status until the preview token expires (never cached)."""
     key = await delivery_key(request)
-    async with context(request).db.connection() as conn:
-        rows = await type_store.list_types(conn)
-    data = [type_shape(r) for r in rows if may_read(key, r.name)]
-    return json_response({"data": data}, headers=_headers(request))
+    ctx = context(request)
+    row = await preview_service.read(ctx, request.match_info["token"])
+    if not may_read(key, row.type_name):
+        raise NotFound("this preview link is unknown or has expired", "PREVIEW_EXPIRED")
+    async with ctx.db.connection() as conn:
+        body = (await service.expand(conn, [row], key.type_scopes))[0]
+    body["status"] = row.status
+    return _answer(request, _encode(body), "private, no-store")

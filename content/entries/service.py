@@ -32,6 +32,7 @@ from content.entries.validation import (
     slugify,
 )
 from content.errors import Conflict, Forbidden, NotFound, Problems
+from content.preview import store as preview_store
 from content.taxonomies import store as taxonomy_store
 from content.taxonomies.service import check_entry_terms
 from content.types import store as type_store
@@ -312,6 +313,8 @@ async def trash_entry(ctx: Context, actor: Principal, entry_id: str) -> Entry:
         conn, now = tx.conn, tx.now
         entry = await _editable(conn, actor, entry_id)
         await store.set_trashed(conn, entry_id, now, now)
+        # Deleting the source entry invalidates its preview links (purging cascades).
+        await preview_store.drop_for_entry(conn, entry_id)
         await schedule.reschedule(conn, entry_id, entry.publish_at, None)
         await _changed(tx, actor.actor(), entry, "entry.deleted")
         trashed = await store.get_entry(conn, entry_id, trashed=True)

@@ -16,6 +16,8 @@ _ENTRY = (
     " e.revision"
 )
 _FROM = "content.entries e JOIN content.content_types t ON t.id = e.type_id"
+# For other readers of entries (delivery/store.py): the Entry columns and their join.
+SELECT_ENTRY = f"SELECT {_ENTRY} FROM {_FROM}"
 _REVISION = "entry_id, number, title, slug, locale, status, data, actor, note, created_at"
 
 SORTS = {

@@ -149,7 +149,15 @@ async def update_delivery_key(
         if row is None:
             raise NotFound("no such delivery key")
         summary = {k: v for k, v in (("name", name), ("types", scopes)) if v is not None}
-        await tx.record(actor.actor(), "delivery_key.updated", "delivery_key", key_id, summary)
+        # Notified: every process drops its cached copy of the key (delivery/cache.py).
+        await tx.record(
+            actor.actor(),
+            "delivery_key.updated",
+            "delivery_key",
+            key_id,
+            summary,
+            notify={"key": key_id},
+        )
     return row
 
 
@@ -174,5 +182,7 @@ async def _revoke(
         row = await revoke(tx.conn, tx.now)
         if row is None:
             raise NotFound(f"no such {kind.replace('_', ' ')}")
-        await tx.record(actor.actor(), f"{kind}.revoked", kind, key_id)
+        # A delivery key's revocation is notified: every process forgets its cached copy.
+        notify = {"key": key_id} if kind == "delivery_key" else None
+        await tx.record(actor.actor(), f"{kind}.revoked", kind, key_id, notify=notify)
     return row

@@ -14,7 +14,7 @@ from common.web import json_response
 from content.auth.credentials import admin_route, wrong_credential
 from content.auth.principal import Principal
 from content.context import Context, context
-from content.delivery.routes import delivery_key
+from content.delivery.routes import cors_headers, delivery_key
 from content.errors import BadRequest
 from content.realtime import service
 from content.realtime.serializers import socket_url, ticket_json
@@ -29,11 +29,17 @@ TICKET = obj(
 
 
 async def _ticket_response(
-    ctx: Context, *, session_id: int | None = None, key_id: str | None = None
+    ctx: Context,
+    *,
+    session_id: int | None = None,
+    key_id: str | None = None,
+    headers: dict[str, str] | None = None,
 ) -> web.Response:
     ticket, expires_at = await service.mint_ticket(ctx, session_id=session_id, key_id=key_id)
     url = socket_url(ctx.runtime.settings.public_url, ctx.prefix, ticket)
-    return json_response(ticket_json(ticket, expires_at, url), status=201, headers=NO_STORE)
+    return json_response(
+        ticket_json(ticket, expires_at, url), status=201, headers={**NO_STORE, **(headers or {})}
+    )
 
 
 @routes.post("/api/realtime/ticket")
@@ -51,7 +57,8 @@ async def session_ticket(request: web.Request, principal: Principal) -> web.Resp
 async def delivery_ticket(request: web.Request) -> web.Response:
     """A socket ticket for a delivery key (X-Api-Key)."""
     key = await delivery_key(request)
-    return await _ticket_response(context(request), key_id=key.id)
+    # A website's browser code asks for it: CORS as for the delivery routes.
+    return await _ticket_response(context(request), key_id=key.id, headers=cors_headers(request))
 
 
 @routes.get("/realtime")
