@@ -5,7 +5,10 @@ Two modules go below a library's public API, each for measured speed
 
 - common/db.py over aiopg (LeanPool and the statement runner);
 - mta/smtp/protocol.py over aiosmtpd (the bulk DATA reader, the address fast
-  path and protocol_factory).
+  path and protocol_factory);
+- common/outbound.py over aiohttp's client (the SSRF guard checks the
+  resolved addresses in ``TCPConnector._resolve_host``, where every
+  connection's name resolution passes).
 
 Those names are not a contract: an upgrade may rename or drop any of them.
 These tests pin the versions the code was written against and check every
@@ -17,8 +20,10 @@ release's code, then updating the names and the version below together.
 from __future__ import annotations
 
 import asyncio
+import inspect
 from importlib.metadata import version
 
+import aiohttp
 import aiopg
 import aiosmtpd.smtp
 import pytest
@@ -27,6 +32,7 @@ from common.db import Database
 
 AIOPG_VERSION = "1.4.0"
 AIOSMTPD_VERSION = "1.4.6"
+AIOHTTP_VERSION = "3.14.5"
 
 # Attributes of aiopg.Pool that LeanPool reads, writes or overrides.
 POOL_INTERNALS = ("_acquire", "_closing", "_free", "_used", "_cond", "_loop", "_timeout")
@@ -107,3 +113,17 @@ async def test_smtp_still_reads_through_reader_and_writer_attributes():
     # the connection's streams exist (in _cb_client_connected).
     source = aiosmtpd.smtp.SMTP._cb_client_connected.__code__.co_names
     assert "_reader" in source and "_writer" in source
+
+
+def test_the_pinned_aiohttp_is_the_one_installed():
+    assert version("aiohttp") == AIOHTTP_VERSION, (
+        "aiohttp changed: re-check common/outbound.py's guarded connector "
+        "(_resolve_host's signature and that every connection resolves through it)"
+    )
+
+
+def test_tcp_connector_still_resolves_through_resolve_host():
+    method = aiohttp.TCPConnector._resolve_host
+    assert list(inspect.signature(method).parameters)[:4] == ["self", "host", "port", "traces"]
+    # _create_direct_connection is where a connection asks for its addresses.
+    assert "_resolve_host" in aiohttp.TCPConnector._create_direct_connection.__code__.co_names
