@@ -10,7 +10,7 @@ from common.db import Conn
 from content.entries import store
 from content.entries.serializers import LAYOUT_KEY
 from content.errors import Problems
-from content.media import store as media_store
+from content.media.checks import check_images
 from content.types.fields import FieldDefinition, References, clean_object
 
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -97,7 +97,7 @@ def check_data(
 async def check_references(conn: Conn, refs: References, p: Problems) -> None:
     """Enforced on save: a reference names a live entry of the declared type, a
     media or gallery field names image media of the library."""
-    await check_media(conn, refs, p)
+    await check_images(conn, refs.media, p)
     if not refs.items:
         return
     found = await store.reference_types(conn, sorted({entry_id for _, _, entry_id in refs.items}))
@@ -107,18 +107,3 @@ async def check_references(conn: Conn, refs: References, p: Problems) -> None:
             p.add(path, f"no entry {entry_id!r} exists")
         elif actual != target:
             p.add(path, f"must be a {target} entry, not a {actual} entry")
-
-
-async def check_media(conn: Conn, refs: References, p: Problems) -> None:
-    """Every media id of the data in one query: it exists and is an image."""
-    if not refs.media:
-        return
-    found = await media_store.media_by_ids(
-        conn, sorted({media_id for _, media_id in refs.media}), share=True
-    )
-    for path, media_id in refs.media:
-        media = found.get(media_id)
-        if media is None:
-            p.add(path, f"no media {media_id!r} exists")
-        elif not media.is_image:
-            p.add(path, f"must be an image, not {media.type} ({media.filename})")

@@ -2,10 +2,8 @@
 
 Settings hold media ids (logo, socialImage):
 
-- :func:`check_media_ids` on save: each id names media of the library, and an
-  image (the media field's rule, entries/validation.py), in one query that
-  locks the rows FOR SHARE so a save and the media's deletion cannot both
-  commit.
+- :func:`check_media_ids` on save: each id names image media of the library
+  (content/media/checks.py, the rule media and gallery fields follow too).
 - :func:`media_urls` on delivery: id -> public URL, from the library (its
   storage driver decides the URL). A media deleted later reads as null.
 """
@@ -16,23 +14,19 @@ from collections.abc import Mapping
 
 from common.db import Conn
 from content.errors import Problems
-from content.media import store as media_store
+from content.media.checks import check_images
 from content.media.service import resolve_media_urls
 from content.types.fields import MEDIA_ID_RE
 
 
 async def check_media_ids(conn: Conn, ids: Mapping[str, str], p: Problems) -> None:
     """``ids`` maps a body key to the media id given for it; bad ones are named."""
-    wellformed = {key: media_id for key, media_id in ids.items() if MEDIA_ID_RE.fullmatch(media_id)}
-    for key in ids.keys() - wellformed.keys():
+    wellformed = [
+        (key, media_id) for key, media_id in ids.items() if MEDIA_ID_RE.fullmatch(media_id)
+    ]
+    for key in ids.keys() - dict(wellformed).keys():
         p.add(key, "must be a media id")
-    found = await media_store.media_by_ids(conn, sorted(set(wellformed.values())), share=True)
-    for key, media_id in wellformed.items():
-        media = found.get(media_id)
-        if media is None:
-            p.add(key, f"no media {media_id!r} exists")
-        elif not media.is_image:
-            p.add(key, f"must be an image, not {media.type} ({media.filename})")
+    await check_images(conn, wellformed, p)
 
 
 async def media_urls(conn: Conn, ids: list[str]) -> dict[str, str]:
