@@ -17,6 +17,8 @@ import hmac
 import secrets
 from collections.abc import Mapping
 
+from common.crypto import constant_time_equals
+
 SECRET_PREFIX = "whsec_"
 SECRET_BYTES = 32
 # Receivers refuse timestamps further than this from their clock (replay guard).
@@ -66,9 +68,9 @@ def verify(
     timestamp = int(stamp)
     if abs(now - timestamp) > tolerance:
         return False
-    expected = signature(secret, message_id, timestamp, body).encode()
+    expected = signature(secret, message_id, timestamp, body)
     return any(
-        hmac.compare_digest(candidate.encode(), expected)
+        constant_time_equals(candidate, expected)
         for candidate in given.split()
         if candidate.startswith("v1,")
     )
