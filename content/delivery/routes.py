@@ -119,14 +119,12 @@ def _allowed_origin(request: web.Request) -> str | None:
 def cors_headers(request: web.Request) -> dict[str, str]:
     """What a browser at an allowed origin needs to read a delivery-key answer."""
     origin = _allowed_origin(request)
-    return {"Access-Control-Allow-Origin": origin, "Vary": "Origin"} if origin else {}
+    return {"Access-Control-Allow-Origin": origin} if origin else {}
 
 
 def _headers(request: web.Request, cache_control: str = _CACHE_CONTROL) -> dict[str, str]:
-    headers = {"Cache-Control": cache_control, "Vary": VARY}
-    origin = _allowed_origin(request)
-    if origin:
-        headers["Access-Control-Allow-Origin"] = origin
+    headers = {"Cache-Control": cache_control, "Vary": VARY, **cors_headers(request)}
+    if "Access-Control-Allow-Origin" in headers:
         headers["Access-Control-Expose-Headers"] = "ETag"
     return headers
 
