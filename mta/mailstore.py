@@ -19,16 +19,19 @@ from datetime import datetime
 
 from common.db import Conn
 from mta.sieve.compiler import MAX_SCRIPT_BYTES, Script, SieveError, compile_script
-from mta.store import activity, mailboxes, quota
+from mta.store import activity, events, mailboxes, quota
 from mta.store import filters as _filters
 from mta.store.activity import Activity
+from mta.store.events import Event
 from mta.store.filters import Filter
 from mta.store.mailboxes import Folder, create_default_mailboxes
 
 __all__ = [
+    "EVENTS_CHANNEL",
     "FILTER_SORTS",
     "MAX_SCRIPT_BYTES",
     "Activity",
+    "Event",
     "Filter",
     "Folder",
     "Script",
@@ -37,10 +40,15 @@ __all__ = [
     "compile_script",
     "create_default_mailboxes",
     "delete_filter",
+    "email_events",
     "filter_page",
     "folders",
+    "get_event",
     "get_filter",
     "insert_filter",
+    "mark_events_dispatched",
+    "record_event",
+    "undispatched_events",
     "update_filter",
     "usage",
 ]
@@ -70,3 +78,12 @@ get_filter = _filters.get
 insert_filter = _filters.insert
 update_filter = _filters.update
 delete_filter = _filters.delete
+
+# Events: the account's webhook-deliverable log (email.*, domain.*, address.*),
+# written in the transaction of the change each reports; see mta/store/events.py.
+EVENTS_CHANNEL = events.CHANNEL
+record_event = events.record
+get_event = events.get
+email_events = events.for_email
+undispatched_events = events.undispatched
+mark_events_dispatched = events.mark_dispatched

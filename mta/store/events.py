@@ -1,0 +1,115 @@
+"""The account's event log: what its webhooks deliver, in Resend's shape.
+
+Writers call :func:`record` inside the transaction of the change the event
+reports; the NOTIFY it issues is delivered only at COMMIT, so a listener (the
+webhook fan-out in mail/) never wakes for an event that was rolled back.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from common.db import Conn, execute, fetch_all, fetch_one
+from common.records import Record
+
+# The channel a fan-out LISTENs on; the payload is the event id.
+CHANNEL = "mta_events"
+
+
+@dataclass(frozen=True)
+class Event(Record):
+    id: str
+    account_id: str
+    type: str
+    email_id: str | None
+    payload: dict[str, Any]
+    created_at: datetime
+    dispatched_at: datetime | None
+
+
+_COLUMNS = "id::text, account_id::text, type, email_id::text, payload, created_at, dispatched_at"
+
+
+def _iso(moment: datetime) -> str:
+    """Resend's timestamps: ISO 8601 in UTC with milliseconds."""
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+async def record(
+    conn: Conn,
+    account_id: str,
+    type_: str,
+    data: dict[str, Any],
+    now: datetime,
+    *,
+    email_id: str | None = None,
+) -> Event:
+    """Append one event; its payload is ``{"type", "created_at", "data"}``."""
+    payload = {"type": type_, "created_at": _iso(now), "data": data}
+    row = await fetch_one(
+        conn,
+        f"""
+        INSERT INTO mta.events (account_id, type, email_id, payload, created_at)
+        VALUES (%(a)s, %(t)s, %(e)s, %(p)s::jsonb, %(now)s)
+        RETURNING {_COLUMNS}
+        """,
+        {"a": account_id, "t": type_, "e": email_id, "p": json.dumps(payload), "now": now},
+    )
+    assert row is not None
+    event = Event.from_row(row)
+    await execute(conn, "SELECT pg_notify(%(c)s, %(id)s)", {"c": CHANNEL, "id": event.id})
+    return event
+
+
+async def get(conn: Conn, account_id: str, event_id: str) -> Event | None:
+    """One event of the account (None for another account's: the caller answers 404)."""
+    row = await fetch_one(
+        conn,
+        f"SELECT {_COLUMNS} FROM mta.events WHERE id = %(id)s AND account_id = %(a)s",
+        {"id": event_id, "a": account_id},
+    )
+    return Event.from_row(row) if row else None
+
+
+async def undispatched(conn: Conn, limit: int) -> list[Event]:
+    """The oldest events not yet fanned out, locked for this transaction.
+
+    SKIP LOCKED lets several gateway processes fan out side by side without
+    handing one event to two of them.
+    """
+    rows = await fetch_all(
+        conn,
+        f"""
+        SELECT {_COLUMNS} FROM mta.events
+         WHERE dispatched_at IS NULL
+         ORDER BY created_at LIMIT %(limit)s
+           FOR UPDATE SKIP LOCKED
+        """,
+        {"limit": limit},
+    )
+    return [Event.from_row(row) for row in rows]
+
+
+async def mark_dispatched(conn: Conn, event_ids: list[str], now: datetime) -> None:
+    await execute(
+        conn,
+        "UPDATE mta.events SET dispatched_at = %(now)s WHERE id = ANY(%(ids)s::uuid[])",
+        {"ids": event_ids, "now": now},
+    )
+
+
+async def for_email(conn: Conn, account_id: str, email_id: str) -> list[Event]:
+    """A sent or received email's events, oldest first (the email's history)."""
+    rows = await fetch_all(
+        conn,
+        f"""
+        SELECT {_COLUMNS} FROM mta.events
+         WHERE email_id = %(e)s AND account_id = %(a)s
+         ORDER BY created_at, id
+        """,
+        {"e": email_id, "a": account_id},
+    )
+    return [Event.from_row(row) for row in rows]
