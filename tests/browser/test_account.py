@@ -33,7 +33,10 @@ def test_a_person_revokes_another_session_and_then_every_other_one(
     page.get_by_role("link", name="Sessions").first.click()
     page.wait_for_url("**/account/sessions")
     # The section stays marked in the navigation on its sub-page.
-    assert sections(page).get_by_role("link", name="Account").get_attribute("aria-current") == "location"
+    assert (
+        sections(page).get_by_role("link", name="Account").get_attribute("aria-current")
+        == "location"
+    )
     # The sign-up's own session (make_account), this browser, the laptop and the phone.
     rows = page.locator("#sessions-list > li")
     rows.nth(3).wait_for()
@@ -67,7 +70,9 @@ def test_a_person_changes_name_notifications_email_and_password(
     tab = signed_in_tab(screens, gateway.base_url, EMAIL)
     page = tab.page
     page.goto("/account")
-    assert sections(page).get_by_role("link", name="Account").get_attribute("aria-current") == "page"
+    assert (
+        sections(page).get_by_role("link", name="Account").get_attribute("aria-current") == "page"
+    )
     tab.check("account")
 
     page.get_by_label("Name").fill("Grace Person")
