@@ -64,7 +64,9 @@ async def two_factor(request: web.Request) -> web.Response:
 async def two_factor_qr(request: web.Request) -> web.Response:
     """The QR code of this account's pending enrolment; 404 when none is under way."""
     auth = current(request)
-    uri = auth_service.pending_totp_uri(mail_context(request), auth.account) if auth else None
+    uri = None
+    if auth is not None and auth.session is not None:  # the panel's own cookie, nothing else
+        uri = auth_service.pending_totp_uri(mail_context(request), auth.account)
     if uri is None:
         raise web.HTTPNotFound(text="no two-factor enrolment under way", headers=PAGE_HEADERS)
     out = io.BytesIO()
