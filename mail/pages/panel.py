@@ -15,7 +15,7 @@ import segno
 from aiohttp import web
 
 from common.openapi import page
-from mail.accounts.service import notifications_of
+from mail.accounts import service as accounts_service
 from mail.auth import service as auth_service
 from mail.auth.sessions import current
 from mail.context import mail_context
@@ -39,7 +39,7 @@ async def account(request: web.Request) -> web.Response:
     """Profile, email, password, two-factor, notifications, deletion."""
     auth = current(request)
     assert auth is not None
-    prefs = notifications_of(auth.account)
+    prefs = accounts_service.notifications_of(auth.account)
     choices = [(key, *NOTIFICATIONS.get(key, (key, "")), on) for key, on in prefs.items()]
     return render(request, "account.html", title="Account", notifications=choices)
 
@@ -107,4 +107,16 @@ async def filter_edit(request: web.Request) -> web.Response:
 @page
 @signed_in
 async def referrals(request: web.Request) -> web.Response:
-    return render(request, "referrals.html", title="Referrals")
+    """Read on the server (it changes nothing), so it shows without scripts too."""
+    auth = current(request)
+    assert auth is not None
+    ctx = mail_context(request)
+    signups, verified = await accounts_service.referral_counts(ctx, auth.account)
+    return render(
+        request,
+        "referrals.html",
+        title="Referrals",
+        url=accounts_service.referral_url(ctx, auth.account),
+        signups=signups,
+        verified=verified,
+    )

@@ -76,7 +76,7 @@ async def test_the_qr_code_shows_only_the_enrolment_under_way(
     client: Any, runtime: Runtime
 ) -> None:
     assert (await client.get(QR)).status == 404
-    account, headers = await signed_in(runtime)
+    _, headers = await signed_in(runtime)
     assert (await client.get(QR, headers=headers)).status == 404
 
     setup = await client.post("/api/auth/totp/setup", json={}, headers=headers)
