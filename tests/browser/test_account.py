@@ -130,3 +130,23 @@ def test_a_person_changes_name_notifications_email_and_password(
     sign_in(tab, NEW_EMAIL, password=NEW_PASSWORD)
     page.wait_for_url(tab.origin + "/")
     page.get_by_text("Grace Person").wait_for()
+
+
+def test_a_person_deletes_the_account_with_the_password(
+    screens: Callable[[], Screens], gateway: GatewayProcess
+) -> None:
+    tab = signed_in_tab(screens, gateway.base_url, EMAIL)
+    page = tab.page
+    page.goto("/account")
+    form = page.locator("#delete-account")
+    form.get_by_label("Current password").fill(PASSWORD)
+    # Cancelling the confirmation changes nothing.
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    form.get_by_role("button", name="Delete my account").click()
+    assert page.request.get("/api/auth/me").status == 200
+    page.once("dialog", lambda dialog: dialog.accept())
+    form.get_by_role("button", name="Delete my account").click()
+    page.wait_for_url("**/signin")
+    assert page.request.get("/api/auth/me").status == 401
+    refused = page.request.post("/api/auth/login", data={"email": EMAIL, "password": PASSWORD})
+    assert refused.status == 401

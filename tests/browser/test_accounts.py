@@ -88,6 +88,17 @@ def test_the_owner_signs_up_signs_out_and_signs_in_with_a_totp_code(
     page.get_by_text(OWNER).first.wait_for()
     assert page.request.get("/api/auth/me").json()["email"] == OWNER
 
+    # Turning it off asks for the password again.
+    page.goto("/account")
+    off = page.locator("#totp-disable")
+    off.get_by_label("Current password").fill("not the password")
+    off.get_by_role("button", name="Turn off two-factor").click()
+    off.get_by_role("alert").filter(has_text="Password is incorrect").wait_for()
+    off.get_by_label("Current password").fill(PASSWORD)
+    off.get_by_role("button", name="Turn off two-factor").click()
+    page.get_by_role("link", name="Set up two-factor sign-in").wait_for()
+    assert page.request.get("/api/auth/me").json()["totp_enabled"] is False
+
 
 def test_a_person_follows_the_mailed_links_to_confirm_and_reset(
     screens: Callable[[], Screens], gateway: GatewayProcess

@@ -84,6 +84,14 @@ def test_a_filter_with_an_error_shows_its_line_then_the_fixed_one_is_saved(
     assert saved["data"][0]["script"] == FIXED
     assert saved["data"][0]["enabled"] is True
 
+    # The overview counts what now exists.
+    page.get_by_role("link", name="Overview").click()
+    expect(page.locator("#count-filters")).to_have_text("1")
+    assert page.locator("#count-domains").inner_text() == "1"
+    assert page.locator("#count-addresses").inner_text() == "2"
+    tab.check("overview-counts")
+    page.go_back()
+
     # Disabled and enabled again from the list.
     page.get_by_role("link", name="All filters").click()
     row = page.locator("#filters-list > li", has_text="Python lists")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from playwright.sync_api import expect
+
 from tests.browser.conftest import Screens
 from tests.browser.helpers import PASSWORD, signed_in_tab
 from tests.conftest import GatewayProcess
@@ -22,7 +24,6 @@ def test_a_friend_signs_up_through_the_shared_link_and_is_counted(
     page.wait_for_url("**/referrals")
     code = page.request.get("/api/auth/me").json()["referral_code"]
     link = page.get_by_label("Referral link")
-    page.wait_for_function("document.getElementById('referral-url').value !== ''")
     assert link.input_value() == f"{gateway.base_url}/signup?ref={code}"
     assert page.locator("#referral-signups").inner_text() == "0"
     page.get_by_role("button", name="Copy").click()
@@ -38,5 +39,5 @@ def test_a_friend_signs_up_through_the_shared_link_and_is_counted(
     friend.page.wait_for_url(friend.origin + "/")
 
     page.reload()
-    page.wait_for_function("document.getElementById('referral-signups').textContent === '1'")
+    expect(page.locator("#referral-signups")).to_have_text("1")
     assert page.locator("#referral-verified").inner_text() == "0"
