@@ -99,7 +99,7 @@ def test_the_owner_adds_a_domain_checks_publishes_and_exports_its_records(
     token.fill(CLOUDFLARE_TOKEN)
     page.get_by_role("button", name="Publish missing records").click()
     result = page.locator("#publish-result")
-    result.get_by_text(f"Published in {DOMAIN} at cloudflare: {len(records)} created").wait_for()
+    result.get_by_text(f"Published in {DOMAIN} at Cloudflare: {len(records)} created").wait_for()
     assert result.evaluate("el => el === document.activeElement")
     # The token was used once: not in the field, not anywhere in the page.
     assert token.input_value() == ""

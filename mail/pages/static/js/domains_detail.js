@@ -73,7 +73,7 @@ function publishSummary(data) {
   const heading = document.createElement("p");
   heading.className = "status";
   heading.textContent =
-    `Published in ${data.zone} at ${data.provider}: ${data.created.length} created, ` +
+    `Published in ${data.zone} at ${providerSelect.selectedOptions[0].textContent}: ${data.created.length} created, ` +
     `${data.already_present.length} already there, ${data.conflicting.length} with another value.`;
   const parts = [heading];
   for (const [label, records] of [
