@@ -176,7 +176,7 @@ def test_the_owner_adds_a_domain_checks_publishes_and_exports_its_records(
 
 
 def test_the_owner_creates_an_address_sets_its_password_and_sees_its_folders(
-    screens: Callable[[], Screens],
+    screens: Callable[[], Screens], browser: Any
 ) -> None:
     tab = screens()
     page = tab.page
@@ -244,6 +244,29 @@ def test_the_owner_creates_an_address_sets_its_password_and_sees_its_folders(
     page.locator("#addresses-count").filter(has_text="1 address matching").wait_for()
     assert page.locator("#addresses-rows a").all_inner_texts() == [f"dee@{DOMAIN}"]
     tab.check("addresses")
+
+    # Without JavaScript the list and the address page still read: the
+    # controls are a GET form with the API's list parameters.
+    quiet = browser.new_context(
+        base_url=tab.origin, java_script_enabled=False, storage_state=page.context.storage_state()
+    )
+    try:
+        plain = quiet.new_page()
+        plain.goto(f"/domains/{domain['id']}/addresses")
+        plain.get_by_role("searchbox", name="Search").fill("e")
+        plain.get_by_label("Order").select_option("desc")
+        plain.get_by_role("button", name="Apply").click()
+        plain.wait_for_url(re.compile(r"search=e&sort=local_part&direction=desc"))
+        # "e" is in dee's address and in Ann's name.
+        assert plain.locator("#addresses-rows a").all_inner_texts() == [
+            f"dee@{DOMAIN}",
+            f"ann@{DOMAIN}",
+        ]
+        plain.get_by_role("link", name=f"dee@{DOMAIN}").click()
+        plain.get_by_role("heading", name=f"dee@{DOMAIN}").wait_for()
+        assert plain.locator("#folders tbody th").count() == 6
+    finally:
+        quiet.close()
 
     # Deleting an address takes its mail; the list no longer has it.
     page.goto(f"/addresses/{address_id}")
