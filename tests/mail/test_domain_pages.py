@@ -6,11 +6,13 @@ The screens' actions are walked in a real browser (tests/browser/test_domains.py
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from common.runtime import Runtime
+from mta.store import activity
 from tests.mail.factories import signed_in
 from tests.mail.hosting_fixtures import add_domain, settings  # noqa: F401
 
@@ -134,3 +136,33 @@ async def test_another_accounts_domain_and_address_are_not_found(
         assert response.status == 404, path
         html = await response.text()
         assert "Not found" in html and "owners-only" not in html
+
+
+async def test_the_activity_of_an_address_pages_and_filters_by_kind(
+    client: Any, runtime: Runtime
+) -> None:
+    _, headers = await signed_in(runtime)
+    domain = await add_domain(client, headers, "example.com")
+    address = await make_address(client, headers, domain["id"], "ann")
+    start = runtime.clock.now()
+    async with runtime.db.connection() as conn:
+        for n in range(12):
+            kind, outcome = ("refused", "over quota") if n == 0 else ("received", "Inbox")
+            event = activity.Event(
+                address["id"], kind, outcome, sender=f"s{n}@x.test", subject=f"m{n}"
+            )
+            await activity.record(conn, event, start + timedelta(minutes=n))
+
+    def subjects(html: str) -> list[str]:
+        return re.findall(r'data-label="Subject" class="wrap">([^<]+)</td>', html)
+
+    first = await (await client.get(f"/addresses/{address['id']}", headers=headers)).text()
+    assert subjects(first) == [f"m{n}" for n in range(11, 1, -1)]  # newest first, 10
+    assert "Page 1 of 2" in first
+    match = re.search(r'<a rel="next" data-page="2" href="\?([^"]+)"', first)
+    assert match is not None
+    nxt = match.group(1).replace("&amp;", "&")
+    second = await (await client.get(f"/addresses/{address['id']}?{nxt}", headers=headers)).text()
+    assert subjects(second) == ["m1", "m0"]
+    refused = await client.get(f"/addresses/{address['id']}?kind=refused", headers=headers)
+    assert subjects(await refused.text()) == ["m0"]
