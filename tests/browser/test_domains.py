@@ -89,6 +89,12 @@ def test_the_owner_adds_a_domain_checks_publishes_and_exports_its_records(
     assert "Incomplete" in page.locator("#summary").inner_text()
     tab.check("domain-checked")
 
+    # A stricter DMARC policy changes the record to publish at once.
+    page.get_by_label("DMARC policy for mail that fails checks").select_option("reject")
+    page.get_by_role("button", name="Save settings").click()
+    page.locator("#settings-status").filter(has_text="Saved").wait_for()
+    assert "v=DMARC1; p=reject" in record_row(page, "dmarc").inner_text()
+
     # Publishing: a wrong token is Cloudflare's refusal, said at the field, and gone from it.
     zone = stand_ins.cloudflare.add_zone(DOMAIN)
     token = page.get_by_label("API token")
