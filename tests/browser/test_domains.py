@@ -251,6 +251,26 @@ def test_the_owner_creates_an_address_sets_its_password_and_sees_its_folders(
     assert page.locator("#addresses-rows a").all_inner_texts() == [f"dee@{DOMAIN}"]
     tab.check("addresses")
 
+    # Twelve addresses are two pages of ten; the pager asks the API for the next.
+    for n in range(8):
+        made = page.request.post(
+            f"/api/domains/{domain['id']}/addresses",
+            data={"local_part": f"zz{n}", "password": PASSWORD},
+        )
+        assert made.ok, made.text()
+    page.get_by_role("searchbox", name="Search").fill("")
+    page.locator("#addresses-count").filter(has_text="12 addresses").wait_for()
+    pager = page.get_by_role("navigation", name="Pages")
+    assert pager.inner_text().count("Page 1 of 2") == 1
+    pager.get_by_role("link", name="Next").click()
+    pager.get_by_text("Page 2 of 2").wait_for()
+    assert page.locator("#addresses-rows a").all_inner_texts() == [f"zz6@{DOMAIN}", f"zz7@{DOMAIN}"]
+    assert "page=2" in page.url
+    assert pager.get_by_role("link", name="Next").is_hidden()
+    pager.get_by_role("link", name="Previous").click()
+    pager.get_by_text("Page 1 of 2").wait_for()
+    assert page.locator("#addresses-rows tr").count() == 10
+
     # Without JavaScript the list and the address page still read: the
     # controls are a GET form with the API's list parameters.
     quiet = browser.new_context(
@@ -280,4 +300,4 @@ def test_the_owner_creates_an_address_sets_its_password_and_sees_its_folders(
     page.get_by_role("button", name="Delete address").click()
     page.wait_for_url(f"**/domains/{domain['id']}/addresses")
     assert page.request.get(f"/api/addresses/{address_id}").status == 404
-    assert page.locator("#addresses-rows tr").count() == 3
+    assert page.locator("#addresses-count").inner_text() == "11 addresses"
