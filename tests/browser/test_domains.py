@@ -89,6 +89,13 @@ def test_the_owner_adds_a_domain_checks_publishes_and_exports_its_records(
     assert "Incomplete" in page.locator("#summary").inner_text()
     tab.check("domain-checked")
 
+    # A value copies to the clipboard in one press.
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    copy = record_row(page, "mx").get_by_role("button", name="Copy the MX value")
+    copy.click()
+    copy.filter(has_text="Copied").wait_for()
+    assert page.evaluate("navigator.clipboard.readText()") == f"10 {MAIL_HOSTNAME}."
+
     # A stricter DMARC policy changes the record to publish at once.
     page.get_by_label("DMARC policy for mail that fails checks").select_option("reject")
     page.get_by_role("button", name="Save settings").click()

@@ -29,6 +29,20 @@ onSubmit(check, async () => {
   announce("dns-status", `Checked just now: ${verifiedCount(data)}.`);
 });
 
+// Copy a record's value (the buttons show only when this module runs).
+document.documentElement.classList.add("scripted");
+document.addEventListener("click", async (event) => {
+  const button = event.target.closest("button[data-copy]");
+  if (!button) return;
+  try {
+    await navigator.clipboard.writeText(button.dataset.copy);
+    button.textContent = "Copied";
+  } catch {
+    button.textContent = "Copy failed: select the text";
+  }
+  setTimeout(() => (button.textContent = "Copy"), 2000);
+});
+
 // Provider detection: from the domain's nameservers, when the page opens.
 const providerLine = document.getElementById("provider");
 const providerSelect = document.getElementById("publish-provider");
