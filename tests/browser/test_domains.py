@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 
@@ -308,3 +309,10 @@ def test_the_owner_creates_an_address_sets_its_password_and_sees_its_folders(
     page.wait_for_url(f"**/domains/{domain['id']}/addresses")
     assert page.request.get(f"/api/addresses/{address_id}").status == 404
     assert page.locator("#addresses-count").inner_text() == "11 addresses"
+
+    # The session ends elsewhere: the next request leads to sign-in, and back here.
+    assert page.request.post("/api/auth/logout", data={}).ok
+    here = page.url.removeprefix(tab.origin)
+    page.get_by_role("searchbox", name="Search").fill("bob")
+    page.wait_for_url("**/signin?next=*")
+    assert unquote(page.url.split("next=", 1)[1]) == here

@@ -22,6 +22,15 @@ export function size(bytes) {
   return `${amount.toFixed(1).replace(/\.0$/, "")} ${units[unit]}`;
 }
 
+// The API, and back to sign-in (then here) when the session has ended meanwhile.
+export async function call(method, path, body) {
+  const answer = await api(method, path, body);
+  if (answer.status === 401) {
+    window.location.assign(`/signin?next=${encodeURIComponent(location.pathname + location.search)}`);
+  }
+  return answer;
+}
+
 const MIB = 1024 * 1024;
 
 // The quota field's MiB as the API's bytes; "" when empty (the API's default).
@@ -63,7 +72,7 @@ export function liveList({ id, path, noun, plural, formats = {} }) {
     if (!params.get("search")) params.delete("search");
     params.set("page", String(page));
     const mine = ++asked;
-    const { ok, data } = await api("GET", `${path}?${params}`);
+    const { ok, data } = await call("GET", `${path}?${params}`);
     if (mine !== asked) return; // a later keystroke's answer wins
     if (!ok) {
       count.textContent = messageOf(data);
