@@ -4,7 +4,9 @@ one-time token, rotates DKIM, exports the zone, then creates an address and look
 from __future__ import annotations
 
 import re
+import smtplib
 from collections.abc import Callable
+from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -14,6 +16,7 @@ import pytest
 from tests.browser.conftest import Screens
 from tests.browser.helpers import PASSWORD
 from tests.browser.hosting import StandIns, stand_ins  # noqa: F401
+from tests.conftest import GatewayProcess, free_port
 from tests.mail.hosting_fixtures import CLOUDFLARE_TOKEN, MAIL_HOSTNAME
 
 OWNER = "owner@example.org"
@@ -22,7 +25,8 @@ DOMAIN = "example.com"
 
 @pytest.fixture
 def gateway_env(stand_ins: StandIns) -> dict[str, str]:  # noqa: F811
-    return stand_ins.env
+    # The gateway's SMTP daemon too, so mail really arrives in the folders shown.
+    return {**stand_ins.env, "SMTP_PORT": str(free_port())}
 
 
 def sign_up_owner(tab: Screens) -> None:
@@ -190,7 +194,7 @@ def test_the_owner_adds_a_domain_checks_publishes_and_exports_its_records(
 
 
 def test_the_owner_creates_an_address_sets_its_password_and_sees_its_folders(
-    screens: Callable[[], Screens], browser: Any
+    screens: Callable[[], Screens], browser: Any, gateway: GatewayProcess
 ) -> None:
     tab = screens()
     page = tab.page
@@ -219,6 +223,22 @@ def test_the_owner_creates_an_address_sets_its_password_and_sees_its_folders(
     assert "512 MiB" in page.locator("#summary").inner_text()
     folders = page.locator("#folders tbody th").all_inner_texts()
     assert folders == ["Inbox", "Drafts", "Sent", "Archive", "Junk", "Trash"]
+    assert page.get_by_text("Nothing yet").is_visible()
+
+    # A message arrives over SMTP: the Inbox counts it and the activity logs it.
+    message = EmailMessage()
+    message["From"] = "bob@sender.test"
+    message["To"] = f"ann@{DOMAIN}"
+    message["Subject"] = "Lunch on Friday?"
+    message.set_content("Shall we?")
+    with smtplib.SMTP("127.0.0.1", int(gateway.env["SMTP_PORT"]), timeout=10) as smtp:
+        smtp.send_message(message)
+    page.reload()
+    inbox = page.locator("#folders tbody tr").first
+    assert inbox.locator("td").all_inner_texts() == ["1", "1"]
+    entry = page.locator("#activity tbody tr").first
+    assert "Received" in entry.inner_text() and "Lunch on Friday?" in entry.inner_text()
+    assert "1 message" in page.locator("#summary").inner_text()
     tab.check("address")
 
     # A new password: the mailbox signs in with it (the API checks it as submission would).
