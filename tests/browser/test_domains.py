@@ -109,6 +109,10 @@ def test_the_owner_adds_a_domain_checks_publishes_and_exports_its_records(
 
     # Publishing: a wrong token is Cloudflare's refusal, said at the field, and gone from it.
     zone = stand_ins.cloudflare.add_zone(DOMAIN)
+    # An MX of another host is already there: it is reported, never overwritten.
+    stand_ins.cloudflare.add_record(
+        zone, type="MX", name=DOMAIN, content="mx.elsewhere.test", priority=10
+    )
     token = page.get_by_label("API token")
     token.fill("not-the-token")
     page.get_by_role("button", name="Publish missing records").click()
@@ -117,12 +121,17 @@ def test_the_owner_adds_a_domain_checks_publishes_and_exports_its_records(
     token.fill(CLOUDFLARE_TOKEN)
     page.get_by_role("button", name="Publish missing records").click()
     result = page.locator("#publish-result")
-    result.get_by_text(f"Published in {DOMAIN} at Cloudflare: {len(records)} created").wait_for()
+    result.get_by_text(
+        f"Published in {DOMAIN} at Cloudflare: {len(records) - 1} created, 0 already there,"
+        " 1 with another value."
+    ).wait_for()
+    result.get_by_text("Left alone: another value is published").wait_for()
+    assert result.locator("ul").last.inner_text() == f"MX {DOMAIN}"
     assert result.evaluate("el => el === document.activeElement")
     # The token was used once: not in the field, not anywhere in the page.
     assert token.input_value() == ""
     assert CLOUDFLARE_TOKEN not in page.content()
-    assert len(stand_ins.cloudflare.records[zone]) == len(records)
+    assert len(stand_ins.cloudflare.created) == len(records) - 1
     tab.check("domain-published")
 
     # DKIM: the Ed25519 standby key becomes the signing key; the RSA one becomes standby.
