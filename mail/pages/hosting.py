@@ -136,18 +136,16 @@ async def address_page(request: web.Request) -> dict[str, Any]:
     }
 
 
-def size(value: int | None) -> str:
+def size(value: int) -> str:
     """Bytes in words a person reads (binary units, as mail clients show quotas)."""
-    if value is None:
-        return "–"
-    amount = float(value)
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
-        if amount < 1024 or unit == "TiB":
-            if unit == "bytes":
-                return f"{int(amount)} bytes"
-            return f"{amount:.1f} {unit}".replace(".0 ", " ")
-        amount /= 1024
-    return f"{value} bytes"  # not reached
+    if value < 1024:
+        return f"{value} bytes"
+    amount, unit = value / 1024, "KiB"
+    for bigger in ("MiB", "GiB", "TiB"):
+        if amount < 1024:
+            break
+        amount, unit = amount / 1024, bigger
+    return f"{amount:.1f} {unit}".replace(".0 ", " ")
 
 
 def when(value: datetime | None) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from common.runtime import Runtime
+from mail.pages.hosting import size
 from mta.store import activity
 from tests.mail.factories import signed_in
 from tests.mail.hosting_fixtures import add_domain, settings  # noqa: F401
@@ -166,3 +167,18 @@ async def test_the_activity_of_an_address_pages_and_filters_by_kind(
     assert subjects(second) == ["m1", "m0"]
     refused = await client.get(f"/addresses/{address['id']}?kind=refused", headers=headers)
     assert subjects(await refused.text()) == ["m0"]
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        (0, "0 bytes"),
+        (1023, "1023 bytes"),
+        (1536, "1.5 KiB"),
+        (512 * 2**20, "512 MiB"),
+        (2**30, "1 GiB"),
+        (5 * 2**40, "5 TiB"),
+    ],
+)
+def test_sizes_read_in_binary_units(value: int, words: str) -> None:
+    assert size(value) == words
