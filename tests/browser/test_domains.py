@@ -47,6 +47,7 @@ def record_row(page: Any, purpose: str) -> Any:
 def test_the_owner_adds_a_domain_checks_publishes_and_exports_its_records(
     screens: Callable[[], Screens],
     stand_ins: StandIns,  # noqa: F811
+    gateway: GatewayProcess,
 ) -> None:
     tab = screens()
     page = tab.page
@@ -131,6 +132,9 @@ def test_the_owner_adds_a_domain_checks_publishes_and_exports_its_records(
     # The token was used once: not in the field, not anywhere in the page.
     assert token.input_value() == ""
     assert CLOUDFLARE_TOKEN not in page.content()
+    kept = page.evaluate("JSON.stringify([location.href, {...localStorage}, {...sessionStorage}])")
+    assert CLOUDFLARE_TOKEN not in kept
+    assert CLOUDFLARE_TOKEN not in gateway.log()
     assert len(stand_ins.cloudflare.created) == len(records) - 1
     tab.check("domain-published")
 
