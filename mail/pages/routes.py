@@ -17,7 +17,8 @@ from aiohttp import web
 
 from common.openapi import page
 from mail.auth.sessions import current
-from mail.pages import assets
+from mail.errors import MailError
+from mail.pages import assets, hosting
 from mail.pages.security import PAGE_HEADERS, safe_next
 
 routes = web.RouteTableDef()
@@ -160,3 +161,69 @@ async def versioned_asset(request: web.Request) -> web.Response:
 @page
 async def asset(request: web.Request) -> web.Response:
     return assets.respond(request, request.match_info["name"], immutable=False)
+
+
+# --- Domains and addresses (mail/pages/hosting.py reads what they show) -----
+
+NAV += (("/domains", "Domains"),)
+
+
+async def _hosting_page(
+    request: web.Request,
+    template: str,
+    load: Awaitable[dict[str, Any]],
+    title: Callable[[dict[str, Any]], str],
+) -> web.Response:
+    # Another account's domain or address, a missing one, a malformed id: the
+    # API's 404, as a page.
+    try:
+        context = await load
+    except MailError as exc:
+        if exc.status != 404:
+            raise
+        response = render(request, "domains_missing.html", title="Not found")
+        response.set_status(404)
+        return response
+    return render(request, template, title=title(context), **hosting.HELPERS, **context)
+
+
+@routes.get("/domains")
+@page
+@signed_in
+async def domains_list(request: web.Request) -> web.Response:
+    """Domains: the list (search, sort, pages) and the form to add one."""
+    load = hosting.domain_list(request)
+    return await _hosting_page(request, "domains.html", load, lambda _: "Domains")
+
+
+@routes.get("/domains/{domain_id}")
+@page
+@signed_in
+async def domain_detail(request: web.Request) -> web.Response:
+    """A domain: its DNS records and their status, publishing, DKIM keys, fallback."""
+    load = hosting.domain_page(request)
+    return await _hosting_page(
+        request, "domains_detail.html", load, lambda c: c["domain"]["unicode_name"]
+    )
+
+
+@routes.get("/domains/{domain_id}/addresses")
+@page
+@signed_in
+async def addresses_list(request: web.Request) -> web.Response:
+    """A domain's addresses (search, sort, pages) and the form to create one."""
+    load = hosting.address_list(request)
+    return await _hosting_page(
+        request, "addresses.html", load, lambda c: "Addresses of " + c["domain"]["unicode_name"]
+    )
+
+
+@routes.get("/addresses/{address_id}")
+@page
+@signed_in
+async def address_detail(request: web.Request) -> web.Response:
+    """An address: password, recovery address, quota, folders, activity."""
+    load = hosting.address_page(request)
+    return await _hosting_page(
+        request, "addresses_detail.html", load, lambda c: c["address"]["unicode_email"]
+    )
