@@ -28,14 +28,22 @@ routes = web.RouteTableDef()
 # path is the current one (/account/sessions is under Account).
 NAV: list[tuple[str, str]] = [
     ("/", "Overview"),
+    ("/domains", "Domains"),
     ("/filters", "Filters"),
     ("/account", "Account"),
     ("/referrals", "Referrals"),
 ]
 
 
+# Pages whose path is not below their section's href: an address lives on a domain.
+SECTION_OF_PREFIX = {"/addresses": "/domains"}
+
+
 def section_of(path: str) -> str:
     """The NAV href a page belongs to: its own, or the longest one above it."""
+    for prefix, section in SECTION_OF_PREFIX.items():
+        if path == prefix or path.startswith(prefix + "/"):
+            return section
     found = ""
     for href, _ in NAV:
         inside = path == href or path.startswith(href.rstrip("/") + "/")
@@ -164,8 +172,6 @@ async def asset(request: web.Request) -> web.Response:
 
 
 # --- Domains and addresses (mail/pages/hosting.py reads what they show) -----
-
-NAV += (("/domains", "Domains"),)
 
 
 async def _hosting_page(
