@@ -17,6 +17,7 @@ from mail import errors
 from mail.accounts import service as accounts_service
 from mail.accounts import store as accounts_store
 from mail.accounts.public import PublicAccounts
+from mail.apikeys.access import api_key_middleware
 from mail.auth import store as sessions_store
 from mail.auth.sessions import session_middleware
 from mail.context import MAIL, MailContext
@@ -74,6 +75,8 @@ class MailService:
             middlewares=[
                 error_middleware(errors.render),
                 session_middleware,
+                # A Bearer API key on /api/ (replaces the cookie's account; mail/apikeys/).
+                api_key_middleware,
                 rate_limit_middleware,
                 csrf_middleware,
             ]
