@@ -125,6 +125,7 @@ async def test_scheduled_mail_can_be_rescheduled_and_canceled_only_while_schedul
         other = await factories.account(runtime.db)
         assert not await mailstore.cancel_scheduled(conn, other, message_id, clock.now())
 
+        clock.advance(seconds=1)  # events of one instant have no order
         assert await mailstore.cancel_scheduled(conn, account_id, message_id, clock.now())
         assert not await mailstore.cancel_scheduled(conn, account_id, message_id, clock.now())
         assert not await mailstore.reschedule(conn, account_id, message_id, later, clock.now())
