@@ -182,7 +182,7 @@ async def get_email(request: web.Request) -> web.Response:
 
 @routes.patch("/api/emails/{email_id}")
 @operation(
-    body=obj({"scheduled_at": string()}, required=["scheduled_at"]),
+    body=obj({"scheduled_at": string(), "id": string()}, required=["scheduled_at"]),
     auth="api_key",
     errors=[401, 403, 422],
 )
@@ -193,7 +193,10 @@ async def update_email(request: web.Request) -> web.Response:
     body = await _json(request)
     if not isinstance(body, dict):
         raise validation_error("body must be a JSON object")
-    unknown = sorted(set(body) - {"scheduled_at"})
+    # The SDKs send the email's id in the body too.
+    if body.get("id") not in (None, email_id):
+        raise field_error("The `id` in the body is not the email's id.")
+    unknown = sorted(set(body) - {"scheduled_at", "id"})
     if unknown:
         raise field_error(f"Unknown or unsupported field: `{unknown[0]}`.")
     if body.get("scheduled_at") in (None, ""):

@@ -25,7 +25,7 @@ async def list_suppressions(
             limit=params.limit,
             offset=params.offset,
             order_by=params.order_by,
-            search=params.search_pattern,
+            search=params.search,  # mta escapes and wraps it itself
         )
 
 
