@@ -1,0 +1,43 @@
+// Shared by the sending screens (API keys, suppressions, sent email): tables
+// built with textContent only, so no value from the API is ever parsed as HTML.
+
+export function when(iso) {
+  if (!iso) return "—";
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+}
+
+// A table cell with text (or a node), appended to the row.
+export function cell(row, content, tag = "td") {
+  const el = document.createElement(tag);
+  if (content instanceof Node) el.append(content);
+  else el.textContent = content ?? "";
+  row.append(el);
+  return el;
+}
+
+// An email's or recipient's state, as a word with its own color class.
+export function badge(status) {
+  const el = document.createElement("span");
+  el.className = `badge badge-${status}`;
+  el.textContent = status.replaceAll("_", " ");
+  return el;
+}
+
+export function button(label, onClick, accessibleName) {
+  const el = document.createElement("button");
+  el.type = "button";
+  el.className = "secondary small";
+  el.textContent = label;
+  if (accessibleName) el.setAttribute("aria-label", accessibleName);
+  el.addEventListener("click", onClick);
+  return el;
+}
+
+// Shows a list's rows, or its empty note, and an error in the section's alert.
+export function showRows(table, empty, rows) {
+  const body = table.querySelector("tbody");
+  body.replaceChildren(...rows);
+  table.hidden = rows.length === 0;
+  empty.hidden = rows.length !== 0;
+}

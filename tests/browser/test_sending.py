@@ -1,0 +1,123 @@
+"""The sending screens: API keys (token shown once), sent email with its status, suppressions."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import httpx
+import psycopg2
+
+from tests.browser.conftest import Screens
+from tests.browser.helpers import make_account, sign_in
+from tests.conftest import GatewayProcess
+
+OWNER = "sender@example.com"
+
+
+def mark_sending_records_found(database_url: str, page: object, domain_id: str) -> None:
+    """What a DNS check finding the SPF and DKIM records stores (the browser test has no DNS)."""
+    records = page.request.get(f"/api/domains/{domain_id}/dns").json()["records"]  # type: ignore[attr-defined]
+    found = {
+        f"{r['type']} {r['name'].rstrip('.')}": [r["value"]]
+        for r in records
+        if r["purpose"] in ("spf", "dkim")
+    }
+    with psycopg2.connect(database_url) as conn, conn.cursor() as cur:
+        cur.execute(
+            "UPDATE mail.domains SET dns_found = %s, dns_checked_at = now() WHERE id = %s",
+            (json.dumps(found), domain_id),
+        )
+    conn.close()
+
+
+def test_keys_sent_email_and_suppressions_screens(
+    screens: Callable[[], Screens], gateway: GatewayProcess, database_url: str
+) -> None:
+    make_account(gateway.base_url, OWNER)
+    tab = screens()
+    page = tab.page
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.goto("/api-keys")
+    sign_in(tab, OWNER)
+    page.wait_for_url("**/api-keys")
+    page.get_by_text("No keys yet.").wait_for()
+    tab.check("api-keys-empty")
+
+    domain = page.request.post("/api/domains", data={"name": "example.com"}).json()
+    mark_sending_records_found(database_url, page, domain["id"])
+    page.reload()
+
+    # A sending key held to the domain; its token is shown once, with a copy button.
+    page.get_by_label("Name").fill("Production")
+    page.get_by_label("Permission").select_option("sending_access")
+    page.get_by_label("Domain").select_option(label="example.com")
+    page.get_by_role("button", name="Create key").click()
+    token_box = page.get_by_label("Your new key")
+    token_box.wait_for()
+    token = token_box.input_value()
+    assert token.startswith("re_")
+    page.get_by_role("button", name="Copy").click()
+    page.get_by_role("status").filter(has_text="Cop").or_(
+        page.get_by_role("status").filter(has_text="Selected")
+    ).first.wait_for()
+    page.get_by_role("row", name="Production").wait_for()
+    tab.check("api-keys-created")
+    page.reload()
+    page.get_by_role("cell", name=token[:11] + "…").wait_for()
+    assert token not in page.content()
+
+    # An application sends with it: one now, one scheduled.
+    api = gateway.base_url + "/api/emails"
+    auth = {"Authorization": f"Bearer {token}"}
+    message = {"from": "Shop <shop@example.com>", "to": "ann@example.org", "text": "Thanks!"}
+    now = httpx.post(api, json={**message, "subject": "Your order"}, headers=auth)
+    later = httpx.post(
+        api, json={**message, "subject": "Reminder", "scheduled_at": "in 2 days"}, headers=auth
+    )
+    assert now.status_code == later.status_code == 200, (now.text, later.text)
+
+    page.get_by_role("link", name="Sent email").click()
+    page.wait_for_url("**/emails")
+    page.get_by_role("link", name="Reminder").wait_for()
+    assert page.get_by_role("row", name="Reminder").get_by_text("scheduled").is_visible()
+    tab.check("emails")
+
+    page.get_by_role("link", name="Reminder").click()
+    page.wait_for_url(f"**/emails/{later.json()['id']}")
+    page.get_by_role("heading", name="Reminder").wait_for()
+    page.get_by_role("rowheader", name="ann@example.org").wait_for()
+    page.get_by_text("email.scheduled").wait_for()
+    tab.check("email-scheduled")
+    page.get_by_role("button", name="Cancel sending").click()
+    page.get_by_text("email.canceled").wait_for()
+    assert page.get_by_role("button", name="Cancel sending").is_hidden()
+
+    page.get_by_role("link", name="All sent email").click()
+    page.get_by_role("link", name="Your order").click()
+    page.get_by_role("heading", name="Your order").wait_for()
+    page.get_by_text("Thanks!").wait_for()
+    tab.check("email-queued")
+
+    # Suppressions: add one by hand, see it, remove it.
+    page.get_by_role("link", name="Suppressions").click()
+    page.wait_for_url("**/suppressions")
+    page.get_by_text("No address is suppressed.").wait_for()
+    page.get_by_label("Email address").fill("Bob@Example.org")
+    page.get_by_role("button", name="Suppress").click()
+    page.get_by_role("row", name="bob@example.org").wait_for()
+    page.get_by_label("Email address").fill("bob@example.org")
+    page.get_by_role("button", name="Suppress").click()
+    page.get_by_role("alert").filter(has_text="exists").or_(
+        page.get_by_role("alert").filter(has_text="already")
+    ).first.wait_for()
+    tab.check("suppressions")
+    page.get_by_role("button", name="Remove bob@example.org").click()
+    page.get_by_text("No address is suppressed.").wait_for()
+
+    # Revoking the key stops the application at once.
+    page.get_by_role("link", name="API keys").click()
+    page.get_by_role("button", name="Revoke Production").click()
+    page.get_by_text("No keys yet.").wait_for()
+    refused = httpx.post(api, json={**message, "subject": "x"}, headers=auth)
+    assert refused.status_code == 403 and refused.json()["name"] == "invalid_api_key"
