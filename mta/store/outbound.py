@@ -206,7 +206,7 @@ async def statuses(conn: Conn, account_id: str, message_ids: list[str]) -> dict[
     return {r["id"]: r["status"] for r in rows}
 
 
-async def _event_target(conn: Conn, message_id: str) -> dict[str, Any] | None:
+async def event_target(conn: Conn, message_id: str) -> dict[str, Any] | None:
     return await fetch_one(
         conn,
         "SELECT account_id::text, event_data FROM mta.outbound_messages WHERE id = %s",
@@ -474,7 +474,7 @@ async def record_bounce_event(
     conn: Conn, message_id: str, rcpt: str, reply: str, now: datetime, *, kind: str = "Permanent"
 ) -> None:
     """email.bounced for one recipient, in Resend's shape."""
-    target = await _event_target(conn, message_id)
+    target = await event_target(conn, message_id)
     if target is None or not target["account_id"]:
         return
     data = dict(target["event_data"] or {})
