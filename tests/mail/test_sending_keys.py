@@ -17,7 +17,9 @@ MESSAGE = {"from": "hello@example.com", "to": "ann@example.org", "subject": "Hi"
 async def test_create_list_revoke_a_key(client, runtime, clock):
     _, headers = await signed_in(runtime)
     resp = await client.post(
-        "/api/api-keys", json={"name": "Production", "permission": "sending_access"}, headers=headers
+        "/api/api-keys",
+        json={"name": "Production", "permission": "sending_access"},
+        headers=headers,
     )
     assert resp.status == 201
     created = await resp.json()
@@ -119,12 +121,16 @@ async def test_no_key_reaches_keys_or_suppressions(client, runtime, sdk, permiss
 async def test_suppressions_add_list_remove_and_block_sending(client, runtime, dns_server):
     _, headers = await signed_in(runtime)
     await sending_domain(client, headers, dns_server)
-    resp = await client.post("/api/suppressions", json={"email": "Ann@Example.org"}, headers=headers)
+    resp = await client.post(
+        "/api/suppressions", json={"email": "Ann@Example.org"}, headers=headers
+    )
     assert resp.status == 201
     added = await resp.json()
     assert added["object"] == "suppression" and added["email"] == "ann@example.org"
     assert added["origin"] == "manual" and added["source_id"] is None
-    resp = await client.post("/api/suppressions", json={"email": "ann@example.org"}, headers=headers)
+    resp = await client.post(
+        "/api/suppressions", json={"email": "ann@example.org"}, headers=headers
+    )
     assert resp.status == 409 and (await resp.json())["name"] == "conflict"
     resp = await client.post("/api/suppressions", json={"email": "nope"}, headers=headers)
     assert resp.status == 400
