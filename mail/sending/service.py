@@ -208,7 +208,8 @@ async def sender_problem(conn: Conn, ctx: MailContext, auth: Auth, name: str) ->
 
 async def _record(conn: Conn, auth: Auth, draft: Draft, now: datetime) -> str:
     email_id = str(uuid.uuid4())
-    raw = mime.build(email_id, draft, now)
+    # Date is when it leaves: a scheduled email carries its schedule, not its creation.
+    raw = mime.build(email_id, draft, draft.scheduled_at or now)
     email = SentEmail(
         id=email_id,
         account_id=auth.account.id,

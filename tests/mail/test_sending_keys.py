@@ -168,3 +168,36 @@ async def test_api_key_requests_spend_the_accounts_rate_limit(make_client, runti
     assert body["name"] == "rate_limit_exceeded" and resp.headers["retry-after"]
     # The session of the same account shares the budget: one principal.
     assert (await client.get("/api/emails", headers=headers)).status == 429
+
+
+async def test_a_key_is_not_ambient_so_no_origin_check(client, runtime, dns_server):
+    # A key is sent on purpose by its holder (no browser attaches it), so a page of
+    # another origin cannot forge with it: the origin check does not apply.
+    _, headers = await signed_in(runtime)
+    await sending_domain(client, headers, dns_server)
+    token = await api_key(client, headers)
+    resp = await client.post(
+        "/api/emails", json=MESSAGE, headers={**bearer(token), "Origin": "https://app.example"}
+    )
+    assert resp.status == 200, await resp.text()
+
+
+async def test_idempotency_keys_are_swept_after_24_hours(client, runtime, clock, dns_server):
+    from mail.service import SWEEP_JOB
+
+    _, headers = await signed_in(runtime)
+    await sending_domain(client, headers, dns_server)
+    token = await api_key(client, headers)
+    retry = {**bearer(token), "Idempotency-Key": "order-1"}
+    assert (await client.post("/api/emails", json=MESSAGE, headers=retry)).status == 200
+    count = "SELECT count(*) FROM mail.idempotency_keys"
+
+    async def sweep() -> None:
+        await runtime.jobs.enqueue(SWEEP_JOB, key=f"sweep-{clock.now()}")
+        await runtime.jobs.run_due()
+
+    await sweep()
+    assert await runtime.db.fetch_val(count) == 1
+    clock.advance(hours=24, seconds=1)
+    await sweep()
+    assert await runtime.db.fetch_val(count) == 0
