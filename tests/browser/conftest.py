@@ -83,21 +83,25 @@ def browser(gateway: GatewayProcess) -> Iterator[Any]:
         chromium.close()
 
 
+def gateway_env(database_url: str, **extra: str) -> dict[str, str]:
+    """The browser tests' gateway environment on a free port; ``extra`` adds to it."""
+    port = free_port()
+    return {
+        "DATABASE_URL": database_url,
+        "PORT": str(port),
+        "PUBLIC_URL": f"http://127.0.0.1:{port}",
+        # A development instance logs the links it mails, as `make run` does
+        # for a person; the tests follow them from the log (helpers.mailed_link).
+        "APP_ENV": "development",
+        **HIGH_LIMITS,
+        **extra,
+    }
+
+
 @pytest.fixture
 def gateway(gateway_process: Callable[..., GatewayProcess], database_url: str) -> GatewayProcess:
     """The real gateway process on its own database, its public URL its own address."""
-    port = free_port()
-    return gateway_process(  # type: ignore[no-any-return]
-        env={
-            "DATABASE_URL": database_url,
-            "PORT": str(port),
-            "PUBLIC_URL": f"http://127.0.0.1:{port}",
-            # A development instance logs the links it mails, as `make run` does
-            # for a person; the tests follow them from the log (helpers.mailed_link).
-            "APP_ENV": "development",
-            **HIGH_LIMITS,
-        }
-    )
+    return gateway_process(env=gateway_env(database_url))  # type: ignore[no-any-return]
 
 
 @dataclass

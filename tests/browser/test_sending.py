@@ -3,16 +3,55 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 
 import httpx
 import psycopg2
+import pytest
+from aiosmtpd.controller import Controller
 
-from tests.browser.conftest import Screens
+from tests.browser.conftest import Screens, gateway_env
 from tests.browser.helpers import make_account, sign_in
-from tests.conftest import GatewayProcess
+from tests.conftest import GatewayProcess, free_port
 
 OWNER = "sender@example.com"
+REPLY = "250 2.0.0 accepted by the test receiver"
+
+
+class Receiver:
+    """The smarthost the gateway relays everything to (OUTBOUND_RELAY): records, answers 250."""
+
+    def __init__(self) -> None:
+        self.messages: list[bytes] = []
+
+    async def handle_DATA(self, server: object, session: object, envelope: object) -> str:
+        self.messages.append(envelope.original_content)  # type: ignore[attr-defined]
+        return REPLY
+
+
+@pytest.fixture
+def relay() -> Iterator[tuple[Receiver, int]]:
+    receiver = Receiver()
+    controller = Controller(receiver, hostname="127.0.0.1", port=free_port())
+    controller.start()
+    try:
+        yield receiver, controller.port
+    finally:
+        controller.stop()
+
+
+@pytest.fixture
+def gateway(
+    gateway_process: Callable[..., GatewayProcess],
+    database_url: str,
+    relay: tuple[Receiver, int],
+) -> GatewayProcess:
+    """The browser tests' gateway, its outbound queue relaying to the loopback receiver."""
+    env = gateway_env(
+        database_url, OUTBOUND_RELAY=f"127.0.0.1:{relay[1]}", SUBMISSION_PORT=str(free_port())
+    )
+    return gateway_process(env=env)  # type: ignore[no-any-return]
 
 
 def mark_sending_records_found(database_url: str, page: object, domain_id: str) -> None:
@@ -32,7 +71,10 @@ def mark_sending_records_found(database_url: str, page: object, domain_id: str) 
 
 
 def test_keys_sent_email_and_suppressions_screens(
-    screens: Callable[[], Screens], gateway: GatewayProcess, database_url: str
+    screens: Callable[[], Screens],
+    gateway: GatewayProcess,
+    database_url: str,
+    relay: tuple[Receiver, int],
 ) -> None:
     make_account(gateway.base_url, OWNER)
     tab = screens()
@@ -93,11 +135,18 @@ def test_keys_sent_email_and_suppressions_screens(
     page.get_by_text("email.canceled").wait_for()
     assert page.get_by_role("button", name="Cancel sending").is_hidden()
 
+    # The other one left through the queue: delivered, with the receiver's reply and events.
+    deadline = time.monotonic() + 20
+    while not relay[0].messages and time.monotonic() < deadline:
+        time.sleep(0.2)  # the gateway's worker, woken by the queue's NOTIFY
+    assert relay[0].messages, "the queue delivered nothing"
     page.get_by_role("link", name="All sent email").click()
     page.get_by_role("link", name="Your order").click()
     page.get_by_role("heading", name="Your order").wait_for()
+    page.get_by_text("email.delivered").wait_for()
+    page.get_by_role("cell", name=REPLY).wait_for()
     page.get_by_text("Thanks!").wait_for()
-    tab.check("email-queued")
+    tab.check("email-delivered")
 
     # Suppressions: add one by hand, see it, remove it.
     page.get_by_role("link", name="Suppressions").click()

@@ -1,5 +1,5 @@
 import { api, messageOf, onSubmit, showError } from "./common.js";
-import { badge, cell, when } from "./sending.js";
+import { badge, cell, labelCells, when } from "./sending.js";
 
 const heading = document.getElementById("subject");
 const emailId = heading.dataset.emailId;
@@ -57,6 +57,7 @@ async function load() {
     return row;
   });
   document.querySelector("#recipients tbody").replaceChildren(...rows);
+  labelCells(document.getElementById("recipients"));
   document.getElementById("rcpt-card").hidden = rows.length === 0;
 
   const events = data.events.map((e) => {

@@ -34,10 +34,22 @@ export function button(label, onClick, accessibleName) {
   return el;
 }
 
-// Shows a list's rows, or its empty note, and an error in the section's alert.
+// Each cell carries its column's name, which the narrow layout shows beside it
+// (app.css, table.stack: on a phone a row reads as a small card).
+export function labelCells(table) {
+  const names = [...table.querySelectorAll("thead th")].map((th) => th.textContent.trim());
+  for (const row of table.querySelectorAll("tbody tr")) {
+    [...row.children].forEach((el, i) => {
+      if (names[i]) el.dataset.label = names[i];
+    });
+  }
+}
+
+// Shows a list's rows, or its empty note.
 export function showRows(table, empty, rows) {
   const body = table.querySelector("tbody");
   body.replaceChildren(...rows);
+  labelCells(table);
   table.hidden = rows.length === 0;
   empty.hidden = rows.length !== 0;
 }
