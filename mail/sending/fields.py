@@ -47,6 +47,7 @@ RESERVED_HEADERS = frozenset(
         "arc-authentication-results", "authentication-results",
     }
 )  # fmt: skip
+_SPECIALS = re.compile(r'[()<>\[\]:;@\\,."]')
 _NAMED = re.compile(r'^\s*(?:"((?:[^"\\]|\\.)*)"|([^"<>]*?))\s*<([^<>]+)>\s*$')
 
 
@@ -62,7 +63,12 @@ class Mailbox:
         return self.address.rpartition("@")[2]
 
     def __str__(self) -> str:
-        return f"{self.name} <{self.address}>" if self.name else self.address
+        if not self.name:
+            return self.address
+        name = self.name
+        if _SPECIALS.search(name):  # RFC 5322 specials: quote, so the string reads back
+            name = '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return f"{name} <{self.address}>"
 
 
 @dataclass(frozen=True)
@@ -117,7 +123,7 @@ def mailbox(value: object, name: str) -> Mailbox:
     match = _NAMED.match(value)
     if match:
         quoted, plain, addr = match.groups()
-        display = (quoted if quoted is not None else plain or "").strip()
+        display = (re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else plain or "").strip()
     try:
         checked = validate_email(addr.strip(), check_deliverability=False)
     except EmailNotValidError:
