@@ -28,6 +28,7 @@ import ipaddress
 import logging
 import ssl
 import uuid
+import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -128,7 +129,7 @@ class SubmissionSMTP(InboundSMTP):
         if reply.startswith("421"):
             await self.push(reply)  # closes the connection (InboundSMTP.push)
             return AuthResult(success=False, handled=True)
-        return AuthResult(success=False, message=reply)
+        return AuthResult(success=False, handled=False, message=reply)
 
 
 class SubmissionHandler:
@@ -296,7 +297,25 @@ def certificate(ctx: MtaContext) -> tuple[Any, Any]:
 def _factory(ctx: MtaContext, context: ssl.SSLContext, *, implicit: bool) -> Any:
     config = ctx.config
     loop = asyncio.get_running_loop()
-    factory = protocol_factory(
+    with warnings.catch_warnings():
+        # aiosmtpd warns of AUTH without required TLS: on 465 the connection is TLS.
+        warnings.simplefilter("ignore", UserWarning)
+        factory = _protocols(ctx, context, implicit, loop)
+
+    def build() -> SubmissionSMTP:
+        protocol = factory()
+        protocol.implicit_tls = implicit
+        protocol.plaintext_loopback = config.submission_plaintext_loopback
+        return protocol  # type: ignore[no-any-return]
+
+    return build
+
+
+def _protocols(
+    ctx: MtaContext, context: ssl.SSLContext, implicit: bool, loop: asyncio.AbstractEventLoop
+) -> Any:
+    config = ctx.config
+    return protocol_factory(
         SubmissionSMTP,
         SubmissionHandler(ctx, implicit_tls=implicit),
         data_size_limit=config.max_message_size,
@@ -322,14 +341,6 @@ def _factory(ctx: MtaContext, context: ssl.SSLContext, *, implicit: bool) -> Any
         ),
         loop=loop,
     )
-
-    def build() -> SubmissionSMTP:
-        protocol = factory()
-        protocol.implicit_tls = implicit
-        protocol.plaintext_loopback = config.submission_plaintext_loopback
-        return protocol  # type: ignore[no-any-return]
-
-    return build
 
 
 @asynccontextmanager
