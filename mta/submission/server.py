@@ -352,26 +352,30 @@ async def serve(ctx: MtaContext) -> AsyncIterator[list[asyncio.Server]]:
     context = tls.server_context(cert, key)
     loop = asyncio.get_running_loop()
     servers: list[asyncio.Server] = []
+    production = ctx.runtime.settings.is_production
     try:
-        if config.submission_port is not None:
-            servers.append(
-                await loop.create_server(
-                    _factory(ctx, context, implicit=False),
-                    host=config.smtp_host,
-                    port=config.submission_port,
-                    reuse_port=config.smtp_reuse_port,
+        for port, implicit in ((config.submission_port, False), (config.submissions_port, True)):
+            if port is None:
+                continue
+            try:
+                servers.append(
+                    await loop.create_server(
+                        _factory(ctx, context, implicit=implicit),
+                        host=config.smtp_host,
+                        port=port,
+                        ssl=context if implicit else None,
+                        reuse_port=config.smtp_reuse_port,
+                    )
                 )
-            )
-        if config.submissions_port is not None:
-            servers.append(
-                await loop.create_server(
-                    _factory(ctx, context, implicit=True),
-                    host=config.smtp_host,
-                    port=config.submissions_port,
-                    ssl=context,
-                    reuse_port=config.smtp_reuse_port,
+            except PermissionError:
+                if production:
+                    raise
+                # 587 and 465 need privileges a development run rarely has.
+                log.warning(
+                    "submission: no permission to listen on port %s; set SUBMISSION_PORT"
+                    " (and SUBMISSIONS_PORT) to a port above 1023 to send from a mail client",
+                    port,
                 )
-            )
         for srv in servers:
             log.info("submission listening on %s", srv.sockets[0].getsockname())
         yield servers
