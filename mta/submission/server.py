@@ -39,6 +39,7 @@ from typing import Any
 
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
 
+from common.db import Conn
 from common.ratelimit import RateLimiter
 from mail import directory
 from mta.context import MtaContext
@@ -257,20 +258,26 @@ class SubmissionHandler:
             domain = principal.email.rpartition("@")[2]
             added += f"Message-ID: {make_msgid(domain=domain)}\r\n".encode()
         config = self.ctx.config
+        recipients = list(envelope.rcpt_tos)
+        content = trace + added + raw
+
+        async def queue(conn: Conn) -> None:
+            await outbound.enqueue(
+                conn,
+                message_id=message_id,
+                account_id=principal.account_id,
+                address_id=principal.address_id,
+                source="submission",
+                mail_from=envelope.sender,
+                recipients=recipients,
+                raw=content,
+                now=now,
+                lifetime=timedelta(seconds=config.outbound_max_lifetime),
+            )
+
         try:
-            async with self.ctx.runtime.db.transaction() as conn:
-                await outbound.enqueue(
-                    conn,
-                    message_id=message_id,
-                    account_id=principal.account_id,
-                    address_id=principal.address_id,
-                    source="submission",
-                    mail_from=envelope.sender,
-                    recipients=list(envelope.rcpt_tos),
-                    raw=trace + added + raw,
-                    now=now,
-                    lifetime=timedelta(seconds=config.outbound_max_lifetime),
-                )
+            # Committed before the 250; messages arriving together share the commit.
+            await self.ctx.committer.run(queue)
         except Exception:
             log.exception("queueing submitted mail failed; answered 451")
             return QUEUE_FAILED
