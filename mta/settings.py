@@ -198,13 +198,10 @@ def load_mta_settings(settings: Settings) -> MtaSettings:
         submission_enabled=read_bool(
             env, "SUBMISSION_ENABLED", read_bool(env, "SMTP_ENABLED", settings.run_workers)
         ),
-        # Production: the standard ports; otherwise ports a development run may bind.
-        submission_port=_port_or_off(
-            env, "SUBMISSION_PORT", 587 if settings.is_production else 5870
-        ),
-        submissions_port=_port_or_off(
-            env, "SUBMISSIONS_PORT", 465 if settings.is_production else 5465
-        ),
+        # The standard ports; SUBMISSION_PORT is also the port mail/ tells clients
+        # (autoconfig, the _submission._tcp SRV record), so one variable serves both.
+        submission_port=_port_or_off(env, "SUBMISSION_PORT", 587),
+        submissions_port=_port_or_off(env, "SUBMISSIONS_PORT", 465),
         tls_cert_file=Path(tls_cert) if tls_cert else None,
         tls_key_file=Path(tls_key) if tls_key else None,
         submission_plaintext_loopback=read_bool(
@@ -219,6 +216,6 @@ def load_mta_settings(settings: Settings) -> MtaSettings:
         outbound_max_lifetime=read_int(env, "OUTBOUND_MAX_LIFETIME", 5 * 24 * 3600, minimum=1),
         outbound_per_destination=read_int(env, "OUTBOUND_PER_DESTINATION", 5, minimum=1),
         outbound_concurrency=read_int(env, "OUTBOUND_CONCURRENCY", 100, minimum=1),
-        outbound_lease=read_int(env, "OUTBOUND_LEASE", 600, minimum=10),
+        outbound_lease=read_int(env, "OUTBOUND_LEASE", 600, minimum=1),
         mta_sts=read_bool(env, "OUTBOUND_MTA_STS", True),
     )

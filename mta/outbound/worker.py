@@ -299,46 +299,55 @@ class OutboundWorker:
         return Outcome(item.message_id, item.position, "deferred", reply, host, retry_at)
 
     async def _record(self, first: Claimed, attempts: list[_Attempt]) -> None:
+        """One message's outcomes in one transaction, shared with others finishing now."""
         now = self.clock.now()
-        async with self.db.transaction() as conn:
-            info = await conn_event_info(conn, first.message_id)
-            for attempt in attempts:
-                outcome = attempt.outcome
-                await outbound.record_outcome(conn, outcome, now)
-                if outcome.status == "bounced":
-                    if first.account_id and address_failure(outcome.reply):
-                        await suppressions.ensure(
-                            conn,
-                            first.account_id,
-                            attempt.item.rcpt,
-                            "bounce",
-                            now,
-                            first.message_id,
-                        )
-                    await outbound.record_bounce_event(
-                        conn, first.message_id, attempt.item.rcpt, outcome.reply, now
-                    )
-                if first.address_id and outcome.attempted:
-                    await activity.record(
+
+        async def work(conn: Conn) -> None:
+            await self._write(conn, first, attempts, now)
+
+        await self.ctx.committer.run(work)
+
+    async def _write(
+        self, conn: Conn, first: Claimed, attempts: list[_Attempt], now: datetime
+    ) -> None:
+        info = await conn_event_info(conn, first.message_id)
+        for attempt in attempts:
+            outcome = attempt.outcome
+            await outbound.record_outcome(conn, outcome, now)
+            if outcome.status == "bounced":
+                if first.account_id and address_failure(outcome.reply):
+                    await suppressions.ensure(
                         conn,
-                        activity.Event(
-                            address_id=first.address_id,
-                            kind=_ACTIVITY_KIND.get(outcome.status, "failed"),
-                            outcome=f"{outcome.status} to {attempt.item.rcpt}",
-                            peer=outcome.destination,
-                            sender=first.mail_from,
-                            subject=info,
-                            detail=outcome.reply,
-                        ),
+                        first.account_id,
+                        attempt.item.rcpt,
+                        "bounce",
                         now,
+                        first.message_id,
                     )
-            failed = [a for a in attempts if a.outcome.status in ("bounced", "failed")]
-            extra = None
-            if any(a.outcome.status == "failed" for a in attempts):
-                extra = {"failed": {"reason": failed[-1].outcome.reply}}
-            await outbound.settle(conn, first.message_id, now, extra=extra)
-            if failed and first.mail_from and first.source in DSN_SOURCES:
-                await self._bounce_to_sender(conn, first, failed, now)
+                await outbound.record_bounce_event(
+                    conn, first.message_id, attempt.item.rcpt, outcome.reply, now
+                )
+            if first.address_id and outcome.attempted:
+                await activity.record(
+                    conn,
+                    activity.Event(
+                        address_id=first.address_id,
+                        kind=_ACTIVITY_KIND.get(outcome.status, "failed"),
+                        outcome=f"{outcome.status} to {attempt.item.rcpt}",
+                        peer=outcome.destination,
+                        sender=first.mail_from,
+                        subject=info,
+                        detail=outcome.reply,
+                    ),
+                    now,
+                )
+        failed = [a for a in attempts if a.outcome.status in ("bounced", "failed")]
+        extra = None
+        if any(a.outcome.status == "failed" for a in attempts):
+            extra = {"failed": {"reason": failed[-1].outcome.reply}}
+        await outbound.settle(conn, first.message_id, now, extra=extra)
+        if failed and first.mail_from and first.source in DSN_SOURCES:
+            await self._bounce_to_sender(conn, first, failed, now)
 
     async def _bounce_to_sender(
         self, conn: Conn, first: Claimed, failed: Iterable[_Attempt], now: datetime

@@ -38,6 +38,9 @@ DEFAULT_LIFETIME = timedelta(days=5)
 SEAL_PURPOSE = "mta.outbound"
 SOURCES = ("submission", "api", "system", "webmail", "jmap")
 PENDING = ("queued", "deferred")
+# The panel's own mail and DSNs write no email.* events: the account's webhooks
+# report the mail it sends, not its password resets or our bounce reports.
+SILENT_SOURCES = ("system",)
 FINAL = ("delivered", "bounced", "failed", "suppressed", "canceled")
 
 
@@ -165,7 +168,7 @@ async def enqueue(
             "verps": [secrets.token_hex(10) for _ in unique],
         },
     )
-    if scheduled and account_id:
+    if scheduled and account_id and source not in SILENT_SOURCES:
         await events.record(conn, account_id, "email.scheduled", data, now, email_id=message_id)
     if blocked:
         await settle(conn, message_id, now)
@@ -209,8 +212,9 @@ async def statuses(conn: Conn, account_id: str, message_ids: list[str]) -> dict[
 async def event_target(conn: Conn, message_id: str) -> dict[str, Any] | None:
     return await fetch_one(
         conn,
-        "SELECT account_id::text, event_data FROM mta.outbound_messages WHERE id = %s",
-        (message_id,),
+        "SELECT CASE WHEN source = ANY(%s) THEN NULL ELSE account_id::text END AS account_id,"
+        " event_data FROM mta.outbound_messages WHERE id = %s",
+        (list(SILENT_SOURCES), message_id),
     )
 
 
@@ -332,12 +336,12 @@ async def start_sending(conn: Conn, message_ids: list[str], now: datetime) -> No
         """
         UPDATE mta.outbound_messages SET status = 'sent', updated_at = %s
          WHERE id = ANY(%s::uuid[]) AND status IN ('queued', 'scheduled')
-        RETURNING id::text, account_id::text, event_data
+        RETURNING id::text, account_id::text, event_data, source
         """,
         (now, message_ids),
     )
     for row in rows:
-        if row["account_id"]:
+        if row["account_id"] and row["source"] not in SILENT_SOURCES:
             await events.record(
                 conn,
                 row["account_id"],
@@ -462,7 +466,7 @@ async def settle(
         (new, now, message_id),
     )
     event = _EVENT_OF.get(new)
-    if event and row["account_id"]:
+    if event and row["account_id"] and row["source"] not in SILENT_SOURCES:
         data = dict(row["event_data"] or {})
         if extra:
             data.update(extra)

@@ -28,6 +28,7 @@ import ipaddress
 import logging
 import ssl
 import uuid
+import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -38,6 +39,7 @@ from typing import Any
 
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
 
+from common.db import Conn
 from common.ratelimit import RateLimiter
 from mail import directory
 from mta.context import MtaContext
@@ -128,7 +130,7 @@ class SubmissionSMTP(InboundSMTP):
         if reply.startswith("421"):
             await self.push(reply)  # closes the connection (InboundSMTP.push)
             return AuthResult(success=False, handled=True)
-        return AuthResult(success=False, message=reply)
+        return AuthResult(success=False, handled=False, message=reply)
 
 
 class SubmissionHandler:
@@ -256,20 +258,26 @@ class SubmissionHandler:
             domain = principal.email.rpartition("@")[2]
             added += f"Message-ID: {make_msgid(domain=domain)}\r\n".encode()
         config = self.ctx.config
+        recipients = list(envelope.rcpt_tos)
+        content = trace + added + raw
+
+        async def queue(conn: Conn) -> None:
+            await outbound.enqueue(
+                conn,
+                message_id=message_id,
+                account_id=principal.account_id,
+                address_id=principal.address_id,
+                source="submission",
+                mail_from=envelope.sender,
+                recipients=recipients,
+                raw=content,
+                now=now,
+                lifetime=timedelta(seconds=config.outbound_max_lifetime),
+            )
+
         try:
-            async with self.ctx.runtime.db.transaction() as conn:
-                await outbound.enqueue(
-                    conn,
-                    message_id=message_id,
-                    account_id=principal.account_id,
-                    address_id=principal.address_id,
-                    source="submission",
-                    mail_from=envelope.sender,
-                    recipients=list(envelope.rcpt_tos),
-                    raw=trace + added + raw,
-                    now=now,
-                    lifetime=timedelta(seconds=config.outbound_max_lifetime),
-                )
+            # Committed before the 250; messages arriving together share the commit.
+            await self.ctx.committer.run(queue)
         except Exception:
             log.exception("queueing submitted mail failed; answered 451")
             return QUEUE_FAILED
@@ -296,7 +304,25 @@ def certificate(ctx: MtaContext) -> tuple[Any, Any]:
 def _factory(ctx: MtaContext, context: ssl.SSLContext, *, implicit: bool) -> Any:
     config = ctx.config
     loop = asyncio.get_running_loop()
-    factory = protocol_factory(
+    with warnings.catch_warnings():
+        # aiosmtpd warns of AUTH without required TLS: on 465 the connection is TLS.
+        warnings.simplefilter("ignore", UserWarning)
+        factory = _protocols(ctx, context, implicit, loop)
+
+    def build() -> SubmissionSMTP:
+        protocol = factory()
+        protocol.implicit_tls = implicit
+        protocol.plaintext_loopback = config.submission_plaintext_loopback
+        return protocol  # type: ignore[no-any-return]
+
+    return build
+
+
+def _protocols(
+    ctx: MtaContext, context: ssl.SSLContext, implicit: bool, loop: asyncio.AbstractEventLoop
+) -> Any:
+    config = ctx.config
+    return protocol_factory(
         SubmissionSMTP,
         SubmissionHandler(ctx, implicit_tls=implicit),
         data_size_limit=config.max_message_size,
@@ -323,14 +349,6 @@ def _factory(ctx: MtaContext, context: ssl.SSLContext, *, implicit: bool) -> Any
         loop=loop,
     )
 
-    def build() -> SubmissionSMTP:
-        protocol = factory()
-        protocol.implicit_tls = implicit
-        protocol.plaintext_loopback = config.submission_plaintext_loopback
-        return protocol  # type: ignore[no-any-return]
-
-    return build
-
 
 @asynccontextmanager
 async def serve(ctx: MtaContext) -> AsyncIterator[list[asyncio.Server]]:
@@ -341,26 +359,30 @@ async def serve(ctx: MtaContext) -> AsyncIterator[list[asyncio.Server]]:
     context = tls.server_context(cert, key)
     loop = asyncio.get_running_loop()
     servers: list[asyncio.Server] = []
+    production = ctx.runtime.settings.is_production
     try:
-        if config.submission_port is not None:
-            servers.append(
-                await loop.create_server(
-                    _factory(ctx, context, implicit=False),
-                    host=config.smtp_host,
-                    port=config.submission_port,
-                    reuse_port=config.smtp_reuse_port,
+        for port, implicit in ((config.submission_port, False), (config.submissions_port, True)):
+            if port is None:
+                continue
+            try:
+                servers.append(
+                    await loop.create_server(
+                        _factory(ctx, context, implicit=implicit),
+                        host=config.smtp_host,
+                        port=port,
+                        ssl=context if implicit else None,
+                        reuse_port=config.smtp_reuse_port,
+                    )
                 )
-            )
-        if config.submissions_port is not None:
-            servers.append(
-                await loop.create_server(
-                    _factory(ctx, context, implicit=True),
-                    host=config.smtp_host,
-                    port=config.submissions_port,
-                    ssl=context,
-                    reuse_port=config.smtp_reuse_port,
+            except PermissionError:
+                if production:
+                    raise
+                # 587 and 465 need privileges a development run rarely has.
+                log.warning(
+                    "submission: no permission to listen on port %s; set SUBMISSION_PORT"
+                    " (and SUBMISSIONS_PORT) to a port above 1023 to send from a mail client",
+                    port,
                 )
-            )
         for srv in servers:
             log.info("submission listening on %s", srv.sockets[0].getsockname())
         yield servers

@@ -18,6 +18,7 @@ from mta.context import MtaContext
 from mta.outbound.worker import OutboundWorker
 from mta.settings import MtaSettings
 from tests.mta import sending
+from tests.mta.conftest import send
 from tests.mta.dnsserver import LoopbackDNS
 from tests.mta.sending import ReceiverHandler, Sender
 
@@ -353,3 +354,76 @@ async def test_a_recipient_suppressed_after_queueing_is_not_attempted(
     found = await status(runtime, alice, message_id)
     assert found.recipients[0].status == "suppressed" and found.recipients[0].attempts == 0
     assert handler.connections == 0
+
+
+def report(to: str, report_type: str, body: str) -> bytes:
+    return (
+        f"From: MAILER-DAEMON@mx.remote.test\r\nTo: {to}\r\nSubject: report\r\n"
+        "MIME-Version: 1.0\r\n"
+        f'Content-Type: multipart/report; report-type={report_type}; boundary="b"\r\n\r\n'
+        "--b\r\nContent-Type: text/plain\r\n\r\nSorry.\r\n"
+        f"--b\r\n{body}\r\n--b--\r\n"
+    ).encode()
+
+
+async def test_a_later_bounce_to_the_verp_address_is_matched_to_its_email(
+    runtime: Runtime,
+    remote: tuple[ReceiverHandler, int],
+    worker: OutboundWorker,
+    alice: Sender,
+    smtp_port: int,
+) -> None:
+    handler, _ = remote
+    message_id = await enqueue(runtime, alice, event_data={"email_id": "x"})
+    await worker.drain()
+    assert (await status(runtime, alice, message_id)).status == "delivered"
+    return_path = handler.messages[0].mail_from
+
+    # Accepted at first, bounced an hour later by the remote's own queue.
+    dsn = report(
+        return_path,
+        "delivery-status",
+        "Content-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; mx.remote.test\r\n\r\n"
+        "Final-Recipient: rfc822; bob@remote.test\r\nAction: failed\r\nStatus: 5.1.1\r\n"
+        "Diagnostic-Code: smtp; 550 5.1.1 mailbox disabled\r\n",
+    )
+    result = await send(smtp_port, "", [return_path], dsn)
+    assert result["data"][0] == 250
+    found = await status(runtime, alice, message_id)
+    assert found.status == "bounced"
+    assert found.recipients[0].last_reply == "5.1.1 550 5.1.1 mailbox disabled"
+    types = await event_types(runtime, alice, message_id)
+    assert types[-1] == "email.bounced"
+    async with runtime.db.connection() as conn:
+        assert await mailstore.suppressed(conn, alice.account_id, ["bob@remote.test"])
+
+    # A token that is not ours is an unknown user like any other.
+    unknown = await send(smtp_port, "", ["bounces+0000@example.test"], dsn)
+    assert unknown["refused"]["bounces+0000@example.test"][0] == 550
+
+
+async def test_a_complaint_report_suppresses_and_records_email_complained(
+    runtime: Runtime,
+    remote: tuple[ReceiverHandler, int],
+    worker: OutboundWorker,
+    alice: Sender,
+    smtp_port: int,
+) -> None:
+    handler, _ = remote
+    message_id = await enqueue(runtime, alice, event_data={"email_id": "x"})
+    await worker.drain()
+    arf = report(
+        handler.messages[0].mail_from,
+        "feedback-report",
+        "Content-Type: message/feedback-report\r\n\r\nFeedback-Type: abuse\r\n"
+        "User-Agent: remote-fbl/1.0\r\nVersion: 1\r\n",
+    )
+    result = await send(smtp_port, "fbl@remote.test", [handler.messages[0].mail_from], arf)
+    assert result["data"][0] == 250
+    assert (await status(runtime, alice, message_id)).status == "complained"
+    assert (await event_types(runtime, alice, message_id))[-1] == "email.complained"
+    async with runtime.db.connection() as conn:
+        page, _ = await mailstore.suppression_page(
+            conn, alice.account_id, limit=5, offset=0, order_by="created_at", search=None
+        )
+    assert [(s.email, s.reason) for s in page] == [("bob@remote.test", "complaint")]
