@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import psycopg2
@@ -131,6 +132,13 @@ def test_keys_sent_email_and_suppressions_screens(
     page.get_by_role("rowheader", name="ann@example.org").wait_for()
     page.get_by_text("email.scheduled").wait_for()
     tab.check("email-scheduled")
+    # Move it (the browser's local time), then cancel it: both only while scheduled.
+    moved = (datetime.now() + timedelta(days=3)).replace(second=0, microsecond=0)
+    page.get_by_label("Send at (your time)").fill(moved.strftime("%Y-%m-%dT%H:%M"))
+    page.get_by_role("button", name="Reschedule").click()
+    page.get_by_role("status").filter(has_text="Rescheduled.").wait_for()
+    got = page.request.get(f"/api/emails/{later.json()['id']}")
+    assert got.json()["scheduled_at"].startswith(moved.astimezone(UTC).strftime("%Y-%m-%dT%H:%M"))
     page.get_by_role("button", name="Cancel sending").click()
     page.get_by_text("email.canceled").wait_for()
     assert page.get_by_role("button", name="Cancel sending").is_hidden()
