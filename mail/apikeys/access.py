@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from common.client_ip import client_ip
 from common.web import Handler
 from mail.accounts.store import Account
 from mail.apikeys import service
@@ -33,6 +34,7 @@ from mail.errors import (
     forbidden,
     invalid_api_key,
     missing_api_key,
+    rate_limit_exceeded,
     restricted_api_key,
     unauthorized,
 )
@@ -54,8 +56,15 @@ async def api_key_middleware(request: web.Request, handler: Handler) -> web.Stre
     if header is not None and request.path.startswith(API_PREFIX):
         token = bearer_token(header)
         if token:
-            found = await service.authenticate(mail_context(request), token)
+            ctx = mail_context(request)
+            found = await service.authenticate(ctx, token)
             if found is None:
+                # Refused before the rate limit would see it: spend the client IP's
+                # budget here, as any unauthenticated request does.
+                ip = client_ip(request, ctx.settings.trusted_proxies)
+                decision = await ctx.limiter.hit(f"mail:ip:{ip}", ctx.config.rate_limit_per_second)
+                if not decision.allowed:
+                    raise rate_limit_exceeded(decision.headers())
                 raise invalid_api_key()
             request[AUTH] = Auth(account=found.account, api_key=found.key)
         elif token == "":

@@ -201,3 +201,16 @@ async def test_idempotency_keys_are_swept_after_24_hours(client, runtime, clock,
     clock.advance(hours=24, seconds=1)
     await sweep()
     assert await runtime.db.fetch_val(count) == 0
+
+
+async def test_wrong_keys_spend_the_client_ips_budget(make_client):
+    client = await make_client({"RATE_LIMIT_PER_SECOND": "2"})
+    names = []
+    for _ in range(3):
+        resp = await client.post("/api/emails", json=MESSAGE, headers=bearer("re_00000000_guess"))
+        names.append((resp.status, (await resp.json())["name"]))
+    assert names == [
+        (403, "invalid_api_key"),
+        (403, "invalid_api_key"),
+        (429, "rate_limit_exceeded"),
+    ]
