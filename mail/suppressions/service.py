@@ -10,9 +10,15 @@ from __future__ import annotations
 from mail.accounts.service import normalize_email
 from mail.accounts.store import Account
 from mail.context import MailContext
-from mail.errors import not_found
+from mail.errors import conflict, not_found
 from mail.web.lists import ListParams
-from mta.mailstore import Suppression, add_suppression, delete_suppression, suppression_page
+from mta.mailstore import (
+    Suppression,
+    add_suppression,
+    delete_suppression,
+    suppressed,
+    suppression_page,
+)
 
 
 async def list_suppressions(
@@ -33,6 +39,9 @@ async def add(ctx: MailContext, account: Account, raw_email: str) -> Suppression
     """Suppress by hand (reason ``manual``); already listed is 409 conflict (the unique index)."""
     email = normalize_email(raw_email)
     async with ctx.db.transaction() as conn:
+        if await suppressed(conn, account.id, [email]):
+            # Said plainly; the unique index stays the backstop for two at once.
+            raise conflict(f"{email} is already suppressed")
         return await add_suppression(conn, account.id, email, "manual", ctx.clock.now())
 
 

@@ -131,7 +131,12 @@ async def test_suppressions_add_list_remove_and_block_sending(client, runtime, d
     resp = await client.post(
         "/api/suppressions", json={"email": "ann@example.org"}, headers=headers
     )
-    assert resp.status == 409 and (await resp.json())["name"] == "conflict"
+    assert resp.status == 409
+    assert await resp.json() == {
+        "statusCode": 409,
+        "name": "conflict",
+        "message": "ann@example.org is already suppressed",
+    }
     resp = await client.post("/api/suppressions", json={"email": "nope"}, headers=headers)
     assert resp.status == 400
     listed = await (await client.get("/api/suppressions?search=ann", headers=headers)).json()

@@ -19,7 +19,7 @@ export function cell(row, content, tag = "td") {
 // An email's or recipient's state, as a word with its own color class.
 export function badge(status) {
   const el = document.createElement("span");
-  el.className = `badge badge-${status}`;
+  el.className = `state state-${status}`;
   el.textContent = status.replaceAll("_", " ");
   return el;
 }
