@@ -56,7 +56,79 @@ EMAIL = obj(
     },
     required=["from", "to", "subject"],
 )
-IDEMPOTENCY = {"Idempotency-Key": string(min_length=1, max_length=256)}
+_WHEN = string(fmt="date-time")
+_MAYBE_WHEN = string(fmt="date-time", nullable=True)
+_MAYBE_LIST = {"type": ["array", "null"], "items": string()}
+LAST_EVENTS = (
+    "scheduled", "queued", "sent", "delivered", "delivery_delayed", "bounced", "failed",
+    "canceled", "complained", "suppressed",
+)  # fmt: skip
+_ITEM_FIELDS = {
+    "object": {"const": "email"},
+    "id": string(fmt="uuid"),
+    "to": array(string()),
+    "from": string(),
+    "created_at": _WHEN,
+    "subject": string(),
+    "bcc": _MAYBE_LIST,
+    "cc": _MAYBE_LIST,
+    "reply_to": _MAYBE_LIST,
+    "last_event": string(enum=LAST_EVENTS),
+    "scheduled_at": _MAYBE_WHEN,
+}
+# serializers.list_item / serializers.email: Resend's email object, and ours beyond it.
+EMAIL_ITEM = obj(_ITEM_FIELDS, required=list(_ITEM_FIELDS))
+EMAIL_DETAIL = obj(
+    {
+        **_ITEM_FIELDS,
+        "message_id": string(),
+        "html": string(nullable=True),
+        "text": string(nullable=True),
+        "tags": array(obj({"name": string(), "value": string()}, required=["name", "value"])),
+        "headers": obj(additional=string()),
+        "attachments": array(
+            obj(
+                {"filename": string(), "content_type": string(), "size": integer(minimum=0)},
+                required=["filename", "content_type", "size"],
+            )
+        ),
+        "recipients": array(
+            obj(
+                {
+                    "email": string(),
+                    "status": string(),
+                    "attempts": integer(minimum=0),
+                    "last_attempt_at": _MAYBE_WHEN,
+                    "next_attempt_at": _MAYBE_WHEN,
+                    "last_reply": string(nullable=True),
+                },
+                required=["email", "status", "attempts", "last_reply"],
+            )
+        ),
+        "events": array(
+            obj(
+                {"id": string(), "type": string(), "created_at": _WHEN, "data": {}},
+                required=["id", "type", "created_at"],
+            )
+        ),
+    },
+    required=[*_ITEM_FIELDS, "html", "text", "tags", "recipients", "events"],
+)
+EMAIL_PAGE = obj(
+    {"object": {"const": "list"}, "has_more": {"type": "boolean"}, "data": array(EMAIL_ITEM)},
+    required=["object", "has_more", "data"],
+)
+EMAIL_REF = obj({"object": {"const": "email"}, "id": string(fmt="uuid")}, required=["object", "id"])
+SENT = obj({"id": string(fmt="uuid")}, required=["id"])
+SENT_BATCH = obj(
+    {
+        "data": array(SENT),
+        "errors": array(
+            obj({"index": integer(minimum=0), "message": string()}, required=["index", "message"])
+        ),
+    },
+    required=["data"],
+)
 SEND_ERRORS = [401, 403, 409, 422]
 
 
@@ -90,7 +162,7 @@ def _sending_request(request: web.Request, route: str, body: Any) -> service.Req
 
 
 @routes.post("/api/emails")
-@operation(body=EMAIL, auth="api_key", errors=SEND_ERRORS)
+@operation(body=EMAIL, response=SENT, auth="api_key", errors=SEND_ERRORS)
 async def send_email(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     require_key(request)
@@ -102,7 +174,12 @@ async def send_email(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/emails/batch")
-@operation(body=array(EMAIL, max_items=service.MAX_BATCH), auth="api_key", errors=SEND_ERRORS)
+@operation(
+    body=array(EMAIL, max_items=service.MAX_BATCH),
+    response=SENT_BATCH,
+    auth="api_key",
+    errors=SEND_ERRORS,
+)
 async def send_batch(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     require_key(request)
@@ -155,6 +232,7 @@ def _limit(request: web.Request) -> int:
         "after": string(description="an email id: the page after (older than) it"),
         "before": string(description="an email id: the page before (newer than) it"),
     },
+    response=EMAIL_PAGE,
     auth="api_key",
     errors=[401, 403, 422],
 )
@@ -172,7 +250,7 @@ async def list_emails(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/emails/{email_id}")
-@operation(auth="api_key", errors=[401, 403])
+@operation(response=EMAIL_DETAIL, auth="api_key", errors=[401, 403])
 async def get_email(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     auth = require_full(request)
@@ -183,6 +261,7 @@ async def get_email(request: web.Request) -> web.Response:
 @routes.patch("/api/emails/{email_id}")
 @operation(
     body=obj({"scheduled_at": string(), "id": string()}, required=["scheduled_at"]),
+    response=EMAIL_REF,
     auth="api_key",
     errors=[401, 403, 422],
 )
@@ -206,7 +285,7 @@ async def update_email(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/emails/{email_id}/cancel")
-@operation(auth="api_key", errors=[401, 403, 422])
+@operation(response=EMAIL_REF, auth="api_key", errors=[401, 403, 422])
 async def cancel_email(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     auth = require_full(request)
