@@ -219,3 +219,18 @@ async def test_wrong_keys_spend_the_client_ips_budget(make_client):
         (403, "invalid_api_key"),
         (429, "rate_limit_exceeded"),
     ]
+
+
+async def test_only_a_bearer_header_on_api_paths_is_read_as_a_key(client, runtime):
+    _, headers = await signed_in(runtime)
+    # A proxy's Basic credentials in front of the panel leave the session alone.
+    resp = await client.get(
+        "/api/auth/me", headers={**headers, "Authorization": "Basic dXNlcjpwYXNz"}
+    )
+    assert resp.status == 200
+    # Outside /api/ (JMAP's paths take their own Bearer tokens) the header is not ours.
+    resp = await client.get("/.well-known/jmap", headers={"Authorization": "Bearer re_junk"})
+    assert "invalid_api_key" not in await resp.text()
+    # "Bearer" with nothing after it is no credential at all, not the cookie's either.
+    resp = await client.get("/api/emails", headers={**headers, "Authorization": "Bearer "})
+    assert resp.status == 401 and (await resp.json())["name"] == "missing_api_key"
