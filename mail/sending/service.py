@@ -98,8 +98,7 @@ async def send(ctx: MailContext, req: Request, items: list[Any]) -> dict[str, An
     """The answer of POST /api/emails (``{id}``) or /api/emails/batch (``{data}``)."""
     now = ctx.clock.now()
     batch = req.route == "emails/batch"
-    drafts = parse_drafts(items, now, batch=batch, permissive=req.permissive)
-    print_ = fingerprint(req.route, req.body) if req.idempotency_key else ""
+    request_print = fingerprint(req.route, req.body) if req.idempotency_key else ""
     account_id = req.auth.account.id
     async with ctx.db.transaction() as conn:
         if req.idempotency_key is not None:
@@ -112,12 +111,15 @@ async def send(ctx: MailContext, req: Request, items: list[Any]) -> dict[str, An
                 conn, account_id, req.idempotency_key, now - IDEMPOTENCY_WINDOW
             )
             if earlier is not None:
-                if earlier.fingerprint != print_:
+                if earlier.fingerprint != request_print:
                     raise MailError(
                         "invalid_idempotent_request",
                         "Same idempotency key used with a different request payload.",
                     )
+                # The first answer again, even if the body would no longer pass
+                # (a scheduled_at now in the past): nothing is checked or sent twice.
                 return dict(earlier.response)
+        drafts = parse_drafts(items, now, batch=batch, permissive=req.permissive)
         checked = await _check_senders(
             conn, ctx, req.auth, drafts, batch=batch, permissive=req.permissive
         )
@@ -135,7 +137,7 @@ async def send(ctx: MailContext, req: Request, items: list[Any]) -> dict[str, An
         else:
             answer = {"id": ids[0]}
         if req.idempotency_key is not None:
-            await store.remember(conn, account_id, req.idempotency_key, print_, answer, now)
+            await store.remember(conn, account_id, req.idempotency_key, request_print, answer, now)
     return answer
 
 

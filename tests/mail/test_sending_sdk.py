@@ -423,3 +423,18 @@ async def test_batch_is_a_literal_route_not_an_id(client, runtime):
     key = await api_key(client, headers)
     resp = await client.get("/api/emails/batch", headers={"Authorization": f"Bearer {key}"})
     assert resp.status == 405 and (await resp.json())["name"] == "method_not_allowed"
+
+
+async def test_a_retry_replays_even_when_its_schedule_has_passed(
+    client, runtime, clock, dns_server, sdk
+):
+    _, headers = await signed_in(runtime)
+    await sending_domain(client, headers, dns_server)
+    key = await api_key(client, headers)
+    params = {**MESSAGE, "scheduled_at": "2030-01-01T12:30:00Z"}
+    options = {"idempotency_key": "reminder/7"}
+    first = await sdk(key, resend.Emails.send, params, options)
+    clock.advance(hours=1)  # the retry comes after the time it named
+    again = await sdk(key, resend.Emails.send, params, options)
+    assert again["id"] == first["id"]
+    assert await runtime.db.fetch_val("SELECT count(*) FROM mail.sent_emails") == 1
