@@ -7,6 +7,7 @@ every success and every documented error is what the SDK itself makes of our ans
 from __future__ import annotations
 
 import email
+from datetime import timedelta
 from email.policy import default as default_policy
 
 import pytest
@@ -139,6 +140,9 @@ async def test_schedule_reschedule_and_cancel(client, runtime, clock, dns_server
     start = clock.now()
     assert got["scheduled_at"].startswith((start.replace(hour=start.hour + 1)).isoformat()[:19])
     assert [e["type"] for e in got["events"]] == ["email.scheduled"]
+    # Its Date is when it is to leave, not when it was asked for.
+    msg = await raw_of(runtime, sent["id"])
+    assert msg["Date"].datetime == start + timedelta(hours=1)
 
     later = "2030-01-03T09:30:00+00:00"
     moved = await sdk(key, resend.Emails.update, {"id": sent["id"], "scheduled_at": later})
