@@ -289,7 +289,7 @@ def postfix_queue_empty(conf: Path) -> bool:
 
 async def bench_postfix(args: argparse.Namespace, tmp: Path, sink: int) -> tuple[float, float]:
     port = free_port()
-    conf = postfix_instance(tmp / "postfix", port, sink)
+    conf = await asyncio.to_thread(postfix_instance, tmp / "postfix", port, sink)
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -301,16 +301,33 @@ async def bench_postfix(args: argparse.Namespace, tmp: Path, sink: int) -> tuple
                 sys.exit("postfix did not listen")
             await asyncio.sleep(0.05)
         submit = await load(port, args, login=False)
-        subprocess.run(["postconf", "-c", str(conf), "-e", "defer_transports ="], check=True)
-        subprocess.run(["postfix", "-c", str(conf), "reload"], check=True, capture_output=True)
-        started = time.perf_counter()
-        subprocess.run(["postqueue", "-c", str(conf), "-f"], check=True)
-        while not postfix_queue_empty(conf):
-            await asyncio.sleep(0.05)
-        deliver = time.perf_counter() - started
+        deliver = await asyncio.to_thread(release_and_drain, conf)
     finally:
-        subprocess.run(["postfix", "-c", str(conf), "stop"], check=False, capture_output=True)
+        await asyncio.to_thread(postfix_stop, conf)
     return submit, deliver
+
+
+def release_and_drain(conf: Path) -> float:
+    """Let Postfix deliver what it holds; the seconds until its queue is empty."""
+    subprocess.run(["postconf", "-c", str(conf), "-e", "defer_transports ="], check=True)
+    subprocess.run(["postfix", "-c", str(conf), "reload"], check=True, capture_output=True)
+    started = time.perf_counter()
+    subprocess.run(["postqueue", "-c", str(conf), "-f"], check=True)
+    while not postfix_queue_empty(conf):
+        time.sleep(0.05)
+    return time.perf_counter() - started
+
+
+def postfix_stop(conf: Path) -> None:
+    subprocess.run(["postfix", "-c", str(conf), "stop"], check=False, capture_output=True)
+
+
+def start_sink(port: int) -> subprocess.Popen[bytes]:
+    """Postfix's smtp-sink on the loopback: accepts everything, keeps nothing."""
+    user = ["-u", "nobody"] if os.geteuid() == 0 else []
+    sink = subprocess.Popen(["smtp-sink", *user, f"127.0.0.1:{port}", "256"])
+    wait_listening(port, sink)
+    return sink
 
 
 def report(
@@ -340,10 +357,8 @@ async def run(args: argparse.Namespace) -> None:
         tmp = Path(name)
         os.chmod(tmp, 0o755)  # Postfix's daemons (user postfix) walk into it
         sink_port = free_port()
-        user = ["-u", "nobody"] if os.geteuid() == 0 else []
-        sink = subprocess.Popen(["smtp-sink", *user, f"127.0.0.1:{sink_port}", "256"])
+        sink = await asyncio.to_thread(start_sink, sink_port)
         try:
-            wait_listening(sink_port, sink)
             async with database(args.database_url, tmp, "send_bench") as (dsn, _pg):
                 await prepare(dsn)
                 ours = await bench_ours(args, dsn, tmp, sink_port)

@@ -125,6 +125,15 @@ def _port_or_off(env: Mapping[str, str], name: str, default: int) -> int | None:
     return read_int(env, name, default, minimum=0, maximum=65535)
 
 
+def _submission_ports(env: Mapping[str, str]) -> tuple[int | None, int | None]:
+    """(STARTTLS port, implicit-TLS port). starttls (default): SUBMISSION_PORT is
+    STARTTLS (587), SUBMISSIONS_PORT implicit TLS (465). tls: SUBMISSION_PORT is the
+    implicit-TLS port (465), the only one."""
+    if read_str(env, "SUBMISSION_SECURITY", "starttls").lower() == "tls":
+        return None, _port_or_off(env, "SUBMISSION_PORT", 465)
+    return _port_or_off(env, "SUBMISSION_PORT", 587), _port_or_off(env, "SUBMISSIONS_PORT", 465)
+
+
 def _relay(value: str) -> tuple[str, int] | None:
     if not value:
         return None
@@ -162,6 +171,7 @@ def load_mta_settings(settings: Settings) -> MtaSettings:
         raise SettingsError("TLS_CERT_FILE and TLS_KEY_FILE go together; set both or neither")
     if not cert and tls_cert:
         cert, key = tls_cert, tls_key
+    ports = _submission_ports(env)
     action = read_str(env, "DMARC_REJECT_ACTION", "junk").lower()
     if action not in ("junk", "refuse"):
         raise SettingsError(f"DMARC_REJECT_ACTION must be junk or refuse, got {action!r}")
@@ -198,10 +208,10 @@ def load_mta_settings(settings: Settings) -> MtaSettings:
         submission_enabled=read_bool(
             env, "SUBMISSION_ENABLED", read_bool(env, "SMTP_ENABLED", settings.run_workers)
         ),
-        # The standard ports; SUBMISSION_PORT is also the port mail/ tells clients
-        # (autoconfig, the _submission._tcp SRV record), so one variable serves both.
-        submission_port=_port_or_off(env, "SUBMISSION_PORT", 587),
-        submissions_port=_port_or_off(env, "SUBMISSIONS_PORT", 465),
+        # SUBMISSION_PORT is also the port mail/ tells clients (autoconfig, the
+        # _submission._tcp SRV record), and SUBMISSION_SECURITY says what it is.
+        submission_port=ports[0],
+        submissions_port=ports[1],
         tls_cert_file=Path(tls_cert) if tls_cert else None,
         tls_key_file=Path(tls_key) if tls_key else None,
         submission_plaintext_loopback=read_bool(

@@ -70,6 +70,9 @@ def test_sending_settings() -> None:
         }
     )
     assert (custom.submission_port, custom.submissions_port) == (2587, None)
+    # Clients told "implicit TLS on SUBMISSION_PORT" find exactly that.
+    tls_only = load({"SUBMISSION_SECURITY": "tls", "SUBMISSION_PORT": "4465"})
+    assert (tls_only.submission_port, tls_only.submissions_port) == (None, 4465)
     assert custom.outbound_relay == ("::1", 2525)
     assert custom.outbound_retry_schedule == (5, 10, 20) and custom.outbound_smtp_port == 2526
     # One certificate pair serves submission and inbound STARTTLS.
