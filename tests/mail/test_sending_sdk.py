@@ -6,6 +6,7 @@ every success and every documented error is what the SDK itself makes of our ans
 
 from __future__ import annotations
 
+import asyncio
 import email
 from datetime import timedelta
 from email.policy import default as default_policy
@@ -441,4 +442,23 @@ async def test_a_retry_replays_even_when_its_schedule_has_passed(
     clock.advance(hours=1)  # the retry comes after the time it named
     again = await sdk(key, resend.Emails.send, params, options)
     assert again["id"] == first["id"]
+    assert await runtime.db.fetch_val("SELECT count(*) FROM mail.sent_emails") == 1
+
+
+async def test_the_same_key_sent_twice_at_once_sends_one_email(client, runtime, dns_server, sdk):
+    _, headers = await signed_in(runtime)
+    await sending_domain(client, headers, dns_server)
+    key = await api_key(client, headers)
+    options = {"idempotency_key": "double-click/1"}
+
+    async def attempt() -> str:
+        try:
+            return (await sdk(key, resend.Emails.send, MESSAGE, options))["id"]
+        except ResendError as exc:
+            return str(exc.error_type)
+
+    outcomes = await asyncio.gather(*(attempt() for _ in range(4)))
+    ids = {o for o in outcomes if o != "concurrent_idempotent_requests"}
+    # Each answer is the one email's id, or "still in progress": never a second email.
+    assert len(ids) == 1
     assert await runtime.db.fetch_val("SELECT count(*) FROM mail.sent_emails") == 1
