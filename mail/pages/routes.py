@@ -32,6 +32,10 @@ NAV: list[tuple[str, str]] = [
     ("/filters", "Filters"),
     ("/account", "Account"),
     ("/referrals", "Referrals"),
+    # Sending (docs/mail.md, "Sending API"): sent email, API keys, suppressions.
+    ("/emails", "Sent email"),
+    ("/api-keys", "API keys"),
+    ("/suppressions", "Suppressions"),
 ]
 
 
@@ -155,6 +159,42 @@ async def pair(request: web.Request) -> web.Response:
     """Device pairing (the device flow's verification_uri)."""
     code = request.query.get("user_code", "")[:20]
     return render(request, "pair.html", title="Connect a device", user_code=code)
+
+
+# --- sending: the screens of the sending API (mail/sending, mail/apikeys, mail/suppressions)
+
+
+@routes.get("/api-keys")
+@page
+@signed_in
+async def api_keys(request: web.Request) -> web.Response:
+    """Create (the token shown once), list and revoke API keys."""
+    return render(request, "api_keys.html", title="API keys")
+
+
+@routes.get("/suppressions")
+@page
+@signed_in
+async def suppressions(request: web.Request) -> web.Response:
+    return render(request, "suppressions.html", title="Suppressions")
+
+
+@routes.get("/emails")
+@page
+@signed_in
+async def emails(request: web.Request) -> web.Response:
+    """Sent email, newest first, with its status."""
+    return render(request, "emails.html", title="Sent email")
+
+
+@routes.get("/emails/{email_id:[0-9a-fA-F-]{36}}")
+@page
+@signed_in
+async def email(request: web.Request) -> web.Response:
+    """One sent email: recipients, attempts, last replies, events; reschedule or cancel."""
+    return render(
+        request, "email.html", title="Sent email", email_id=request.match_info["email_id"]
+    )
 
 
 @routes.get(assets.PREFIX + "/{version:[0-9a-f]{12}}/{name:.+}")
