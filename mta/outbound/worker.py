@@ -357,14 +357,20 @@ class OutboundWorker:
         extra = None
         if any(a.outcome.status == "failed" for a in attempts):
             extra = {"failed": {"reason": failed[-1].outcome.reply}}
+        dsn_to_sender = bool(failed and first.mail_from and first.source in DSN_SOURCES)
+        # Read before settle, which erases the raw of a message that became final.
+        original = (
+            await outbound.raw_of(conn, first.message_id, self.raw_sealer)
+            if dsn_to_sender
+            else None
+        )
         await outbound.settle(conn, first.message_id, now, extra=extra)
-        if failed and first.mail_from and first.source in DSN_SOURCES:
-            await self._bounce_to_sender(conn, first, failed, now)
+        if dsn_to_sender:
+            await self._bounce_to_sender(conn, first, failed, original or b"", now)
 
     async def _bounce_to_sender(
-        self, conn: Conn, first: Claimed, failed: Iterable[_Attempt], now: datetime
+        self, conn: Conn, first: Claimed, failed: Iterable[_Attempt], raw: bytes, now: datetime
     ) -> None:
-        raw = await outbound.raw_of(conn, first.message_id, self.raw_sealer) or b""
         host = self.ctx.config.smtp_hostname
         report = dsn.build(
             reporting_host=host,
