@@ -214,16 +214,21 @@ async def bench_ours(
         submit = await load(port, args, login=True)
     finally:
         stop(submission)
-    worker = start("outbound", env, log, "worker running")
+    workers = []
+    for n in range(args.workers):
+        # Each waits for its own line: the log is shared.
+        worker_log = tmp / f"outbound-{n}.log"
+        workers.append(start("outbound", env, worker_log, "worker running"))
     started = time.perf_counter()
     try:
         while await delivered(dsn) < args.messages:
-            if worker.poll() is not None:
-                sys.exit(f"the outbound worker exited:\n{log.read_text()}")
+            if any(w.poll() is not None for w in workers):
+                sys.exit("an outbound worker exited")
             await asyncio.sleep(0.05)
         deliver = time.perf_counter() - started
     finally:
-        stop(worker)
+        for worker in workers:
+            stop(worker)
     return submit, deliver
 
 
@@ -340,6 +345,7 @@ def report(
     ]
     lines = [
         f"{n} messages of {args.size} bytes, {args.sessions} sessions, "
+        f"{args.workers} outbound worker process(es), "
         f"{os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), "
         f"Python {platform.python_version()}.",
         "",
@@ -378,6 +384,7 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=2000)
     parser.add_argument("--sessions", type=int, default=10)
     parser.add_argument("--size", type=int, default=10240)
+    parser.add_argument("--workers", type=int, default=1, help="python -m mta outbound processes")
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--write-docs", action="store_true")
     asyncio.run(run(parser.parse_args()))

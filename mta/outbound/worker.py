@@ -49,6 +49,7 @@ log = logging.getLogger(__name__)
 
 BATCH = 200
 POLL_SECONDS = 1.0
+RESTART_SECONDS = 5.0
 # The local part of the Return-Path that asynchronous bounces come back to:
 # bounces+<recipient token>@<sending domain> (mta/outbound/bounces.py).
 VERP_PREFIX = "bounces+"
@@ -136,7 +137,19 @@ class OutboundWorker:
         return total
 
     async def run(self) -> None:
-        """Work the queue until cancelled: claims as slots free, never waits on a slow host."""
+        """Work the queue until cancelled; a lost database connection is retried."""
+        try:
+            while True:
+                try:
+                    await self._listen_and_work()
+                except Exception:
+                    log.exception("outbound worker stopped; starting again in 5 s")
+                    await asyncio.sleep(RESTART_SECONDS)
+        finally:
+            await self.close()
+
+    async def _listen_and_work(self) -> None:
+        """Claims as slots free, never waits on a slow host."""
         async with self.db.connection() as listener:
             async with listener.cursor() as cur:
                 await cur.execute(f"LISTEN {outbound.CHANNEL}")
@@ -160,7 +173,6 @@ class OutboundWorker:
                 for task in list(self._tasks):
                     task.cancel()
                 await asyncio.gather(notified, *self._tasks, return_exceptions=True)
-                await self.close()
 
     async def _counted(self, items: list[Claimed]) -> None:
         try:
@@ -345,14 +357,20 @@ class OutboundWorker:
         extra = None
         if any(a.outcome.status == "failed" for a in attempts):
             extra = {"failed": {"reason": failed[-1].outcome.reply}}
+        dsn_to_sender = bool(failed and first.mail_from and first.source in DSN_SOURCES)
+        # Read before settle, which erases the raw of a message that became final.
+        original = (
+            await outbound.raw_of(conn, first.message_id, self.raw_sealer)
+            if dsn_to_sender
+            else None
+        )
         await outbound.settle(conn, first.message_id, now, extra=extra)
-        if failed and first.mail_from and first.source in DSN_SOURCES:
-            await self._bounce_to_sender(conn, first, failed, now)
+        if dsn_to_sender:
+            await self._bounce_to_sender(conn, first, failed, original or b"", now)
 
     async def _bounce_to_sender(
-        self, conn: Conn, first: Claimed, failed: Iterable[_Attempt], now: datetime
+        self, conn: Conn, first: Claimed, failed: Iterable[_Attempt], raw: bytes, now: datetime
     ) -> None:
-        raw = await outbound.raw_of(conn, first.message_id, self.raw_sealer) or b""
         host = self.ctx.config.smtp_hostname
         report = dsn.build(
             reporting_host=host,

@@ -440,7 +440,7 @@ async def settle(
     row = await fetch_one(
         conn,
         """
-        SELECT m.status, m.account_id::text, m.event_data, m.source, m.raw_sealed IS NOT NULL AS sealed,
+        SELECT m.status, m.account_id::text, m.event_data, m.source,
                (SELECT jsonb_object_agg(s, n) FROM (
                     SELECT status AS s, count(*) AS n FROM mta.outbound_recipients
                      WHERE message_id = m.id GROUP BY status) c) AS counts
@@ -455,7 +455,10 @@ async def settle(
     if new == old:
         return (old, new)
     final = new in ("delivered", "bounced", "failed", "canceled", "complained")
-    erase = final and (row["source"] == "system" or row["sealed"])
+    # Like a queue file: once every recipient is final the raw is not needed
+    # (the API keeps its own copy of what was sent, a client its Sent folder),
+    # and the panel's one-time links must not outlive their delivery.
+    erase = final
     await execute(
         conn,
         f"""

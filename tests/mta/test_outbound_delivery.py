@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 import authheaders
@@ -453,3 +454,54 @@ def test_the_signer_is_dkimpys_with_openssl_doing_the_rsa() -> None:
     )
     # t= is the signing second: equal unless the two calls straddle a second.
     assert ours.split(b"bh=")[1] == theirs.split(b"bh=")[1]
+
+
+async def test_scheduled_mail_leaves_at_its_time(
+    runtime: Runtime,
+    clock: ManualClock,
+    remote: tuple[ReceiverHandler, int],
+    worker: OutboundWorker,
+    alice: Sender,
+) -> None:
+    handler, _ = remote
+    at = clock.now() + timedelta(hours=1)
+    message_id = await enqueue(runtime, alice, scheduled_at=at, event_data={"email_id": "x"})
+    assert await worker.drain() == 0
+    clock.advance(seconds=3599)
+    assert await worker.drain() == 0 and handler.messages == []
+    clock.advance(seconds=1)
+    assert await worker.drain() == 1 and len(handler.messages) == 1
+    assert await event_types(runtime, alice, message_id) == [
+        "email.scheduled",
+        "email.sent",
+        "email.delivered",
+    ]
+
+
+async def test_the_panels_own_mail_is_delivered_then_its_sealed_raw_erased(
+    runtime: Runtime,
+    dns_server: LoopbackDNS,
+    remote: tuple[ReceiverHandler, int],
+    worker: OutboundWorker,
+    alice: Sender,
+) -> None:
+    handler, _ = remote
+    link = b"https://panel.test/reset-password?token=one-time-secret"
+    raw = b"From: no-reply@example.test\r\nTo: bob@remote.test\r\nSubject: Reset\r\n\r\n" + link
+    message_id = await enqueue(
+        runtime,
+        alice,
+        source="system",
+        raw=raw,
+        sealer=mailstore.outbound_sealer(runtime.settings.secret),
+    )
+    await worker.drain()
+    [got] = handler.messages
+    assert link in got.data
+    # System mail keeps its own envelope sender (no VERP) and writes no webhook events.
+    assert got.mail_from == alice.email
+    assert await event_types(runtime, alice, message_id) == []
+    row = await runtime.db.fetch_one(
+        "SELECT status, raw, raw_sealed FROM mta.outbound_messages WHERE id = %s", (message_id,)
+    )
+    assert row == {"status": "delivered", "raw": None, "raw_sealed": None}

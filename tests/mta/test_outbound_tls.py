@@ -100,3 +100,30 @@ async def test_an_enforced_policy_keeps_only_listed_mx_hosts_and_requires_tls(
         resolver, "secure.test", relay=("127.0.0.1", 2525), port=25, policies=policies
     )
     assert relayed.hosts[0].name == "127.0.0.1" and relayed.port == 2525
+
+
+async def test_an_enforced_policy_refuses_plaintext_and_unverified_certificates(
+    tmp_path: Path,
+) -> None:
+    from mta.outbound.client import ConnectFailed, Connections
+    from mta.outbound.routing import Host, Route
+
+    connections = Connections("mx.test", per_destination=2, idle=5, timeout=5)
+    cert, key = self_signed(tmp_path, "mx.secure.test")
+    try:
+        async with sending.receiver() as (_, plain_port):
+            route_ = Route("d", (Host("mx.secure.test", ("127.0.0.1",)),), plain_port, True)
+            with pytest.raises(ConnectFailed, match="offers no STARTTLS"):
+                async with connections.session(route_):
+                    pass
+        async with sending.receiver(tls=server_context(cert, key)) as (_, tls_port):
+            route_ = Route("e", (Host("mx.secure.test", ("127.0.0.1",)),), tls_port, True)
+            with pytest.raises(ConnectFailed, match=r"CERTIFICATE_VERIFY_FAILED|certificate"):
+                async with connections.session(route_):
+                    pass
+            # Without a policy the same server is used, over TLS.
+            opportunistic = replace(route_, key="f", require_tls=False)
+            async with connections.session(opportunistic) as session:
+                assert session.client.get_transport_info("sslcontext") is not None
+    finally:
+        await connections.close()
