@@ -18,6 +18,7 @@ from mail.filters.routes import routes as filters
 from mail.mailboxes.routes import routes as mailboxes
 from mail.sending.routes import routes as sending
 from mail.suppressions.routes import routes as suppressions
+from mail.webmail.routes import routes as webmail
 from mail.wellknown.routes import routes as wellknown
 
 ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (
@@ -33,4 +34,6 @@ ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (
     sending,
     apikeys,
     suppressions,
+    # Webmail: the mailbox owner's API under /api/mail/ (docs/mail.md, "Webmail").
+    webmail,
 )

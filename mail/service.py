@@ -34,6 +34,8 @@ from mail.sending import store as sending_store
 from mail.settings import load_mail_settings
 from mail.web.csrf import csrf_middleware
 from mail.web.ratelimit import rate_limit_middleware
+from mail.webmail import store as webmail_store
+from mail.webmail.sessions import webmail_middleware
 
 MIGRATIONS = MigrationSet.beside(__file__)
 
@@ -77,6 +79,7 @@ class MailService:
             middlewares=[
                 error_middleware(errors.render),
                 session_middleware,
+                webmail_middleware,
                 # A Bearer API key on /api/ (replaces the cookie's account; mail/apikeys/).
                 api_key_middleware,
                 rate_limit_middleware,
@@ -104,6 +107,7 @@ class MailService:
         now = self.runtime.clock.now()
         async with self.runtime.db.connection() as conn:
             await sessions_store.sweep(conn, now)
+            await webmail_store.sweep(conn, now)
             await accounts_store.sweep_tokens(conn, now)
             # Idempotency-Key answers are kept 24 hours (docs/mail.md, "Sending API").
             await sending_store.sweep_keys(conn, now - sending_service.IDEMPOTENCY_WINDOW)
