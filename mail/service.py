@@ -35,6 +35,7 @@ from mail.settings import load_mail_settings
 from mail.web.csrf import csrf_middleware
 from mail.web.ratelimit import rate_limit_middleware
 from mail.webmail import store as webmail_store
+from mail.webmail.live import install as install_webmail_live
 from mail.webmail.sessions import webmail_middleware
 
 MIGRATIONS = MigrationSet.beside(__file__)
@@ -92,6 +93,8 @@ class MailService:
         publish(app, PROFILE, json_path=OPENAPI_PATH, html_path=DOCS_PATH)
         # The pages for people (mail/pages/): outside /api and outside the document.
         install_pages(app)
+        # Webmail's live updates: one LISTEN connection per process (mail/webmail/live.py).
+        install_webmail_live(app, self.runtime.db.dsn)
         return app
 
     def lifespan(self) -> AbstractAsyncContextManager[None] | None:

@@ -14,6 +14,7 @@ import jinja2
 from aiohttp import web
 
 from mail.pages import assets, panel  # noqa: F401  (panel adds its screens to routes)
+from mail.pages import webmail  # noqa: F401  (the webmail shell and its reading frame)
 from mail.pages.routes import routes
 
 

@@ -22,7 +22,7 @@ from mail.openapi import LIST, list_query
 from mail.web.body import read_body, required_str
 from mail.web.lists import list_envelope, parse_list_params
 from mail.web.ownership import parse_id, parse_uuid
-from mail.webmail import auth, forms, messages, serializers, sessions
+from mail.webmail import auth, forms, live, messages, serializers, sessions
 from mail.webmail.messages import Filters
 
 routes = web.RouteTableDef()
@@ -360,3 +360,12 @@ async def save_draft(request: web.Request) -> web.Response:
     compose = await forms.read_compose(request)
     draft_id = await messages.save_draft(ctx, session, compose)
     return json_response({"object": "draft", "id": draft_id}, status=201)
+
+
+@routes.get("/api/mail/events")
+@operation(auth="webmail", response={"type": "string"}, response_media="text/event-stream")
+async def events(request: web.Request) -> web.StreamResponse:
+    """Server-sent events: ``ready``, then ``change`` whenever the mailbox changes."""
+    ctx = mail_context(request)
+    session = sessions.require(request)
+    return await live.stream(request, ctx, session.address_id)
