@@ -54,7 +54,9 @@ class Box:
 
     async def call(self, fn: Any, args: dict[str, Any], **kw: Any) -> Any:
         async with self.db.connection() as conn:
-            return await fn(self.email, conn, self.account_id, {"accountId": self.account_id, **args}, **kw)
+            return await fn(
+                self.email, conn, self.account_id, {"accountId": self.account_id, **args}, **kw
+            )
 
 
 async def make_box(mta_ctx: MtaContext, address: str = "alice@example.test") -> Box:

@@ -120,20 +120,30 @@ async def test_header_forms(mta_ctx: MtaContext):
             {"name": None, "email": "a@x.test"}, {"name": "B", "email": "b@x.test"}]},
         {"name": None, "addresses": [{"name": None, "email": "c@y.test"}]},
     ]  # fmt: skip
-    assert [a["email"] for a in item["header:Cc:asAddresses"]] == ["a@x.test", "b@x.test", "c@y.test"]
+    assert [a["email"] for a in item["header:Cc:asAddresses"]] == [
+        "a@x.test",
+        "b@x.test",
+        "c@y.test",
+    ]
     assert item["header:Date:asDate"] == "2026-01-02T03:04:05+00:00"
     assert item["header:X-Tag:all"] == [" one", "  two\r\n folded"]
     assert item["header:x-tag:asText"] == "two folded"
     assert item["header:Missing"] is None and item["header:Missing:all"] == []
     assert item["subject"] == "Café time"
     assert item["sender"] is None and item["replyTo"] is None
-    assert ("Received" in [h["name"] for h in item["headers"]])  # our trace field, first
+    assert "Received" in [h["name"] for h in item["headers"]]  # our trace field, first
     assert item["headers"][0]["name"] == "Received"
 
 
 @pytest.mark.parametrize(
     "prop",
-    ["header:From:asDate", "header:Subject:asAddresses", "header:Bad Name", "header:X:asNothing", "nope"],
+    [
+        "header:From:asDate",
+        "header:Subject:asAddresses",
+        "header:Bad Name",
+        "header:X:asNothing",
+        "nope",
+    ],
 )
 async def test_forms_a_field_cannot_take_are_invalid_arguments(mta_ctx: MtaContext, prop: str):
     box = await make_box(mta_ctx)
@@ -161,7 +171,9 @@ async def test_encoding_problems_are_flagged(mta_ctx: MtaContext):
 async def test_parse_an_attached_message(mta_ctx: MtaContext):
     box = await make_box(mta_ctx)
     inner = message("Inner subject", "inner body", sender="Zed <zed@remote.test>")
-    email_id = await box.deliver(message("Outer", attachments=[("fwd.eml", "message/rfc822", inner)]))
+    email_id = await box.deliver(
+        message("Outer", attachments=[("fwd.eml", "message/rfc822", inner)])
+    )
     (item,) = (await box.call(get.get, {"ids": [email_id], "properties": ["attachments"]}))["list"]
     blob = item["attachments"][0]["blobId"]
     assert item["attachments"][0]["type"] == "message/rfc822"
