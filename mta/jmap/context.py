@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from common.runtime import Runtime
 from mta.context import MtaContext
@@ -15,6 +16,8 @@ class JmapContext:
     runtime: Runtime
     mta: MtaContext
     limits: JmapSettings
+    # The process's LISTEN hub (mta/jmap/push.py), set while the service runs.
+    hub: Any = None
 
     @property
     def blobs(self) -> RawMessages:

@@ -104,6 +104,7 @@ class Account:
     address_id: str
     email: str
     owner_account_id: str  # the panel account (mail.accounts) that owns the address
+    display_name: str = ""
     is_read_only: bool = False
 
 
@@ -211,19 +212,24 @@ Handler = Callable[[MethodCall], Awaitable[dict[str, Any]]]
 class Method:
     name: str
     handler: Handler
-    capability: str
+    # The request's ``using`` must name one of these (else unknownMethod); core: always.
+    capabilities: tuple[str, ...]
+
+    def allowed(self, using: frozenset[str]) -> bool:
+        return CORE in self.capabilities or any(c in using for c in self.capabilities)
 
 
 METHODS: dict[str, Method] = {}
 
 
-def register(name: str, handler: Handler, *, capability: str = MAIL) -> Handler:
+def register(name: str, handler: Handler, *, capability: str | tuple[str, ...] = MAIL) -> Handler:
     """Serve ``name`` (e.g. "Email/get") with ``handler``; the last registration wins."""
-    METHODS[name] = Method(name=name, handler=handler, capability=capability)
+    caps = (capability,) if isinstance(capability, str) else capability
+    METHODS[name] = Method(name=name, handler=handler, capabilities=caps)
     return handler
 
 
-def method(name: str, *, capability: str = MAIL) -> Callable[[Handler], Handler]:
+def method(name: str, *, capability: str | tuple[str, ...] = MAIL) -> Callable[[Handler], Handler]:
     """Decorator form of :func:`register`."""
 
     def wrap(handler: Handler) -> Handler:
