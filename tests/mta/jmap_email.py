@@ -59,14 +59,18 @@ class Box:
             )
 
 
-async def make_box(mta_ctx: MtaContext, address: str = "alice@example.test") -> Box:
+async def make_box(
+    mta_ctx: MtaContext, address: str = "alice@example.test", address_id: str | None = None
+) -> Box:
+    """A Box for ``address``: made here, or the existing address ``address_id``."""
     ctx = with_config(mta_ctx, auth_checks=False)
-    owner = await factories.mailbox_owner(ctx.runtime.db, address)
+    if address_id is None:
+        address_id = (await factories.mailbox_owner(ctx.runtime.db, address))["address_id"]
     now = ctx.runtime.clock.now()
     async with ctx.runtime.db.transaction() as conn:
-        roles = await mailboxes.ensure_defaults(conn, owner["address_id"], now)
+        roles = await mailboxes.ensure_defaults(conn, address_id, now)
     email_ctx = EmailContext(raw=ctx.blobs, clock=ctx.runtime.clock)
-    return Box(ctx, email_ctx, address, owner["address_id"], roles)
+    return Box(ctx, email_ctx, address, address_id, roles)
 
 
 def message(

@@ -31,15 +31,25 @@ async def owns_message_blob(conn: Conn, account_id: str, blob_id: str) -> bool:
     )
 
 
+async def read_part(
+    ctx: EmailContext, conn: Conn, account_id: str, blob_id: str
+) -> tuple[bytes, str] | None:
+    """(decoded content, media type) of a part blob id the account may read."""
+    part = _PART.match(blob_id)
+    if part is None:
+        return None
+    data = await _message(ctx, conn, account_id, part.group(1))
+    if data is None:
+        return None
+    found = mime.find_part(mime.structure(mime.parse_raw(data)), part.group(2))
+    return None if found is None else (found.content(), found.type)
+
+
 async def read_blob(ctx: EmailContext, conn: Conn, account_id: str, blob_id: str) -> bytes | None:
     """The bytes of ``blob_id`` as ``account_id`` may read them, else None (notFound)."""
-    part = _PART.match(blob_id)
-    if part is not None:
-        data = await _message(ctx, conn, account_id, part.group(1))
-        if data is None:
-            return None
-        found = mime.find_part(mime.structure(mime.parse_raw(data)), part.group(2))
-        return None if found is None else found.content()
+    if _PART.match(blob_id):
+        found = await read_part(ctx, conn, account_id, blob_id)
+        return None if found is None else found[0]
     if _SHA.match(blob_id):
         data = await _message(ctx, conn, account_id, blob_id)
         if data is not None:

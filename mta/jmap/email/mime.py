@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email import policy
-from email.policy import EmailPolicy
 from email._header_value_parser import get_address_list  # the parser behind policy.default
 from email.header import decode_header, make_header
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
+from email.policy import EmailPolicy
 from email.utils import parsedate_to_datetime
 from typing import Any
 

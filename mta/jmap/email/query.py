@@ -442,8 +442,13 @@ async def query_changes(
     if not isinstance(since, str):
         raise MethodError("invalidArguments", "sinceQueryState is a string")
     state = await changes.state(conn, account_id, "Email")
-    if not since.isdigit() or int(since) > int(state):
+    if not since.isdigit() or len(since) > 19 or int(since) > int(state):
         raise MethodError("cannotCalculateChanges")
+    pruned = await fetch_val(
+        conn, "SELECT upto FROM mta.changes_pruned WHERE address_id = %s", (account_id,)
+    )
+    if since != state and pruned is not None and int(since) < int(pruned):
+        raise MethodError("cannotCalculateChanges", "that state is older than the history kept")
     max_changes = args.get("maxChanges")
     if max_changes is not None:
         max_changes = _uint(max_changes, "maxChanges")

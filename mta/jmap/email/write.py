@@ -82,7 +82,7 @@ def apply_patch(
             try:
                 name = keyword(_unescape(rest))
             except MethodError as exc:
-                raise compose.Invalid(exc.description, [path]) from exc
+                raise compose.Invalid(str(exc), [path]) from exc
             (kw.add if value else kw.discard)(name)
         elif head == "mailboxIds":
             name = _resolve(_unescape(rest), created_ids)
@@ -309,7 +309,7 @@ async def _create_one(
             keyword(k) for k in _id_map(spec.get("keywords") or {}, "keywords", {}, keys="keywords")
         }
     except MethodError as exc:
-        raise compose.Invalid(exc.description, ["keywords"]) from exc
+        raise compose.Invalid(str(exc), ["keywords"]) from exc
     received = _received_at(spec.get("receivedAt"), now)
 
     async def blob(blob_id: str) -> bytes | None:
