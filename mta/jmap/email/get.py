@@ -256,9 +256,7 @@ async def get(
         if row is None:
             not_found.append(email_id)
             continue
-        item = {
-            p: _from_columns(row, p) for p in props if p in FROM_COLUMNS and p not in _MIME_FIRST
-        }
+        item = {p: _from_columns(row, p) for p in props if p in FROM_COLUMNS}
         rest = [p for p in props if p not in item]
         if rest:
             raw = row.get("raw")
@@ -266,11 +264,6 @@ async def get(
             item.update(from_message(mime.parse_raw(data), row["blob_id"], options, rest))
         found.append({p: item[p] for p in props})
     return {"accountId": account_id, "state": state, "list": found, "notFound": not_found}
-
-
-# Columns approximate these (a first message id only, whitespace folded): when
-# the MIME is parsed anyway they come from it, exact.
-_MIME_FIRST: set[str] = set()
 
 
 async def parse(
@@ -295,7 +288,7 @@ async def parse(
             msg = mime.parse_raw(data)
             if not msg.keys():
                 raise ValueError("no header fields")
-            item = {p: None for p in options.properties}
+            item: dict[str, Any] = {p: None for p in options.properties}
             item.update(
                 {"blobId": blob_id, "size": len(data)} if "blobId" in item or "size" in item else {}
             )

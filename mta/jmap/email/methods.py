@@ -46,7 +46,9 @@ def served(fn: Fn, *id_lists: str, **kw: Any) -> Callable[[MethodCall], Awaitabl
     async def handler(call: MethodCall) -> dict[str, Any]:
         account = call.account
         args = _arguments(call, *id_lists)
-        extra = {"created_ids": call.request.created_ids} if kw.get("creates") else {}
+        extra: dict[str, Any] = (
+            {"created_ids": call.request.created_ids} if kw.get("creates") else {}
+        )
         if kw.get("hostname"):
             extra["hostname"] = call.ctx.mta.config.smtp_hostname
         conn: Conn

@@ -262,7 +262,7 @@ class Part:
         msg = self.message
         if self.type == "message/rfc822" or msg.get_content_maintype() == "message":
             payload = msg.get_payload()
-            if isinstance(payload, list) and payload:
+            if isinstance(payload, list) and payload and isinstance(payload[0], Message):
                 return bytes(payload[0].as_bytes(policy=policy.SMTPUTF8))
             data = msg.get_payload(decode=True)
             return data if isinstance(data, bytes) else _payload_bytes(msg)
@@ -283,8 +283,9 @@ def structure(msg: Message) -> Part:
 
     def walk(m: Message) -> Part:
         ctype = m.get_content_type().lower()
-        if ctype.startswith("multipart/") and isinstance(m.get_payload(), list):
-            subs = [walk(s) for s in m.get_payload()]  # type: ignore[union-attr]
+        payload = m.get_payload()
+        if ctype.startswith("multipart/") and isinstance(payload, list):
+            subs = [walk(s) for s in payload if isinstance(s, Message)]
             return Part(None, m, ctype, sum(s.size for s in subs), subs)
         part = Part(str(next(counter)), m, ctype, 0)
         part.size = len(part.content())
@@ -398,7 +399,8 @@ def body_part(part: Part, blob_id: str | None, props: list[str]) -> dict[str, An
             out[prop] = part.disposition
         elif prop == "cid":
             cid = msg.get("Content-Id")
-            out[prop] = (as_message_ids(_text(str(cid))) or [None])[0] if cid else None
+            ids = as_message_ids(_text(str(cid))) if cid else None
+            out[prop] = ids[0] if ids else None
         elif prop == "language":
             lang = msg.get("Content-Language")
             out[prop] = (

@@ -470,7 +470,9 @@ async def query_changes(
     )
     changed = sorted(r["id"] for r in rows)
     positions = await _index_of(conn, plan, changed) if changed else {}
-    added = sorted(({"id": i, "index": n} for i, n in positions.items()), key=lambda x: x["index"])
+    added: list[dict[str, Any]] = [
+        {"id": i, "index": n} for i, n in sorted(positions.items(), key=lambda x: x[1])
+    ]
     if max_changes is not None and max_changes and len(changed) + len(added) > max_changes:
         raise MethodError("tooManyChanges")
     out: dict[str, Any] = {
