@@ -90,6 +90,8 @@ async def test_every_filter_condition(mta_ctx: MtaContext):
     assert await q({"from": "zoë"}) == {"lunch"}
     assert await q({"from": "shop.test"}) == {"invoice"}
     assert await q({"from": "bill"}) == {"invoice"}  # a word prefix
+    assert await q({"from": "Billing@Shop.TEST"}) == {"invoice"}  # a whole address
+    assert await q({"from": "billing@shop"}) == {"invoice"}  # part of one: words
     assert await q({"to": "dave@"}) == {"lunch"}
     assert await q({"cc": "carol@cc"}) == {"reply"}
     assert await q({"bcc": "x"}) == set()
@@ -185,6 +187,19 @@ async def test_collapse_threads_paging_anchor_and_total(mta_ctx: MtaContext):
     box.email.max_query_limit = 2
     res = await box.call(query.query, {"limit": 10})
     assert res["limit"] == 2 and len(res["ids"]) == 2
+    # Totals are remembered per state: a change gives a fresh count.
+    await box.call(write.set_emails, {"destroy": [ids["lunch"]]})
+    for collapse in (False, True):
+        res = await box.call(
+            query.query,
+            {"filter": words_in_inbox, "calculateTotal": True, "collapseThreads": collapse},
+        )
+        assert res["ids"] == [ids["reply"]] and res["total"] == 1
+    for collapse in (False, True):  # five emails in four threads before
+        res = await box.call(
+            query.query, {"filter": inbox, "calculateTotal": True, "collapseThreads": collapse}
+        )
+        assert res["total"] == 4
 
 
 async def test_query_changes_replays_onto_the_old_results(mta_ctx: MtaContext):

@@ -20,6 +20,7 @@ message where it is kept inline (mta/store/raw.py).
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -40,6 +41,8 @@ COLLATIONS = {"i;ascii-casemap", "i;unicode-casemap", "i;ascii-numeric", "i;octe
 _KEYWORD = re.compile(r"^[\x21-\x7e]{1,255}$")
 _KEYWORD_FORBIDDEN = set('()]{%*"\\')
 _WORD = re.compile(r"\w+", re.UNICODE)
+# A whole address: matched exactly (case-insensitively) from its own index.
+_ADDRESS = re.compile(r"^\s*[^@\s<>\"]+@[^@\s<>\".]+(\.[^@\s<>\".]+)+\s*$")
 DEFAULT_SORT = [{"property": "receivedAt", "isAscending": False}]
 
 
@@ -191,6 +194,8 @@ def _one(sql: Sql, a: str, name: str, value: Any) -> str:
         case "body":
             return f"{a}.body_search @@ plainto_tsquery('simple', {sql(_text(value, name))})"
         case "from":
+            if _ADDRESS.match(value if isinstance(value, str) else ""):
+                return f"{a}.from_emails @> jsonb_build_array(lower({sql(value.strip())}))"
             query = prefix_query(_text(value, name))
             if not query:
                 return "true"
@@ -346,13 +351,24 @@ class Plan:
     account_id: str
     only_mailbox: bool
     collapse: bool
+    # The word index drives: every match is read and sorted anyway, so the
+    # page and its total come from one statement.
+    words_first: bool = False
+    # What the total depends on: the count statement and its parameters as compiled
+    # (paging adds parameters later).
+    fingerprint: str = ""
+
+    def seal(self) -> Plan:
+        self.fingerprint = self.count_sql() + repr(sorted(self.sql.params.items()))
+        return self
 
     def select(self, what: str) -> str:
         return f"SELECT {what} FROM {self.source} WHERE {self.where}"
 
-    def page_sql(self, position: int, limit: int) -> str:
+    def page_sql(self, position: int, limit: int, *, with_total: bool = False) -> str:
+        total = ", count(*) OVER () AS total" if with_total else ""
         return (
-            f"{self.select(f'{self.id_expr}::text AS id')} ORDER BY {order_by(self.keys)}"
+            f"{self.select(f'{self.id_expr}::text AS id{total}')} ORDER BY {order_by(self.keys)}"
             f" OFFSET {self.sql(position)} LIMIT {self.sql(limit)}"
         )
 
@@ -392,7 +408,8 @@ def compile_query(account_id: str, args: Mapping[str, Any]) -> Plan:
     sort = args.get("sort")
     account = sql(account_id)
     mailbox = _pinned_mailbox(filt)
-    if mailbox and _has_fulltext(filt):
+    words_first = _has_fulltext(filt)
+    if mailbox and words_first:
         mailbox = None  # the words drive; inMailbox stays in the filter as a probe
     if mailbox:
         filt = _without_pinned(filt, mailbox)
@@ -416,7 +433,7 @@ def compile_query(account_id: str, args: Mapping[str, Any]) -> Plan:
                 f" AND NOT EXISTS (SELECT 1 FROM mta.email_mailboxes em2 WHERE em2.mailbox_id = {box}::uuid"
                 f" AND em2.thread_id = em.thread_id AND em2.email_id <> em.email_id AND {before(keys2, keys)})"
             )
-        return plan
+        return plan.seal()
     if mailbox:
         box = sql(mailbox)
         source = "mta.email_mailboxes em JOIN mta.emails e ON e.id = em.email_id"
@@ -429,7 +446,7 @@ def compile_query(account_id: str, args: Mapping[str, Any]) -> Plan:
         base += f" AND {filter_sql}"
     plan = Plan(
         sql, source, base, base, keys, "e.id", "e.thread_id", mailbox, account_id,
-        bool(mailbox) and filter_sql == "true", collapse,
+        bool(mailbox) and filter_sql == "true", collapse, words_first,
     )  # fmt: skip
     if collapse:
         # The same filter and keys over the thread-mate e2 (em2): compiled again.
@@ -445,10 +462,38 @@ def compile_query(account_id: str, args: Mapping[str, Any]) -> Plan:
         plan.where += (
             f" AND NOT EXISTS ({inner} AND e2.id <> e.id AND {filter2} AND {before(keys2, keys)})"
         )
-    return plan
+    return plan.seal()
 
 
-async def _total(conn: Conn, plan: Plan) -> int:
+# Totals by (account, Email state, statement): a total changes only with the
+# account's Email state (every create, update and destroy of an email moves
+# it), and clients ask the same total again for every page and every poll.
+_TOTALS: OrderedDict[tuple[str, str, str], int] = OrderedDict()
+TOTALS_CACHED = 2048
+
+
+def _total_key(plan: Plan, state: str) -> tuple[str, str, str]:
+    return (plan.account_id, state, plan.fingerprint)
+
+
+def _remember(key: tuple[str, str, str], total: int) -> None:
+    _TOTALS[key] = total
+    if len(_TOTALS) > TOTALS_CACHED:
+        _TOTALS.popitem(last=False)
+
+
+async def _total(conn: Conn, plan: Plan, state: str) -> int:
+    key = _total_key(plan, state)
+    found = _TOTALS.get(key)
+    if found is not None:
+        _TOTALS.move_to_end(key)
+        return found
+    total = await _count(conn, plan)
+    _remember(key, total)
+    return total
+
+
+async def _count(conn: Conn, plan: Plan) -> int:
     if plan.only_mailbox and not plan.collapse:
         # The mailbox alone: its count, kept by the store's triggers.
         return int(
@@ -494,9 +539,18 @@ async def query(
             raise MethodError("anchorNotFound")
         position = max(0, found + offset)
     elif position < 0:
-        total = await _total(conn, plan)
+        total = await _total(conn, plan, state)
         position = max(0, total + position)
-    rows = await fetch_all(conn, plan.page_sql(position, limit), plan.sql.params)
+    together = calculate_total and total is None and plan.words_first and not plan.collapse
+    if together:
+        total = _TOTALS.get(_total_key(plan, state))
+        together = total is None
+    rows = await fetch_all(
+        conn, plan.page_sql(position, limit, with_total=together), plan.sql.params
+    )
+    if together and rows:
+        total = int(rows[0]["total"])
+        _remember(_total_key(plan, state), total)
     out: dict[str, Any] = {
         "accountId": account_id,
         "queryState": state,
@@ -505,7 +559,7 @@ async def query(
         "ids": [r["id"] for r in rows],
     }
     if calculate_total:
-        out["total"] = total if total is not None else await _total(conn, plan)
+        out["total"] = total if total is not None else await _total(conn, plan, state)
     if capped:
         out["limit"] = limit
     return out
@@ -564,5 +618,5 @@ async def query_changes(
         "added": added,
     }
     if args.get("calculateTotal"):
-        out["total"] = await _total(conn, plan)
+        out["total"] = await _total(conn, plan, state)
     return out
