@@ -150,9 +150,12 @@ def _one(sql: Sql, a: str, name: str, value: Any) -> str:
             mailbox = value if is_id(value) else "00000000-0000-0000-0000-000000000000"
             if not isinstance(value, str):
                 raise MethodError("invalidArguments", "inMailbox is an Id")
+            # OFFSET 0 keeps this a probe of the primary key per candidate row: as a
+            # semi-join the planner hashed the whole mailbox's memberships (100,000
+            # rows) to test the few hundred emails a word matched.
             return (
                 f"EXISTS (SELECT 1 FROM mta.email_mailboxes m WHERE m.email_id = {a}.id"
-                f" AND m.mailbox_id = {sql(mailbox)}::uuid)"
+                f" AND m.mailbox_id = {sql(mailbox)}::uuid OFFSET 0)"
             )
         case "inMailboxOtherThan":
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
