@@ -80,7 +80,9 @@ async def test_request_level_errors_are_problem_details(
     assert limit.status_code == 400
     assert limit.json()["type"] == "urn:ietf:params:jmap:error:limit"
     assert limit.json()["limit"] == "maxCallsInRequest"
-    big = await run(raw, b'{"using": [], "methodCalls": [], "x": "' + b"a" * (10 * 1024 * 1024) + b'"}')
+    big = await run(
+        raw, b'{"using": [], "methodCalls": [], "x": "' + b"a" * (10 * 1024 * 1024) + b'"}'
+    )
     assert big.json()["limit"] == "maxSizeRequest"
 
 
@@ -89,7 +91,14 @@ async def test_method_level_errors(jmap_server: Server, alice: Mailbox) -> None:
         ["Nope/get", {}, "a"],
         ["Mailbox/get", {"accountId": "not-mine"}, "b"],
         ["Mailbox/get", {"accountId": alice.address_id, "ids": ["x"] * 501}, "c"],
-        ["Mailbox/get", {"accountId": alice.address_id, "#ids": {"resultOf": "zz", "name": "Mailbox/query", "path": "/ids"}}, "d"],
+        [
+            "Mailbox/get",
+            {
+                "accountId": alice.address_id,
+                "#ids": {"resultOf": "zz", "name": "Mailbox/query", "path": "/ids"},
+            },
+            "d",
+        ],
         ["Mailbox/get", {"accountId": alice.address_id, "properties": ["bogus"]}, "e"],
         ["Mailbox/changes", {"accountId": alice.address_id, "sinceState": "banana"}, "f"],
         ["Mailbox/query", {"accountId": alice.address_id, "sort": [{"property": "size"}]}, "g"],
@@ -112,7 +121,10 @@ async def test_method_level_errors(jmap_server: Server, alice: Mailbox) -> None:
     # A method whose capability the request did not name is unknown too.
     only_core = await jmap_server.post(
         alice.basic,
-        {"using": ["urn:ietf:params:jmap:core"], "methodCalls": [["Mailbox/get", {"accountId": alice.address_id}, "0"]]},
+        {
+            "using": ["urn:ietf:params:jmap:core"],
+            "methodCalls": [["Mailbox/get", {"accountId": alice.address_id}, "0"]],
+        },
     )
     assert only_core.json()["methodResponses"][0][1]["type"] == "unknownMethod"
 
@@ -122,9 +134,23 @@ async def test_result_reference_paths_with_star_and_created_ids(
 ) -> None:
     a = alice.address_id
     calls = [
-        ["Mailbox/set", {"accountId": a, "create": {"k1": {"name": "Lists"}, "k2": {"name": "python", "parentId": "#k1"}}}, "0"],
+        [
+            "Mailbox/set",
+            {
+                "accountId": a,
+                "create": {"k1": {"name": "Lists"}, "k2": {"name": "python", "parentId": "#k1"}},
+            },
+            "0",
+        ],
         ["Mailbox/get", {"accountId": a, "ids": ["#k2"], "properties": ["name", "parentId"]}, "1"],
-        ["Mailbox/get", {"accountId": a, "#ids": {"resultOf": "1", "name": "Mailbox/get", "path": "/list/*/parentId"}}, "2"],
+        [
+            "Mailbox/get",
+            {
+                "accountId": a,
+                "#ids": {"resultOf": "1", "name": "Mailbox/get", "path": "/list/*/parentId"},
+            },
+            "2",
+        ],
     ]
     body = (
         await jmap_server.post(alice.basic, {"using": MAIL, "methodCalls": calls, "createdIds": {}})
