@@ -74,12 +74,20 @@ class Hub:
         self.ready = asyncio.Event()
         self.pusher: Pusher | None = None
         self.is_pusher = False
+        self.joined = asyncio.Event()
 
     def subscribe(self, address_ids: Iterable[str]) -> asyncio.Queue[str]:
         queue: asyncio.Queue[str] = asyncio.Queue(maxsize=1000)
         for address_id in address_ids:
             self.listeners.setdefault(address_id, set()).add(queue)
+        self.joined.set()
         return queue
+
+    async def listening(self, address_id: str) -> None:
+        """Until a stream of this process listens for ``address_id`` (tests, readiness)."""
+        while address_id not in self.listeners:
+            self.joined.clear()
+            await self.joined.wait()
 
     def unsubscribe(self, address_ids: Iterable[str], queue: asyncio.Queue[str]) -> None:
         for address_id in address_ids:

@@ -8,8 +8,8 @@ from typing import Any
 
 import requests
 
-from tests.mta.jmap.conftest import MAIL, Mailbox, Server, make_mailbox, run
 from tests.mta.conftest import send
+from tests.mta.jmap.conftest import MAIL, Mailbox, Server, make_mailbox, run
 
 
 def upload(server: Server, auth: str, account: str, data: Any, kind: str = "") -> requests.Response:

@@ -36,8 +36,7 @@ MESSAGE = (
 async def listening(server: Server, address_id: str) -> None:
     hub = server.app[services_key]["jmap"].hub
     async with asyncio.timeout(10):
-        while address_id not in hub.listeners:
-            await asyncio.sleep(0.02)
+        await hub.listening(address_id)
 
 
 async def test_a_message_over_smtp_reaches_a_watching_client_through_push_and_changes(
