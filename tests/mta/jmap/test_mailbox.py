@@ -84,8 +84,9 @@ async def test_set_refusals(jmap_server: Server, alice: Mailbox, smtp_port: int)
         ],
     )
     errors = {k: (v["type"], v.get("properties")) for k, v in result["notCreated"].items()}
+    assert result["notCreated"]["dup"]["existingId"] == inbox
     assert errors == {
-        "dup": ("invalidProperties", ["name"]),
+        "dup": ("alreadyExists", None),
         "role": ("invalidProperties", ["role"]),
         "badrole": ("invalidProperties", ["role"]),
         "orphan": ("invalidProperties", ["parentId"]),
