@@ -95,8 +95,8 @@ def _insert_sql(usage: str) -> str:
                     to_tsvector('simple', %(body)s))
             RETURNING id
         ), member AS (
-            INSERT INTO mta.email_mailboxes (mailbox_id, email_id, received_at, seen)
-            SELECT m, (SELECT id FROM e), %(received)s, %(seen)s
+            INSERT INTO mta.email_mailboxes (mailbox_id, email_id, received_at, seen, thread_id)
+            SELECT m, (SELECT id FROM e), %(received)s, %(seen)s, (SELECT id FROM thread)
               FROM unnest(%(mailboxes)s::text[]::uuid[]) AS m{usage}
         ), change AS (
             INSERT INTO mta.changes (address_id, type_name, object_id, change, created_at)

@@ -163,6 +163,14 @@ async def test_collapse_threads_paging_anchor_and_total(mta_ctx: MtaContext):
     assert collapsed_asc == ["invoice", "lunch", "news", "alert"]
     # Only the matching mail of a thread takes part: with "yes" only the reply matches.
     assert await _ids(box, ids, filter={"text": "noon"}, collapseThreads=True) == ["reply"]
+    # Words and a mailbox (the word index drives), collapsed and counted.
+    words_in_inbox = {"operator": "AND", "conditions": [inbox, {"text": "ramen"}]}
+    res = await box.call(
+        query.query, {"filter": words_in_inbox, "collapseThreads": True, "calculateTotal": True}
+    )
+    assert res["ids"] == [ids["reply"]] and res["total"] == 1
+    res = await box.call(query.query, {"filter": words_in_inbox, "calculateTotal": True})
+    assert res["ids"] == [ids["reply"], ids["lunch"]] and res["total"] == 2
     res = await box.call(query.query, {"filter": inbox, "collapseThreads": True,
                                        "position": 1, "limit": 2, "calculateTotal": True})  # fmt: skip
     assert res["total"] == 4 and res["position"] == 1 and len(res["ids"]) == 2

@@ -301,62 +301,155 @@ def _pinned_mailbox(filt: object) -> str | None:
     return None
 
 
+def _without_pinned(filt: Any, mailbox: str) -> Any:
+    """The filter without the inMailbox condition the driving table already applies."""
+    if "operator" not in filt:
+        rest = {k: v for k, v in filt.items() if k != "inMailbox"}
+        return rest or None
+    conditions = [
+        _without_pinned(c, mailbox) if _pinned_mailbox(c) == mailbox else c
+        for c in filt["conditions"]
+    ]
+    return {"operator": "AND", "conditions": [c for c in conditions if c is not None]}
+
+
+_FULLTEXT = {"text", "body", "from"}
+
+
+def _has_fulltext(filt: Any) -> bool:
+    """A word condition every result must meet: the index of words drives the query."""
+    if not isinstance(filt, Mapping):
+        return False
+    if "operator" not in filt:
+        return bool(_FULLTEXT & set(filt))
+    return filt.get("operator") == "AND" and any(
+        _has_fulltext(c) for c in filt.get("conditions") or []
+    )
+
+
 @dataclass
 class Plan:
-    """An Email/query compiled: FROM and WHERE over ``e`` and its ORDER BY keys."""
+    """An Email/query compiled: FROM and WHERE, the ORDER BY keys, how to count.
+
+    ``base`` is the WHERE without the collapse clause: the number of threads
+    among the emails it selects is the number of collapsed results.
+    """
 
     sql: Sql
     source: str
+    base: str
     where: str
     keys: list[Key]
+    id_expr: str
+    thread_expr: str
     mailbox: str | None
     account_id: str
     only_mailbox: bool
+    collapse: bool
 
     def select(self, what: str) -> str:
         return f"SELECT {what} FROM {self.source} WHERE {self.where}"
 
+    def page_sql(self, position: int, limit: int) -> str:
+        return (
+            f"{self.select(f'{self.id_expr}::text AS id')} ORDER BY {order_by(self.keys)}"
+            f" OFFSET {self.sql(position)} LIMIT {self.sql(limit)}"
+        )
+
+    def count_sql(self) -> str:
+        if self.collapse:
+            return (
+                f"SELECT count(*) FROM (SELECT DISTINCT {self.thread_expr} FROM {self.source}"
+                f" WHERE {self.base}) t"
+            )
+        return self.select("count(*)")
+
+    def index_sql(self, ids: list[str]) -> str:
+        numbered = self.select(
+            f"{self.id_expr}::text AS id, row_number() OVER (ORDER BY {order_by(self.keys)}) - 1 AS n"
+        )
+        return f"SELECT id, n FROM ({numbered}) r WHERE id = ANY({self.sql(ids)}::text[])"
+
 
 def compile_query(account_id: str, args: Mapping[str, Any]) -> Plan:
+    """The query's SQL, driven from whichever index serves it:
+
+    * a mailbox and nothing else, newest or oldest first: the membership rows
+      alone (``email_mailboxes_listing``; collapse probes ``email_mailboxes_threads``);
+    * a mailbox and other conditions: the membership rows in order, joined to
+      the emails, filtered on the way down the index;
+    * a word condition (text, body, from): the GIN indexes of words first, the
+      mailbox as an EXISTS probe, a sort of the matches;
+    * no mailbox: the account's emails (``emails_address_received``).
+    """
     sql = Sql()
     filt = args.get("filter")
-    mailbox = _pinned_mailbox(filt)
-    account = sql(account_id)
-    filter_sql = condition(sql, filt) if filt is not None else "true"
-    if mailbox:
-        source = "mta.email_mailboxes em JOIN mta.emails e ON e.id = em.email_id"
-        where = f"em.mailbox_id = {sql(mailbox)}::uuid AND e.address_id = {account}::uuid"
-    else:
-        source = "mta.emails e"
-        where = f"e.address_id = {account}::uuid"
-    keys = sort_keys(sql, args.get("sort"), "e", "em" if mailbox else None)
-    if filter_sql != "true":
-        where += f" AND {filter_sql}"
+    if filt is not None:
+        condition(Sql(), filt)  # every condition checked, whatever the plan keeps
     collapse = args.get("collapseThreads", False)
     if not isinstance(collapse, bool):
         raise MethodError("invalidArguments", "collapseThreads is a boolean")
+    sort = args.get("sort")
+    account = sql(account_id)
+    mailbox = _pinned_mailbox(filt)
+    if mailbox and _has_fulltext(filt):
+        mailbox = None  # the words drive; inMailbox stays in the filter as a probe
+    if mailbox:
+        filt = _without_pinned(filt, mailbox)
+    filter_sql = condition(sql, filt) if filt is not None else "true"
+    by_arrival = all(
+        isinstance(c, Mapping) and c.get("property") == "receivedAt" for c in (sort or DEFAULT_SORT)
+    )
+    if mailbox and filter_sql == "true" and by_arrival:
+        box = sql(mailbox)
+        keys = sort_keys(sql, sort, "em", "em")
+        plan = Plan(
+            sql, "mta.email_mailboxes em",
+            f"em.mailbox_id = {box}::uuid AND EXISTS (SELECT 1 FROM mta.mailboxes mb"
+            f" WHERE mb.id = {box}::uuid AND mb.address_id = {account}::uuid)",
+            "", keys, "em.email_id", "em.thread_id", mailbox, account_id, True, collapse,
+        )  # fmt: skip
+        plan.where = plan.base
+        if collapse:
+            keys2 = sort_keys(sql, sort, "em2", "em2")
+            plan.where += (
+                f" AND NOT EXISTS (SELECT 1 FROM mta.email_mailboxes em2 WHERE em2.mailbox_id = {box}::uuid"
+                f" AND em2.thread_id = em.thread_id AND em2.email_id <> em.email_id AND {before(keys2, keys)})"
+            )
+        return plan
+    if mailbox:
+        box = sql(mailbox)
+        source = "mta.email_mailboxes em JOIN mta.emails e ON e.id = em.email_id"
+        base = f"em.mailbox_id = {box}::uuid AND e.address_id = {account}::uuid"
+    else:
+        source = "mta.emails e"
+        base = f"e.address_id = {account}::uuid"
+    keys = sort_keys(sql, sort, "e", "em" if mailbox else None)
+    if filter_sql != "true":
+        base += f" AND {filter_sql}"
+    plan = Plan(
+        sql, source, base, base, keys, "e.id", "e.thread_id", mailbox, account_id,
+        bool(mailbox) and filter_sql == "true", collapse,
+    )  # fmt: skip
     if collapse:
         # The same filter and keys over the thread-mate e2 (em2): compiled again.
-        sql2 = sql
-        filter2 = condition(sql2, filt, "e2") if filt is not None else "true"
-        keys2 = sort_keys(sql2, args.get("sort"), "e2", "em2" if mailbox else None)
+        filter2 = condition(sql, filt, "e2") if filt is not None else "true"
+        keys2 = sort_keys(sql, sort, "e2", "em2" if mailbox else None)
         if mailbox:
             inner = (
-                "SELECT 1 FROM mta.emails e2 JOIN mta.email_mailboxes em2"
-                f" ON em2.email_id = e2.id AND em2.mailbox_id = {sql(mailbox)}::uuid"
+                "SELECT 1 FROM mta.email_mailboxes em2 JOIN mta.emails e2 ON e2.id = em2.email_id"
+                f" WHERE em2.mailbox_id = {sql(mailbox)}::uuid AND em2.thread_id = em.thread_id"
             )
         else:
-            inner = "SELECT 1 FROM mta.emails e2"
-        where += (
-            f" AND NOT EXISTS ({inner} WHERE e2.thread_id = e.thread_id AND e2.id <> e.id"
-            f" AND {filter2} AND {before(keys2, keys)})"
+            inner = "SELECT 1 FROM mta.emails e2 WHERE e2.thread_id = e.thread_id"
+        plan.where += (
+            f" AND NOT EXISTS ({inner} AND e2.id <> e.id AND {filter2} AND {before(keys2, keys)})"
         )
-    only_mailbox = bool(mailbox) and isinstance(filt, Mapping) and set(filt) == {"inMailbox"}
-    return Plan(sql, source, where, keys, mailbox, account_id, only_mailbox)
+    return plan
 
 
-async def _total(conn: Conn, plan: Plan, collapse: bool) -> int:
-    if plan.only_mailbox and not collapse:
+async def _total(conn: Conn, plan: Plan) -> int:
+    if plan.only_mailbox and not plan.collapse:
         # The mailbox alone: its count, kept by the store's triggers.
         return int(
             await fetch_val(
@@ -366,17 +459,12 @@ async def _total(conn: Conn, plan: Plan, collapse: bool) -> int:
             )
             or 0
         )
-    return int(await fetch_val(conn, plan.select("count(*)"), plan.sql.params) or 0)
+    return int(await fetch_val(conn, plan.count_sql(), plan.sql.params) or 0)
 
 
 async def _index_of(conn: Conn, plan: Plan, ids: list[str]) -> dict[str, int]:
     """The 0-based positions of ``ids`` in the full result list."""
-    rows = await fetch_all(
-        conn,
-        f"SELECT id, n FROM ({plan.select(f'e.id::text AS id, row_number() OVER (ORDER BY {order_by(plan.keys)}) - 1 AS n')}) r"
-        f" WHERE id = ANY({plan.sql(ids)}::text[])",
-        plan.sql.params,
-    )
+    rows = await fetch_all(conn, plan.index_sql(ids), plan.sql.params)
     return {r["id"]: int(r["n"]) for r in rows}
 
 
@@ -384,7 +472,6 @@ async def query(
     ctx: EmailContext, conn: Conn, account_id: str, args: Mapping[str, Any]
 ) -> dict[str, Any]:
     plan = compile_query(account_id, args)
-    collapse = bool(args.get("collapseThreads", False))
     position = args.get("position", 0)
     if not isinstance(position, int) or isinstance(position, bool):
         raise MethodError("invalidArguments", "position is an Int")
@@ -407,14 +494,9 @@ async def query(
             raise MethodError("anchorNotFound")
         position = max(0, found + offset)
     elif position < 0:
-        total = await _total(conn, plan, collapse)
+        total = await _total(conn, plan)
         position = max(0, total + position)
-    rows = await fetch_all(
-        conn,
-        f"{plan.select('e.id::text AS id')} ORDER BY {order_by(plan.keys)}"
-        f" OFFSET {plan.sql(position)} LIMIT {plan.sql(limit)}",
-        plan.sql.params,
-    )
+    rows = await fetch_all(conn, plan.page_sql(position, limit), plan.sql.params)
     out: dict[str, Any] = {
         "accountId": account_id,
         "queryState": state,
@@ -423,7 +505,7 @@ async def query(
         "ids": [r["id"] for r in rows],
     }
     if calculate_total:
-        out["total"] = total if total is not None else await _total(conn, plan, collapse)
+        out["total"] = total if total is not None else await _total(conn, plan)
     if capped:
         out["limit"] = limit
     return out
@@ -437,7 +519,6 @@ async def query_changes(
     its index if it is in the results now (RFC 8620 5.6 allows removed ids that were
     never in the old results: a client removes, then inserts)."""
     plan = compile_query(account_id, args)
-    collapse = bool(args.get("collapseThreads", False))
     since = args.get("sinceQueryState")
     if not isinstance(since, str):
         raise MethodError("invalidArguments", "sinceQueryState is a string")
@@ -483,5 +564,5 @@ async def query_changes(
         "added": added,
     }
     if args.get("calculateTotal"):
-        out["total"] = await _total(conn, plan, collapse)
+        out["total"] = await _total(conn, plan)
     return out

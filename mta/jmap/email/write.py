@@ -387,8 +387,8 @@ async def _update(
                 await execute(
                     conn,
                     """
-                    INSERT INTO mta.email_mailboxes (mailbox_id, email_id, received_at, seen)
-                    SELECT m, e.id, e.received_at, '$seen' = ANY(e.keywords)
+                    INSERT INTO mta.email_mailboxes (mailbox_id, email_id, received_at, seen, thread_id)
+                    SELECT m, e.id, e.received_at, '$seen' = ANY(e.keywords), e.thread_id
                       FROM mta.emails e, unnest(%s::uuid[]) AS m WHERE e.id = %s
                     """,
                     (added, email_id),
