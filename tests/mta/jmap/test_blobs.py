@@ -123,7 +123,7 @@ async def test_another_accounts_blob_is_not_found_until_blob_copy(
     first, second = (r[1] for r in body["methodResponses"])
     assert first["type"] == "fromAccountNotFound"
     assert second["copied"] == {blob["blobId"]: blob["blobId"]}
-    assert second["notCopied"] == {"f" * 64: {"type": "notFound"}}
+    assert second["notCopied"] == {"f" * 64: {"type": "blobNotFound"}}
     # A delivered message's raw MIME is a blob of the recipient's account.
     message = b"From: carol@remote.test\r\nTo: alice@example.test\r\nSubject: hi\r\n\r\nbody\r\n"
     assert (await send(smtp_port, "carol@remote.test", [alice.email], message))["data"][0] == 250
