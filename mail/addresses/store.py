@@ -170,7 +170,7 @@ async def for_account_number(conn: Conn, number: int) -> list[Address]:
         conn,
         f"""
         SELECT {_COLUMNS} FROM {_FROM} JOIN mail.accounts acc ON acc.id = d.account_id
-         WHERE acc.number = %s ORDER BY a.created_at, a.id
+         WHERE acc.number = %s ORDER BY a.created_at, d.name, a.local_part
         """,
         (number,),
     )

@@ -207,7 +207,7 @@ async def blob_copy(call: MethodCall) -> dict[str, Any]:
     for blob_id in ids:
         blob = await resolve_blob(call.ctx, source, blob_id)
         if blob is None:
-            not_copied[blob_id] = set_error("notFound")
+            not_copied[blob_id] = set_error("blobNotFound")
             continue
         stored = blob.blob_id
         if not BLOB_ID.match(stored):

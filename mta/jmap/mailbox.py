@@ -316,14 +316,17 @@ async def _check_place(
     clash = await fetch_val(
         conn,
         """
-        SELECT 1 FROM mta.mailboxes WHERE address_id = %s
+        SELECT id::text FROM mta.mailboxes WHERE address_id = %s
            AND parent_id IS NOT DISTINCT FROM %s::uuid AND lower(name) = lower(%s)
            AND id::text IS DISTINCT FROM %s
         """,
         (address_id, parent_id, name, mailbox_id),
     )
     if clash is not None:
-        raise _invalid("name", description="a sibling mailbox has this name")
+        # RFC 8620 5.3 alreadyExists, as the conformance suite's authors read RFC 8621 2.
+        raise Invalid(
+            set_error("alreadyExists", "a sibling mailbox has this name", existingId=clash)
+        )
     depth = 1
     current = parent_id
     while current is not None:

@@ -74,12 +74,30 @@ class Hub:
         self.ready = asyncio.Event()
         self.pusher: Pusher | None = None
         self.is_pusher = False
+        # Streams that have read their starting states, by address (readiness, tests).
+        self.streaming: dict[str, int] = {}
+        self.joined = asyncio.Event()
 
     def subscribe(self, address_ids: Iterable[str]) -> asyncio.Queue[str]:
         queue: asyncio.Queue[str] = asyncio.Queue(maxsize=1000)
         for address_id in address_ids:
             self.listeners.setdefault(address_id, set()).add(queue)
         return queue
+
+    def started(self, address_ids: Iterable[str], delta: int = 1) -> None:
+        for address_id in address_ids:
+            count = self.streaming.get(address_id, 0) + delta
+            if count > 0:
+                self.streaming[address_id] = count
+            else:
+                self.streaming.pop(address_id, None)
+        self.joined.set()
+
+    async def listening(self, address_id: str) -> None:
+        """Until a stream of this process watches ``address_id`` from its starting states."""
+        while address_id not in self.streaming:
+            self.joined.clear()
+            await self.joined.wait()
 
     def unsubscribe(self, address_ids: Iterable[str], queue: asyncio.Queue[str]) -> None:
         for address_id in address_ids:
@@ -160,7 +178,10 @@ async def event_source(
     if ping:
         ping = max(ping, ctx.limits.min_ping_seconds)
     address_ids = {a.address_id: a.id for a in principal.accounts}
+    # Subscribed before reading the starting states: a change in between is
+    # compared against them, never lost.
     queue = hub.subscribe(address_ids)
+    started = False
     try:
         async with ctx.runtime.db.connection() as conn:
             last = {a: await account_states(conn, a) for a in address_ids}
@@ -172,6 +193,8 @@ async def event_source(
             }
         )
         await response.prepare(request)
+        hub.started(address_ids)
+        started = True
         loop = asyncio.get_running_loop()
         deadline = loop.time() + ctx.limits.max_stream_seconds
         while loop.time() < deadline:
@@ -205,6 +228,8 @@ async def event_source(
         return response
     finally:
         hub.unsubscribe(address_ids, queue)
+        if started:
+            hub.started(address_ids, -1)
 
 
 def _event(name: str, data: dict[str, Any]) -> bytes:

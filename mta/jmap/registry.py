@@ -212,11 +212,12 @@ Handler = Callable[[MethodCall], Awaitable[dict[str, Any]]]
 class Method:
     name: str
     handler: Handler
-    # The request's ``using`` must name one of these (else unknownMethod); core: always.
+    # The request's ``using`` must name one of these, else unknownMethod (core
+    # methods too: a request that opted in to nothing may call nothing).
     capabilities: tuple[str, ...]
 
     def allowed(self, using: frozenset[str]) -> bool:
-        return CORE in self.capabilities or any(c in using for c in self.capabilities)
+        return any(c in using for c in self.capabilities)
 
 
 METHODS: dict[str, Method] = {}

@@ -5,7 +5,8 @@
 * ``GET /.well-known/jmap``: the session resource (RFC 8620 2);
 * ``POST /jmap``: the API (RFC 8620 3);
 * ``POST /jmap/upload/{accountId}``, ``GET /jmap/download/{accountId}/{blobId}/{name}``;
-* ``GET /jmap/eventsource``: push (RFC 8620 7.3).
+* ``GET /jmap/eventsource``: push (RFC 8620 7.3);
+* ``GET /jmap/ws``: JMAP over WebSocket with push (RFC 8887).
 
 The gateway mounts it in front of mail's catch-all (gateway/app.py);
 ``python -m mta jmap`` serves it alone. Every route authenticates
@@ -29,7 +30,7 @@ from common.ratelimit import RateLimiter
 from common.runtime import Runtime
 from common.web import read_body
 from mta.context import MtaContext
-from mta.jmap import api, auth, blobs, push, session
+from mta.jmap import api, auth, blobs, push, session, websocket
 from mta.jmap.catalog import load_methods
 from mta.jmap.context import JmapContext
 from mta.jmap.methods import prune_changes
@@ -103,6 +104,7 @@ class JmapService:
         app.router.add_post("/jmap/upload/{accountId}", self.upload)
         app.router.add_get("/jmap/download/{accountId}/{blobId}/{name}", self.download)
         app.router.add_get("/jmap/eventsource", self.eventsource)
+        app.router.add_get("/jmap/ws", self.websocket)
         return app
 
     # -- every request -----------------------------------------------------------------
@@ -195,6 +197,9 @@ class JmapService:
         return await blobs.download(
             request, self.ctx, account, request.match_info["blobId"], request.match_info["name"]
         )
+
+    async def websocket(self, request: web.Request) -> web.StreamResponse:
+        return await websocket.serve(request, self.ctx, self.hub, request[PRINCIPAL], self.limiter)
 
     async def eventsource(self, request: web.Request) -> web.StreamResponse:
         return await push.event_source(request, self.ctx, self.hub, request[PRINCIPAL])

@@ -26,7 +26,10 @@ EMAIL_SORTS = [
 COLLATIONS = ["i;ascii-numeric", "i;ascii-casemap", "i;unicode-casemap"]
 
 
-def server_capabilities(ctx: JmapContext) -> dict[str, Any]:
+WEBSOCKET = "urn:ietf:params:jmap:websocket"
+
+
+def server_capabilities(ctx: JmapContext, base: str = "") -> dict[str, Any]:
     limits = ctx.limits
     out: dict[str, Any] = {
         CORE: {
@@ -44,6 +47,11 @@ def server_capabilities(ctx: JmapContext) -> dict[str, Any]:
         SUBMISSION: {},
         VACATION: {},
     }
+    if base:
+        ws = "ws" + base[4:] if base.startswith("http") else base
+        out[WEBSOCKET] = {"url": f"{ws}/jmap/ws", "supportsPush": True}
+    else:
+        out[WEBSOCKET] = {}
     return out
 
 
@@ -93,7 +101,7 @@ def session_object(request: web.Request, ctx: JmapContext, principal: Principal)
     }
     primary = principal.primary.id
     return {
-        "capabilities": server_capabilities(ctx),
+        "capabilities": server_capabilities(ctx, base),
         "accounts": accounts,
         "primaryAccounts": {name: primary for name in caps},
         "username": principal.username,

@@ -38,9 +38,9 @@ async def destroy_emails(
              WHERE address_id = %(a)s
         ), log AS (
             INSERT INTO mta.changes (address_id, type_name, object_id, change, created_at)
-            SELECT %(a)s, 'Email', id, 'destroyed', %(now)s FROM gone
+            SELECT %(a)s::uuid, 'Email', id, 'destroyed', %(now)s::timestamptz FROM gone
             UNION ALL
-            SELECT %(a)s, 'Mailbox', mailbox_id, 'updated', %(now)s FROM members
+            SELECT %(a)s::uuid, 'Mailbox', mailbox_id, 'updated', %(now)s::timestamptz FROM members
         )
         SELECT id::text AS id, thread_id::text AS thread_id FROM gone
         """,
@@ -58,7 +58,8 @@ async def destroy_emails(
                 DELETE FROM mta.threads WHERE id IN (SELECT id FROM t WHERE NOT alive)
             )
             INSERT INTO mta.changes (address_id, type_name, object_id, change, created_at)
-            SELECT %(a)s, 'Thread', id, CASE WHEN alive THEN 'updated' ELSE 'destroyed' END, %(now)s
+            SELECT %(a)s::uuid, 'Thread', id, CASE WHEN alive THEN 'updated' ELSE 'destroyed' END,
+                   %(now)s::timestamptz
               FROM t
             RETURNING id
             """,

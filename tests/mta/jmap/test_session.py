@@ -127,6 +127,11 @@ async def test_method_level_errors(jmap_server: Server, alice: Mailbox) -> None:
         },
     )
     assert only_core.json()["methodResponses"][0][1]["type"] == "unknownMethod"
+    # With nothing in using, not even Core/echo may be called.
+    nothing = await jmap_server.post(
+        alice.basic, {"using": [], "methodCalls": [["Core/echo", {}, "0"]]}
+    )
+    assert nothing.json()["methodResponses"][0][1]["type"] == "unknownMethod"
 
 
 async def test_result_reference_paths_with_star_and_created_ids(
