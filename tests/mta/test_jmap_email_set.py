@@ -66,6 +66,10 @@ async def test_keywords_and_moves_by_patch_keep_counts_and_changes(mta_ctx: MtaC
     assert res["notUpdated"]["00000000-0000-0000-0000-000000000000"]["type"] == "notFound"
     res = await box.call(write.set_emails, {"update": {first: {"subject": "changed"}}})
     assert res["notUpdated"][first]["properties"] == ["subject"]
+    box.email.max_mailboxes_per_email = 2
+    three = {box.roles[r]: True for r in ("inbox", "archive", "trash")}
+    res = await box.call(write.set_emails, {"update": {first: {"mailboxIds": three}}})
+    assert res["notUpdated"][first]["type"] == "tooManyMailboxes"
     # Another account cannot touch this one's mail.
     res = await other.call(
         write.set_emails, {"update": {first: {"keywords": {}}}, "destroy": [second]}
