@@ -234,3 +234,15 @@ async def test_search_snippets_mark_matches_and_escape_html(mta_ctx: MtaContext)
     assert len(by_id[first]["preview"]) < 400
     assert by_id[second] == {"emailId": second, "subject": None, "preview": None}
     assert res["notFound"] == ["unknown"]
+
+
+async def test_a_plain_text_create_is_one_part_with_one_mime_version(mta_ctx: MtaContext):
+    box = await make_box(mta_ctx)
+    res = await box.call(write.set_emails, {"create": {"n": {
+        "mailboxIds": {box.roles["drafts"]: True}, "subject": "note",
+        "textBody": [{"partId": "1"}], "bodyValues": {"1": {"value": "just text"}},
+    }}})  # fmt: skip
+    made = res["created"]["n"]
+    raw = await box.ctx.blobs.get(made["blobId"])
+    assert raw.count(b"MIME-Version:") == 1
+    assert b"Content-Type: text/plain" in raw and b"multipart" not in raw

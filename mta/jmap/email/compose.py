@@ -190,6 +190,7 @@ class Builder:
                 part.set_content(data, maintype, subtype or "octet-stream", **extra)
         else:
             raise Invalid(f"a body part needs a partId or a blobId ({prop})", [prop])
+        del part["MIME-Version"]  # set_content adds one; it belongs at the top only
         if spec.get("language"):
             part["Content-Language"] = ", ".join(spec["language"])
         if spec.get("location"):
