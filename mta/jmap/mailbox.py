@@ -41,12 +41,12 @@ SERVER_SET = set(PROPERTIES) - SETTABLE
 
 
 async def _rows(conn: Conn, address_id: str, *, threads: bool) -> list[dict[str, Any]]:
+    # From the (mailbox_id, thread_id, ...) index of memberships alone (migration 0021).
     thread_columns = (
         """,
-        (SELECT count(DISTINCT e.thread_id) FROM mta.email_mailboxes em
-           JOIN mta.emails e ON e.id = em.email_id WHERE em.mailbox_id = m.id) AS total_threads,
-        (SELECT count(DISTINCT e.thread_id) FROM mta.email_mailboxes em
-           JOIN mta.emails e ON e.id = em.email_id
+        (SELECT count(DISTINCT em.thread_id) FROM mta.email_mailboxes em
+          WHERE em.mailbox_id = m.id) AS total_threads,
+        (SELECT count(DISTINCT em.thread_id) FROM mta.email_mailboxes em
           WHERE em.mailbox_id = m.id AND NOT em.seen) AS unread_threads"""
         if threads
         else ", 0 AS total_threads, 0 AS unread_threads"

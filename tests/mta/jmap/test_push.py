@@ -71,6 +71,28 @@ async def test_a_message_over_smtp_reaches_a_watching_client_through_push_and_ch
     changes = answer.json()["methodResponses"][0][1]
     assert changes["newState"] == changed.mailbox
     assert len(changes["updated"]) == 1
+    # So is the pushed Email state: Email/changes from before names the new message.
+    emails = await jmap_server.post(
+        alice.basic,
+        {
+            "using": MAIL,
+            "methodCalls": [
+                ["Email/changes", {"accountId": alice.address_id, "sinceState": "0"}, "0"],
+                [
+                    "Email/get",
+                    {
+                        "accountId": alice.address_id,
+                        "#ids": {"resultOf": "0", "name": "Email/changes", "path": "/created"},
+                        "properties": ["subject"],
+                    },
+                    "1",
+                ],
+            ],
+        },
+    )
+    email_changes, got = (r[1] for r in emails.json()["methodResponses"])
+    assert email_changes["newState"] == changed.email
+    assert [e["subject"] for e in got["list"]] == ["news"]
 
 
 def read_events(url: str, auth: str, count: int) -> list[tuple[str, dict[str, Any]]]:
