@@ -246,3 +246,41 @@ async def test_a_plain_text_create_is_one_part_with_one_mime_version(mta_ctx: Mt
     raw = await box.ctx.blobs.get(made["blobId"])
     assert raw.count(b"MIME-Version:") == 1
     assert b"Content-Type: text/plain" in raw and b"multipart" not in raw
+
+
+async def test_create_from_a_body_structure_with_an_inline_image(mta_ctx: MtaContext):
+    box = await make_box(mta_ctx)
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
+
+    async def uploads(_account: str, blob_id: str) -> bytes | None:
+        return png if blob_id == "img" else None
+
+    box.email.uploads = uploads
+    structure = {"type": "multipart/alternative", "subParts": [
+        {"partId": "t", "type": "text/plain"},
+        {"type": "multipart/related", "subParts": [
+            {"partId": "h", "type": "text/html"},
+            {"blobId": "img", "type": "image/png", "cid": "logo@x", "disposition": "inline"},
+        ]},
+    ]}  # fmt: skip
+    res = await box.call(write.set_emails, {"create": {"m": {
+        "mailboxIds": {box.roles["drafts"]: True}, "subject": "Logo",
+        "bodyStructure": structure,
+        "bodyValues": {"t": {"value": "see the logo"}, "h": {"value": '<img src="cid:logo@x">'}},
+    }}})  # fmt: skip
+    made = res["created"]["m"]
+    (item,) = (await box.call(get.get, {"ids": [made["id"]], "properties": [
+        "bodyStructure", "textBody", "htmlBody", "attachments"],
+        "bodyProperties": ["partId", "type", "cid", "disposition", "header:Content-Type:asText"],
+    }))["list"]  # fmt: skip
+    root = item["bodyStructure"]
+    assert root["type"] == "multipart/alternative"
+    assert [p["type"] for p in root["subParts"]] == ["text/plain", "multipart/related"]
+    related = root["subParts"][1]["subParts"]
+    assert related[1]["cid"] == "logo@x" and related[1]["disposition"] == "inline"
+    assert related[1]["header:Content-Type:asText"] == "image/png"
+    # RFC 8621 4.1.4: an image after the first part of a multipart/related is
+    # not inline body content; it is listed with the attachments.
+    assert [p["type"] for p in item["textBody"]] == ["text/plain"]
+    assert [p["type"] for p in item["htmlBody"]] == ["text/html"]
+    assert [p["cid"] for p in item["attachments"]] == ["logo@x"]
