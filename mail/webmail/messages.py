@@ -330,7 +330,7 @@ async def part(ctx: MailContext, address_id: str, email_id: str, section: str) -
     if found is None or name is False:
         raise not_found("part")
     content, media_type = found
-    return Part(content, media_type, name or None)
+    return Part(content, media_type, name if isinstance(name, str) and name else None)
 
 
 def _part_name(node: Any, section: str) -> str | bool | None:
