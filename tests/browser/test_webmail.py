@@ -94,7 +94,7 @@ def make_mailbox(database_url: str) -> None:
 def deliver(subject: str, text: str, *, html: str | None = None, cid_png: bool = False,
             message_id: str | None = None) -> None:  # fmt: skip
     msg = EmailMessage()
-    msg["From"] = "Bob Sender <bob@remote.test>"
+    msg["From"] = "Bob Sender <bob@example.net>"
     msg["To"] = ADDRESS
     msg["Subject"] = subject
     if message_id:
@@ -105,7 +105,7 @@ def deliver(subject: str, text: str, *, html: str | None = None, cid_png: bool =
         if cid_png:
             msg.get_payload()[1].add_related(PNG, "image", "png", cid="<logo@webmail.test>")
     with smtplib.SMTP("127.0.0.1", SMTP_PORT, timeout=10) as smtp:
-        smtp.send_message(msg, from_addr="bob@remote.test", to_addrs=[ADDRESS])
+        smtp.send_message(msg, from_addr="bob@example.net", to_addrs=[ADDRESS])
 
 
 def test_sign_in_read_reply_with_attachment_and_live_arrival(
@@ -137,11 +137,12 @@ def test_sign_in_read_reply_with_attachment_and_live_arrival(
     attachment.write_text("12:00 soup\n12:30 dessert\n")
     page.keyboard.press("r")
     page.get_by_role("dialog", name="Reply").wait_for()
-    page.get_by_label("Message").press("Home")
-    page.get_by_label("Message").type("Noon works. ")
-    page.get_by_label("Attachments").set_input_files(str(attachment))
+    text = page.get_by_role("textbox", name="Message")
+    text.press("Control+Home")
+    text.type("Noon works. ")
+    page.locator("#c-files").set_input_files(str(attachment))
     tab.check("webmail-compose")
-    page.get_by_role("button", name="Send").click()
+    page.get_by_role("button", name="Send", exact=True).click()
     page.get_by_text("Message sent.").wait_for()
 
     receiver = relay[0]

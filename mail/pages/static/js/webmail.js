@@ -173,7 +173,9 @@ async function loadList() {
   $("page-info").textContent = `${res.data.total} message${res.data.total === 1 ? "" : "s"} · page ${state.page} of ${state.pages}`;
   $("prev").disabled = state.page <= 1;
   $("next").disabled = state.page >= state.pages;
-  status(state.items.length ? "" : "No messages here.");
+  const empty = "No messages here.";
+  if (!state.items.length) status(empty);
+  else if ($("list-status").textContent === empty) status("");
   renderList();
 }
 
