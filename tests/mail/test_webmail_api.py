@@ -8,6 +8,7 @@ from datetime import timedelta
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
+from types import SimpleNamespace
 from typing import Any
 
 import aiohttp
@@ -410,3 +411,20 @@ async def test_send_needs_a_recipient(client, alice):
     resp = await client.post("/api/mail/send", json={"subject": "nobody"})
     assert resp.status == 422 and (await resp.json())["name"] == "missing_required_field"
     assert await queued(alice) == []
+
+
+async def test_a_new_mailbox_password_ends_its_webmail_sessions(client, runtime, alice):
+    resp = await sign_in(client, alice.email)
+    webmail = resp.cookies["svc_webmail"].value
+    client.session.cookie_jar.clear()
+    owner = SimpleNamespace(id=alice.account_id)
+    panel = await make_session(runtime, owner)  # type: ignore[arg-type]
+    changed = await client.post(
+        f"/api/addresses/{alice.address_id}/password",
+        json={"password": "a brand new password 42"},
+        headers=cookie(panel),
+    )
+    assert changed.status == 200, await changed.text()
+    client.session.cookie_jar.clear()
+    assert (await client.get("/api/mail/me", cookies={"svc_webmail": webmail})).status == 401
+    await sign_in(client, alice.email, "a brand new password 42")
