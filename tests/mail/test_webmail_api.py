@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from datetime import timedelta
@@ -428,3 +429,62 @@ async def test_a_new_mailbox_password_ends_its_webmail_sessions(client, runtime,
     client.session.cookie_jar.clear()
     assert (await client.get("/api/mail/me", cookies={"svc_webmail": webmail})).status == 401
     await sign_in(client, alice.email, "a brand new password 42")
+
+
+async def read_event(resp: Any) -> tuple[str, dict[str, Any]]:
+    """The next server-sent event (name, data), skipping keep-alive comments."""
+    name, data = "", ""
+    while True:
+        line = (await asyncio.wait_for(resp.content.readline(), 10)).decode().rstrip("\n")
+        if line.startswith("event: "):
+            name = line[7:]
+        elif line.startswith("data: "):
+            data = line[6:]
+        elif line == "" and name:
+            return name, json.loads(data)
+
+
+async def test_the_event_stream_announces_a_delivery(client, alice):
+    await sign_in(client, alice.email)
+    resp = await client.get("/api/mail/events")
+    assert resp.status == 200 and resp.headers["Content-Type"] == "text/event-stream"
+    name, ready = await read_event(resp)
+    assert name == "ready"
+    await alice.deliver(letter("Live one"))
+    name, changed = await read_event(resp)
+    assert name == "change" and changed["email"] != ready["email"]
+    resp.close()
+
+
+async def test_forward_carries_the_attachments(client, alice):
+    original = await alice.deliver(
+        letter("Slides", "see attached", attachment=("deck.pdf", "application/pdf", b"%PDF-1.4"))
+    )
+    await sign_in(client, alice.email)
+    resp = await client.post(
+        "/api/mail/send",
+        json={
+            "to": "carol@example.com",
+            "subject": "Fwd: Slides",
+            "text": "FYI",
+            "forward_id": original,
+        },
+    )
+    assert resp.status == 201, await resp.text()
+    [row] = await queued(alice)
+    msg = BytesParser(policy=policy.default).parsebytes(bytes(row["raw"]))
+    [part] = list(msg.iter_attachments())
+    assert part.get_filename() == "deck.pdf" and part.get_content() == b"%PDF-1.4"
+    got = await (await client.get(f"/api/mail/messages/{original}")).json()
+    assert "forwarded" in got["flags"]
+
+
+async def test_attachments_past_25_mb_are_refused(client, alice):
+    await sign_in(client, alice.email)
+    data = aiohttp.FormData()
+    data.add_field(
+        "message", json.dumps({"to": "carol@example.com"}), content_type="application/json"
+    )
+    data.add_field("attachments", b"x" * (25_000_001), filename="big.bin")
+    resp = await client.post("/api/mail/drafts", data=data)
+    assert resp.status == 413 and (await resp.json())["name"] == "quota_exceeded"
