@@ -18,6 +18,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from common.db import Conn
+from mta.imports import Imported, Importer, OverQuota, Target
 from mta.sieve.compiler import MAX_SCRIPT_BYTES, Script, SieveError, compile_script
 from mta.store import activity, mailboxes, quota
 from mta.store import filters as _filters
@@ -31,8 +32,12 @@ __all__ = [
     "Activity",
     "Filter",
     "Folder",
+    "Imported",
+    "Importer",
+    "OverQuota",
     "Script",
     "SieveError",
+    "Target",
     "activity_page",
     "compile_script",
     "create_default_mailboxes",
@@ -70,3 +75,7 @@ get_filter = _filters.get
 insert_filter = _filters.insert
 update_filter = _filters.update
 delete_filter = _filters.delete
+
+# Imports (mail transfers): ``Importer(runtime).store(address_id, Target(role=...|path=...),
+# raw, keywords=..., received_at=..., quota_bytes=..., also=checkpoint)`` stores one
+# message the way delivery does, skipping one already there (mta/imports.py).
