@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import socket
@@ -54,7 +55,7 @@ class TransferRunner:
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{short_id(4)}"
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self._closing = False
-        self._kicks: set[asyncio.Task[None]] = set()
+        self._kicks: set[asyncio.Task[list[str]]] = set()
 
     def register(self, jobs: JobQueue) -> None:
         jobs.register(KICK_JOB, self._job)
@@ -75,10 +76,10 @@ class TransferRunner:
         for transfer_id in claimed:
             task = asyncio.create_task(self._run(transfer_id), name=f"transfer-{transfer_id}")
             self.tasks[transfer_id] = task
-            task.add_done_callback(lambda _t, tid=transfer_id: self._ended(tid))
+            task.add_done_callback(functools.partial(self._ended, transfer_id))
         return claimed
 
-    def _ended(self, transfer_id: str) -> None:
+    def _ended(self, transfer_id: str, _task: asyncio.Task[None]) -> None:
         self.tasks.pop(transfer_id, None)
         if not self._closing:  # a slot is free: take the next queued one
             kick = asyncio.get_running_loop().create_task(self.kick())
