@@ -24,6 +24,7 @@ routes = web.RouteTableDef()
 
 # Where the panel's sections appear in the navigation; later screens add themselves here.
 NAV: tuple[tuple[str, str], ...] = (("/", "Overview"),)
+NAV += (("/transfers", "Transfers"),)
 
 
 def render(request: web.Request, template: str, **context: Any) -> web.Response:
@@ -128,6 +129,23 @@ async def pair(request: web.Request) -> web.Response:
     """Device pairing (the device flow's verification_uri)."""
     code = request.query.get("user_code", "")[:20]
     return render(request, "pair.html", title="Connect a device", user_code=code)
+
+
+@routes.get("/transfers")
+@page
+@signed_in
+async def transfers(request: web.Request) -> web.Response:
+    """Mail transfers: the start form and the list (docs/mail.md#transfers)."""
+    return render(request, "transfers.html", title="Transfers")
+
+
+@routes.get("/transfers/{transfer_id}")
+@page
+@signed_in
+async def transfer(request: web.Request) -> web.Response:
+    """One transfer with live progress; the module reads it from the API (404 said there)."""
+    transfer_id = request.match_info["transfer_id"][:64]
+    return render(request, "transfer.html", title="Transfer", transfer_id=transfer_id)
 
 
 @routes.get(assets.PREFIX + "/{version:[0-9a-f]{12}}/{name:.+}")

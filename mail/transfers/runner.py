@@ -161,20 +161,25 @@ class TransferRunner:
     async def _import(self, job: store.Job, source: imap.Source) -> None:
         async with self.ctx.db.connection() as conn:
             folders = await store.folders(conn, job.id)
+        # The first run lists each folder's messages to count them; it keeps the
+        # lists so the import does not ask the source a second time.
+        listed: dict[int, list[imap.MessageInfo]] = {}
         if not folders:
-            await self._plan(job, source)
+            listed = await self._plan(job, source)
             async with self.ctx.db.connection() as conn:
                 folders = await store.folders(conn, job.id)
         for folder in folders:
             if not folder.done:
-                await self._folder(job, source, folder)
+                await self._folder(job, source, folder, listed.get(folder.position))
 
-    async def _plan(self, job: store.Job, source: imap.Source) -> None:
+    async def _plan(self, job: store.Job, source: imap.Source) -> dict[int, list[imap.MessageInfo]]:
         """Every folder with its target and its totals, before the first message."""
         plan: list[tuple[str, str | None, str, int, int, int]] = []
-        for item in imap.plan_folders(await source.folders()):
+        listed: dict[int, list[imap.MessageInfo]] = {}
+        for position, item in enumerate(imap.plan_folders(await source.folders())):
             uidvalidity, exists = await source.examine(item.source)
             infos = await source.messages(0) if exists else []
+            listed[position] = infos
             plan.append(
                 (
                     item.source.raw,
@@ -188,8 +193,15 @@ class TransferRunner:
         async with self.ctx.db.transaction() as conn:
             if not await store.save_plan(conn, job.id, self.worker, plan, self.ctx.clock.now()):
                 raise store.Lost(job.id)
+        return listed
 
-    async def _folder(self, job: store.Job, source: imap.Source, folder: store.FolderState) -> None:
+    async def _folder(
+        self,
+        job: store.Job,
+        source: imap.Source,
+        folder: store.FolderState,
+        listed: list[imap.MessageInfo] | None,
+    ) -> None:
         name = imap.decode_utf7(folder.source_name)
         async with self.ctx.db.connection() as conn:
             await store.set_current(conn, job.id, self.worker, name, self.ctx.clock.now())
@@ -202,7 +214,10 @@ class TransferRunner:
             async with self.ctx.db.connection() as conn:
                 await store.restart_folder(conn, job.id, folder.position, uidvalidity)
             last_uid = 0
-        infos = await source.messages(last_uid) if exists else []
+        if listed is not None and last_uid == folder.last_uid == 0:
+            infos = listed
+        else:
+            infos = await source.messages(last_uid) if exists else []
         target = Target(role=folder.target_role, path=folder.target_path)
         for info in infos:
             await self._message(job, source, folder.position, name, target, info)

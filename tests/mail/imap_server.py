@@ -56,9 +56,11 @@ default_login_user = {login_user}
 first_valid_uid = 0
 first_valid_gid = 0
 mail_location = maildir:{root}/mail/%u
+# Throw-away mail: seeding hundreds of messages need not wait for the disk.
+mail_fsync = never
 passdb {{
   driver = passwd-file
-  args = scheme=PLAIN username_format=%u {root}/users
+  args = scheme=PLAIN username_format=%u {root}/users/%u
 }}
 userdb {{
   driver = static
@@ -109,8 +111,9 @@ class ImapServer:
 
     def add_user(self, name: str, password: str) -> None:
         self.users[name] = password
-        lines = "".join(f"{u}:{{PLAIN}}{p}\n" for u, p in self.users.items())
-        (self.root / "users").write_text(lines)
+        # One passwd-file per user (its path names %u): a new user is a new file,
+        # read at its first login, never a changed file Dovecot may have cached.
+        (self.root / "users" / name).write_text(f"{name}:{{PLAIN}}{password}\n")
 
     def connect(self, user: str) -> imaplib.IMAP4:
         client = imaplib.IMAP4(self.host, self.port)
@@ -180,7 +183,7 @@ def encode_utf7(name: str) -> str:
 
 def start(root: Path) -> ImapServer:
     root.mkdir(parents=True, exist_ok=True)
-    for sub in ("run", "state", "mail", "home"):
+    for sub in ("run", "state", "mail", "home", "users"):
         (root / sub).mkdir(exist_ok=True)
     port = free_port()
     user = pwd.getpwuid(os.getuid()).pw_name
@@ -211,7 +214,6 @@ def start(root: Path) -> ImapServer:
         mailboxes=mailboxes,
     )
     (root / "dovecot.conf").write_text(config)
-    (root / "users").write_text("")
     proc = subprocess.Popen(
         [DOVECOT, "-F", "-c", str(root / "dovecot.conf")],
         stdout=subprocess.DEVNULL,
