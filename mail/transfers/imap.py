@@ -294,15 +294,19 @@ class _Client(aioimaplib.IMAP4):
             )
         )
 
+    async def command(self, name: str, *args: str) -> aioimaplib.Response:
+        """Any command by name: aioimaplib's simple_command takes only a fixed few."""
+        protocol = self.protocol
+        return await protocol.execute(
+            aioimaplib.Command(name, protocol.new_tag(), *args, loop=protocol.loop)
+        )
+
     async def examine_folder(self, mailbox: str) -> aioimaplib.Response:
         """EXAMINE (SELECT, read-only); aioimaplib runs it but leaves its state at AUTH,
         which then refuses UID FETCH, so the state moves here as its select() does."""
-        protocol = self.protocol
-        response = await protocol.execute(
-            aioimaplib.Command("EXAMINE", protocol.new_tag(), mailbox, loop=protocol.loop)
-        )
+        response = await self.command("EXAMINE", mailbox)
         if response.result == "OK":
-            protocol.state = aioimaplib.SELECTED
+            self.protocol.state = aioimaplib.SELECTED
         return response
 
 
@@ -409,7 +413,7 @@ async def connect(
 ) -> Source:
     """A signed-in session, or :class:`SourceError` saying clearly what went wrong."""
     address = await _resolve(host, port, settings, tls)
-    context = ssl.create_default_context() if tls != "none" else None
+    context = _tls_context(settings) if tls != "none" else None
     client = _Client(
         address,
         port,
@@ -422,7 +426,7 @@ async def connect(
         try:
             await asyncio.wait_for(client.wait_hello_from_server(), settings.connect_timeout)
         except ssl.SSLError as exc:
-            raise SourceError(f"TLS with {host}:{port} failed: {exc.reason or exc}") from None
+            raise SourceError(f"TLS with {host}:{port} failed: {_tls_reason(exc)}") from None
         except (OSError, TimeoutError) as exc:
             reason = "timed out" if isinstance(exc, TimeoutError) else exc.strerror or str(exc)
             raise SourceError(f"could not connect to {host}:{port}: {reason}") from None
@@ -448,6 +452,23 @@ async def connect(
     return source
 
 
+def _tls_reason(exc: ssl.SSLError) -> str:
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return f"certificate verify failed: {exc.verify_message}"
+    return str(exc.reason or exc)
+
+
+def _tls_context(settings: TransferSettings) -> ssl.SSLContext:
+    """Certificates checked against the system's authorities (and TRANSFER_TLS_CA_FILE's)."""
+    context = ssl.create_default_context()
+    if settings.tls_ca_file:
+        try:
+            context.load_verify_locations(cafile=settings.tls_ca_file)
+        except (OSError, ssl.SSLError) as exc:
+            raise SourceError(f"TRANSFER_TLS_CA_FILE could not be read: {exc}") from None
+    return context
+
+
 async def _starttls(
     client: _Client, host: str, context: ssl.SSLContext | None, settings: TransferSettings
 ) -> None:
@@ -455,9 +476,7 @@ async def _starttls(
     # its transport, then the capabilities are asked again (RFC 3501 6.2.1).
     if "STARTTLS" not in client.protocol.capabilities:
         raise SourceError(f"{host} does not offer STARTTLS")
-    response = await asyncio.wait_for(
-        client.protocol.simple_command("STARTTLS"), settings.connect_timeout
-    )
+    response = await asyncio.wait_for(client.command("STARTTLS"), settings.connect_timeout)
     if response.result != "OK":
         raise SourceError(f"{host} refused STARTTLS: {_text(response)}")
     loop = asyncio.get_running_loop()
@@ -469,7 +488,9 @@ async def _starttls(
             ),
             settings.connect_timeout,
         )
-    except (ssl.SSLError, OSError, TimeoutError) as exc:
-        raise SourceError(f"TLS with {host} failed: {exc}") from None
+    except ssl.SSLError as exc:
+        raise SourceError(f"TLS with {host} failed: {_tls_reason(exc)}") from None
+    except (OSError, TimeoutError) as exc:
+        raise SourceError(f"TLS with {host} failed: {exc or 'timed out'}") from None
     client.protocol.transport = transport
     await asyncio.wait_for(client.protocol.capability(), settings.connect_timeout)

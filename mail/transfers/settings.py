@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from common.settings import Settings, read_bool, read_int
+from common.settings import Settings, read_bool, read_int, read_str
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,8 @@ class TransferSettings:
     stale_seconds: int = 30
     # Larger source messages are skipped and counted as errors.
     max_message_bytes: int = 50 * 1024 * 1024
+    # A PEM file of certificate authorities trusted besides the system's (a private CA).
+    tls_ca_file: str = ""
 
 
 def load_transfer_settings(settings: Settings) -> TransferSettings:
@@ -39,4 +41,5 @@ def load_transfer_settings(settings: Settings) -> TransferSettings:
         max_message_bytes=read_int(
             env, "TRANSFER_MAX_MESSAGE_BYTES", 50 * 1024 * 1024, minimum=1024
         ),
+        tls_ca_file=read_str(env, "TRANSFER_TLS_CA_FILE"),
     )

@@ -47,7 +47,7 @@ base_dir = {root}/run
 state_dir = {root}/state
 instance_name = transfers-{port}
 log_path = {root}/dovecot.log
-ssl = no
+{ssl}
 disable_plaintext_auth = no
 auth_mechanisms = plain login
 default_internal_user = {internal_user}
@@ -72,7 +72,8 @@ service imap-login {{
     port = {port}
   }}
   inet_listener imaps {{
-    port = 0
+    address = 127.0.0.1
+    port = {tls_port}
   }}
   process_min_avail = 1
 }}
@@ -106,6 +107,8 @@ class ImapServer:
     port: int
     proc: subprocess.Popen[bytes]
     users: dict[str, str] = field(default_factory=dict)
+    # The implicit-TLS port, when started with a certificate (0: none).
+    tls_port: int = 0
 
     host = "127.0.0.1"
 
@@ -181,11 +184,16 @@ def encode_utf7(name: str) -> str:
     return "".join(out)
 
 
-def start(root: Path) -> ImapServer:
+def start(root: Path, tls: tuple[Path, Path] | None = None) -> ImapServer:
+    """Dovecot on a free port; with ``tls`` (certificate, key), STARTTLS and an imaps port too."""
     root.mkdir(parents=True, exist_ok=True)
     for sub in ("run", "state", "mail", "home", "users"):
         (root / sub).mkdir(exist_ok=True)
     port = free_port()
+    tls_port = free_port() if tls else 0
+    ssl = "ssl = no"
+    if tls:
+        ssl = f"ssl = yes\nssl_cert = <{tls[0]}\nssl_key = <{tls[1]}"
     user = pwd.getpwuid(os.getuid()).pw_name
     group = grp.getgrgid(os.getgid()).gr_name
     mailboxes = "".join(
@@ -206,6 +214,8 @@ def start(root: Path) -> ImapServer:
     config = CONFIG.format(
         root=root,
         port=port,
+        tls_port=tls_port,
+        ssl=ssl,
         internal_user="dovecot" if root_run else user,
         internal_group="dovecot" if root_run else group,
         login_user="dovenull" if root_run else user,
@@ -219,7 +229,7 @@ def start(root: Path) -> ImapServer:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.STDOUT,
     )
-    server = ImapServer(root, port, proc)
+    server = ImapServer(root, port, proc, tls_port=tls_port)
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -234,11 +244,11 @@ def start(root: Path) -> ImapServer:
     raise RuntimeError(f"dovecot did not start:\n{server.log()}")
 
 
-def running() -> Iterator[ImapServer]:
+def running(tls: tuple[Path, Path] | None = None) -> Iterator[ImapServer]:
     """A server in a directory of its own, outside pytest's private (0700) temporary tree."""
     root = Path(tempfile.mkdtemp(prefix="transfers-imap-"))
     root.chmod(0o755)
-    server = start(root)
+    server = start(root, tls)
     try:
         yield server
     finally:

@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,13 +20,13 @@ from tests.mail.factories import PASSWORD_HASH
 SOURCE_PASSWORD = "source password 1"
 
 
-def dovecot() -> Iterator[imap_server.ImapServer]:
+def dovecot(tls: tuple[Path, Path] | None = None) -> Iterator[imap_server.ImapServer]:
     """The body of each test module's ``imap`` fixture (module scope: one server per module)."""
     if not imap_server.available():
         if os.environ.get("CI"):
             pytest.fail("CI runs the transfer tests: dovecot must be installed (make imap-server)")
         pytest.skip("dovecot is not installed (make imap-server installs it)")
-    yield from imap_server.running()
+    yield from imap_server.running(tls)
 
 
 async def make_destination(runtime: Runtime, account: Account, local_part: str = "ann") -> str:
