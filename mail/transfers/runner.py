@@ -74,6 +74,8 @@ class TransferRunner:
                 conn, self.worker, self.ctx.clock.now(), self.settings.stale_seconds, free
             )
         for transfer_id in claimed:
+            if transfer_id in self.tasks:  # ours already (its heartbeat was late): keep it
+                continue
             task = asyncio.create_task(self._run(transfer_id), name=f"transfer-{transfer_id}")
             self.tasks[transfer_id] = task
             task.add_done_callback(functools.partial(self._ended, transfer_id))
@@ -82,9 +84,16 @@ class TransferRunner:
     def _ended(self, transfer_id: str, _task: asyncio.Task[None]) -> None:
         self.tasks.pop(transfer_id, None)
         if not self._closing:  # a slot is free: take the next queued one
-            kick = asyncio.get_running_loop().create_task(self.kick())
+            kick = asyncio.get_running_loop().create_task(self._kick_quietly())
             self._kicks.add(kick)
             kick.add_done_callback(self._kicks.discard)
+
+    async def _kick_quietly(self) -> list[str]:
+        try:
+            return await self.kick()
+        except Exception:  # the sweep job tries again
+            log.exception("could not start the next transfer")
+            return []
 
     async def wait_idle(self) -> None:
         """Until no transfer runs in this process (tests)."""

@@ -20,6 +20,7 @@ import pytest
 
 from common.settings import Settings
 from gateway.app import services_key
+from tests.mail.conftest import HIGH_LIMITS
 from tests.mail.factories import signed_in
 from tests.mail.imap_server import ImapServer, free_port
 from tests.mail.transfer_fixtures import (
@@ -341,3 +342,31 @@ async def test_private_source_refused_without_the_setting(make_client, runtime, 
     done = await (await client.get(f"/api/transfers/{created['id']}", headers=headers)).json()
     assert done["state"] == "failed"
     assert "private or local address" in done["error"]
+
+
+async def test_a_process_runs_at_most_its_bound_the_rest_wait_queued(make_client, runtime, imap):
+    seed_bulk(imap, "erin", 30)
+    client = await make_client(
+        {**HIGH_LIMITS, "TRANSFER_ALLOW_PRIVATE": "true", "TRANSFER_MAX_CONCURRENT": "1"}
+    )
+    account, headers = await signed_in(runtime)
+    ids = []
+    for local in ("one", "two"):
+        address_id = await make_destination(runtime, account, local)
+        body = start_body(address_id, imap, "erin")
+        ids.append(
+            (await (await client.post("/api/transfers", json=body, headers=headers)).json())["id"]
+        )
+    await client.mail_runtime.jobs.run_due()
+    states = await runtime.db.fetch_all(
+        "SELECT state FROM mail.transfers WHERE id = ANY(%s::uuid[]) ORDER BY created_at, id",
+        (ids,),
+    )
+    assert sorted(r["state"] for r in states) == ["queued", "running"]
+    assert len(runner(client).tasks) == 1
+    # When the first ends, the process takes the next by itself.
+    await asyncio.wait_for(runner(client).wait_idle(), 30)
+    for transfer_id in ids:
+        done = await (await client.get(f"/api/transfers/{transfer_id}", headers=headers)).json()
+        assert done["state"] == "completed"
+        assert done["progress"]["messages_done"] == 30
