@@ -86,6 +86,13 @@ def browser(gateway: GatewayProcess) -> Iterator[Any]:
 @pytest.fixture
 def gateway(gateway_process: Callable[..., GatewayProcess], database_url: str) -> GatewayProcess:
     """The real gateway process on its own database, its public URL its own address."""
+    return start_gateway(gateway_process, database_url)
+
+
+def start_gateway(
+    gateway_process: Callable[..., GatewayProcess], database_url: str, **env: str
+) -> GatewayProcess:
+    """The ``gateway`` fixture's process; a test module overriding it adds its own ``env``."""
     port = free_port()
     return gateway_process(  # type: ignore[no-any-return]
         env={
@@ -96,6 +103,7 @@ def gateway(gateway_process: Callable[..., GatewayProcess], database_url: str) -
             # for a person; the tests follow them from the log (helpers.mailed_link).
             "APP_ENV": "development",
             **HIGH_LIMITS,
+            **env,
         }
     )
 

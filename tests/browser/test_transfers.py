@@ -9,9 +9,9 @@ from collections.abc import Callable, Iterator
 import psycopg2
 import pytest
 
-from tests.browser.conftest import HIGH_LIMITS, Screens
+from tests.browser.conftest import Screens, start_gateway
 from tests.browser.helpers import make_account, sign_in
-from tests.conftest import GatewayProcess, free_port
+from tests.conftest import GatewayProcess
 from tests.mail.imap_server import ImapServer
 from tests.mail.transfer_fixtures import SOURCE_PASSWORD, dovecot, message, seed_bulk
 
@@ -25,18 +25,8 @@ def imap() -> Iterator[ImapServer]:
 
 @pytest.fixture
 def gateway(gateway_process: Callable[..., GatewayProcess], database_url: str) -> GatewayProcess:
-    # The browser conftest's gateway, with loopback sources allowed (the Dovecot here).
-    port = free_port()
-    return gateway_process(  # type: ignore[no-any-return]
-        env={
-            "DATABASE_URL": database_url,
-            "PORT": str(port),
-            "PUBLIC_URL": f"http://127.0.0.1:{port}",
-            "APP_ENV": "development",
-            "TRANSFER_ALLOW_PRIVATE": "true",
-            **HIGH_LIMITS,
-        }
-    )
+    # Loopback sources allowed: the Dovecot here.
+    return start_gateway(gateway_process, database_url, TRANSFER_ALLOW_PRIVATE="true")
 
 
 def make_addresses(database_url: str, email: str, local_parts: list[str]) -> None:

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from tests.conftest import free_port
+
 DOVECOT = shutil.which("dovecot") or "/usr/sbin/dovecot"
 
 # Source folder -> its SPECIAL-USE attribute (None: an ordinary folder).
@@ -93,12 +95,6 @@ namespace inbox {{
 
 def available() -> bool:
     return os.path.exists(DOVECOT)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass

@@ -20,9 +20,10 @@ import pytest
 
 from common.settings import Settings
 from gateway.app import services_key
+from tests.conftest import free_port
 from tests.mail.conftest import HIGH_LIMITS
 from tests.mail.factories import signed_in
-from tests.mail.imap_server import ImapServer, free_port
+from tests.mail.imap_server import ImapServer
 from tests.mail.transfer_fixtures import (
     INTERNAL_DATE,
     LATER,
