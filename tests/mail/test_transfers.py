@@ -371,3 +371,48 @@ async def test_a_process_runs_at_most_its_bound_the_rest_wait_queued(make_client
         done = await (await client.get(f"/api/transfers/{transfer_id}", headers=headers)).json()
         assert done["state"] == "completed"
         assert done["progress"]["messages_done"] == 30
+
+
+async def test_per_message_errors_are_counted_and_shown_and_the_rest_goes_on(
+    make_client, runtime, imap
+):
+    imap.add_user("frank", SOURCE_PASSWORD)
+    imap.append("frank", "INBOX", message("small one"))
+    imap.append("frank", "INBOX", message("too big", body="y" * 5000))
+    imap.append("frank", "INBOX", message("small two"))
+    client = await make_client(
+        {**HIGH_LIMITS, "TRANSFER_ALLOW_PRIVATE": "true", "TRANSFER_MAX_MESSAGE_BYTES": "2048"}
+    )
+    account, headers = await signed_in(runtime)
+    address_id = await make_destination(runtime, account)
+    body = start_body(address_id, imap, "frank")
+    created = await (await client.post("/api/transfers", json=body, headers=headers)).json()
+    await client.mail_runtime.jobs.run_due()
+    await asyncio.wait_for(runner(client).wait_idle(), 30)
+    done = await (await client.get(f"/api/transfers/{created['id']}", headers=headers)).json()
+    assert done["state"] == "completed"
+    assert done["progress"]["messages_done"] == 3
+    assert done["progress"]["errors"] == 1
+    [error] = done["progress"]["recent_errors"]
+    assert error.startswith("INBOX UID 2:") and "over the limit" in error
+    assert set(await stored(runtime, address_id)) == {"small one", "small two"}
+
+
+async def test_a_full_destination_fails_the_transfer_clearly(client, runtime, imap):
+    imap.add_user("gina", SOURCE_PASSWORD)
+    for n in range(3):
+        imap.append("gina", "INBOX", message(f"fits {n}", body="z" * 3000))
+    account, headers = await signed_in(runtime)
+    address_id = await make_destination(runtime, account)
+    await runtime.db.execute(
+        "UPDATE mail.addresses SET quota_bytes = 7000 WHERE id = %s", (address_id,)
+    )
+    body = start_body(address_id, imap, "gina")
+    created = await (await client.post("/api/transfers", json=body, headers=headers)).json()
+    await run(client, runtime)
+    done = await (await client.get(f"/api/transfers/{created['id']}", headers=headers)).json()
+    assert done["state"] == "failed"
+    assert "over its quota" in done["error"]
+    # Two fitted, and what the progress says is what was stored.
+    assert done["progress"]["messages_done"] == 2
+    assert len(await stored(runtime, address_id)) == 2
