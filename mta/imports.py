@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from common.blobs import LocalBlobStore, blob_id_of
-from common.db import Conn, execute, fetch_val
+from common.db import Conn, execute, fetch_one
 from common.runtime import Runtime
 from mta.message import parse_message
 from mta.store import emails, mailboxes
@@ -47,10 +47,12 @@ class Imported:
 
 @dataclass(frozen=True)
 class Target:
-    """Where an imported message goes: a role's folder, else the folder at ``path``."""
+    """Where an imported message goes: a mailbox by id (from :meth:`Importer.resolve`),
+    else a role's folder, else the folder at ``path`` (made when missing)."""
 
     role: str | None = None
     path: str | None = None
+    mailbox_id: str | None = None
 
 
 class Importer:
@@ -59,6 +61,13 @@ class Importer:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.blobs = RawMessages(runtime.db, LocalBlobStore(runtime.settings.blob_dir))
+
+    async def resolve(self, address_id: str, target: Target) -> Target:
+        """The target as a mailbox id, its folders made now: once per source folder,
+        not once per message."""
+        async with self.runtime.db.transaction() as conn:
+            box = await _target(conn, address_id, target, self.runtime.clock.now())
+        return Target(role=target.role, path=target.path, mailbox_id=box)
 
     async def store(
         self,
@@ -80,19 +89,25 @@ class Importer:
             # One importer per address at a time: the duplicate check and the
             # insert below must see each other.
             await execute(conn, "SELECT pg_advisory_xact_lock(hashtext(%s))", (address_id,))
-            if await _already_there(conn, address_id, parsed.message_id, size, blob_id):
+            found = await fetch_one(
+                conn,
+                _CHECK_BY_ID if parsed.message_id else _CHECK_BY_BYTES,
+                {
+                    "a": address_id,
+                    "mid": parsed.message_id,
+                    "size": size,
+                    "blob": blob_id,
+                    "box": target.mailbox_id,
+                },
+            )
+            assert found is not None
+            if found["duplicate"]:
                 if also is not None:
                     await also(conn, True)
                 return Imported(None, duplicate=True)
-            if quota_bytes:
-                used = await fetch_val(
-                    conn,
-                    "SELECT used_bytes FROM mta.quota_usage WHERE address_id = %s",
-                    (address_id,),
-                )
-                if int(used or 0) + size > quota_bytes:
-                    raise OverQuota(f"the destination is over its quota of {quota_bytes} bytes")
-            box = await _target(conn, address_id, target, now)
+            if quota_bytes and int(found["used"] or 0) + size > quota_bytes:
+                raise OverQuota(f"the destination is over its quota of {quota_bytes} bytes")
+            box = found["box"] or await _target(conn, address_id, target, now)
             if inline:
                 await self.blobs.put_inline(conn, raw, now)
             else:
@@ -117,26 +132,21 @@ class Importer:
         return Imported(email_id, duplicate=False)
 
 
-async def _already_there(
-    conn: Conn, address_id: str, message_id: str | None, size: int, blob_id: str
-) -> bool:
-    if message_id:  # index emails_message_id
-        found = await fetch_val(
-            conn,
-            "SELECT 1 FROM mta.emails WHERE address_id = %s AND message_id = %s AND size = %s"
-            " LIMIT 1",
-            (address_id, message_id, size),
-        )
-    else:  # index emails_blob
-        found = await fetch_val(
-            conn,
-            "SELECT 1 FROM mta.emails WHERE blob_id = %s AND address_id = %s LIMIT 1",
-            (blob_id, address_id),
-        )
-    return found is not None
+# One round trip before the insert: is it there already (Message-ID and size,
+# index emails_message_id; without a Message-ID the same bytes, index
+# emails_blob), the quota used, and whether the resolved folder still exists.
+_CHECK = """
+    SELECT EXISTS (SELECT 1 FROM mta.emails WHERE address_id = %(a)s AND {same}) AS duplicate,
+           (SELECT used_bytes FROM mta.quota_usage WHERE address_id = %(a)s) AS used,
+           (SELECT id::text FROM mta.mailboxes WHERE id = %(box)s::uuid AND address_id = %(a)s)
+               AS box
+"""
+_CHECK_BY_ID = _CHECK.format(same="message_id = %(mid)s AND size = %(size)s")
+_CHECK_BY_BYTES = _CHECK.format(same="blob_id = %(blob)s")
 
 
 async def _target(conn: Conn, address_id: str, target: Target, now: datetime) -> str:
+    # (A resolved folder deleted meanwhile is made again from the role or path.)
     if target.role is not None:
         roles = await mailboxes.ensure_defaults(conn, address_id, now)
         if target.role in roles:

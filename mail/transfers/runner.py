@@ -227,32 +227,52 @@ class TransferRunner:
             infos = listed
         else:
             infos = await source.messages(last_uid) if exists else []
-        target = Target(role=folder.target_role, path=folder.target_path)
-        for info in infos:
-            await self._message(job, source, folder.position, name, target, info)
+        target = await self.importer.resolve(
+            job.address_id, Target(role=folder.target_role, path=folder.target_path)
+        )
+        # The next message is fetched from the source while this one is stored:
+        # the two wait on different servers. One IMAP command in flight at a time.
+        pending: asyncio.Task[tuple[bytes | None, str | None]] | None = None
+        try:
+            for index, info in enumerate(infos):
+                if pending is None:
+                    pending = asyncio.create_task(self._fetch(source, name, info))
+                raw, error = await pending
+                pending = None
+                if index + 1 < len(infos):
+                    pending = asyncio.create_task(self._fetch(source, name, infos[index + 1]))
+                await self._message(job, folder.position, name, target, info, raw, error)
+        finally:
+            if pending is not None:
+                pending.cancel()
+                with contextlib.suppress(BaseException):
+                    await pending
         async with self.ctx.db.transaction() as conn:
             await store.folder_done(
                 conn, job.id, self.worker, folder.position, name, self.ctx.clock.now()
             )
 
+    async def _fetch(
+        self, source: imap.Source, folder_name: str, info: imap.MessageInfo
+    ) -> tuple[bytes | None, str | None]:
+        """The message's bytes, or None and the error the progress shows."""
+        if info.size > self.settings.max_message_bytes:
+            return None, f"{folder_name} UID {info.uid}: {info.size} bytes is over the limit"
+        raw = await source.body(info.uid)
+        if raw is None:
+            return None, f"{folder_name} UID {info.uid}: the source no longer has it"
+        return raw, None
+
     async def _message(
         self,
         job: store.Job,
-        source: imap.Source,
         position: int,
         folder_name: str,
         target: Target,
         info: imap.MessageInfo,
+        raw: bytes | None,
+        error: str | None,
     ) -> None:
-        raw: bytes | None = None
-        error: str | None = None
-        if info.size > self.settings.max_message_bytes:
-            error = f"{folder_name} UID {info.uid}: {info.size} bytes is over the limit"
-        else:
-            raw = await source.body(info.uid)
-            if raw is None:
-                error = f"{folder_name} UID {info.uid}: the source no longer has it"
-
         async def checkpoint(conn: Conn, duplicate: bool) -> None:
             await store.advance(
                 conn,

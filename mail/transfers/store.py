@@ -338,19 +338,26 @@ async def advance(
     Raises :class:`Lost` when the transfer was cancelled meanwhile, so that
     transaction rolls back and nothing is imported after a cancel.
     """
-    n = await execute(
+    n = await fetch_val(
         conn,
         """
-        UPDATE mail.transfers
-           SET messages_done = messages_done + 1, bytes_done = bytes_done + %(size)s,
-               duplicates = duplicates + %(dup)s, errors = errors + %(err)s,
-               recent_errors = CASE WHEN %(error)s::text IS NULL THEN recent_errors
-                   ELSE (SELECT coalesce(jsonb_agg(e ORDER BY i), '[]'::jsonb) FROM (
-                           SELECT e, i FROM jsonb_array_elements(recent_errors || %(errors)s)
-                                  WITH ORDINALITY AS x(e, i)
-                            ORDER BY i DESC LIMIT %(keep)s) AS kept) END,
-               current_folder = %(folder)s, heartbeat_at = %(now)s, updated_at = %(now)s
-         WHERE id = %(id)s AND worker = %(me)s AND state = 'running'
+        WITH t AS (
+            UPDATE mail.transfers
+               SET messages_done = messages_done + 1, bytes_done = bytes_done + %(size)s,
+                   duplicates = duplicates + %(dup)s, errors = errors + %(err)s,
+                   recent_errors = CASE WHEN %(error)s::text IS NULL THEN recent_errors
+                       ELSE (SELECT coalesce(jsonb_agg(e ORDER BY i), '[]'::jsonb) FROM (
+                               SELECT e, i FROM jsonb_array_elements(recent_errors || %(errors)s)
+                                      WITH ORDINALITY AS x(e, i)
+                                ORDER BY i DESC LIMIT %(keep)s) AS kept) END,
+                   current_folder = %(folder)s, heartbeat_at = %(now)s, updated_at = %(now)s
+             WHERE id = %(id)s AND worker = %(me)s AND state = 'running'
+            RETURNING id
+        ), f AS (
+            UPDATE mail.transfer_folders SET last_uid = greatest(last_uid, %(uid)s)
+             WHERE transfer_id = (SELECT id FROM t) AND position = %(position)s
+        )
+        SELECT count(*) FROM t
         """,
         {
             "size": size,
@@ -363,16 +370,12 @@ async def advance(
             "now": now,
             "id": transfer_id,
             "me": worker,
+            "uid": uid,
+            "position": position,
         },
     )
     if not n:
         raise Lost(transfer_id)
-    await execute(
-        conn,
-        "UPDATE mail.transfer_folders SET last_uid = greatest(last_uid, %s)"
-        " WHERE transfer_id = %s AND position = %s",
-        (uid, transfer_id, position),
-    )
 
 
 async def folder_done(
