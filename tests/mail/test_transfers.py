@@ -416,3 +416,18 @@ async def test_a_full_destination_fails_the_transfer_clearly(client, runtime, im
     # Two fitted, and what the progress says is what was stored.
     assert done["progress"]["messages_done"] == 2
     assert len(await stored(runtime, address_id)) == 2
+
+
+async def test_the_screens_need_a_session_and_escape_the_id(client, runtime):
+    for path in ("/transfers", "/transfers/0b7c1a5e-2d9e-4f43-9d8a-1f3c5e7a9b11"):
+        response = await client.get(path, allow_redirects=False)
+        assert response.status == 303
+        assert response.headers["Location"].startswith("/signin?next=/transfers")
+    _, headers = await signed_in(runtime)
+    page = await client.get('/transfers/x"><img src=x onerror=alert(1)>', headers=headers)
+    assert page.status == 200
+    html = await page.text()
+    assert "<img" not in html
+    assert 'data-id="x&#34;&gt;&lt;img' in html
+    listing = await (await client.get("/transfers", headers=headers)).text()
+    assert 'href="/transfers" aria-current="page"' in listing
