@@ -69,6 +69,17 @@ class Importer:
             box = await _target(conn, address_id, target, self.runtime.clock.now())
         return Target(role=target.role, path=target.path, mailbox_id=box)
 
+    async def has(self, address_id: str, message_id: str, size: int) -> bool:
+        """Whether the destination holds this message already (Message-ID and size):
+        a transfer asks before downloading it, and skips the download."""
+        async with self.runtime.db.connection() as conn:
+            found = await fetch_one(
+                conn,
+                _CHECK_BY_ID,
+                {"a": address_id, "mid": message_id, "size": size, "blob": None, "box": None},
+            )
+        return bool(found and found["duplicate"])
+
     async def store(
         self,
         address_id: str,
@@ -143,6 +154,11 @@ _CHECK = """
 """
 _CHECK_BY_ID = _CHECK.format(same="message_id = %(mid)s AND size = %(size)s")
 _CHECK_BY_BYTES = _CHECK.format(same="blob_id = %(blob)s")
+
+
+def message_id_of(head: bytes) -> str | None:
+    """The Message-ID the store would record for a message with this header block."""
+    return parse_message(head).message_id
 
 
 async def _target(conn: Conn, address_id: str, target: Target, now: datetime) -> str:

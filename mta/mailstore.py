@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from common.db import Conn
-from mta.imports import Imported, Importer, OverQuota, Target
+from mta.imports import Imported, Importer, OverQuota, Target, message_id_of
 from mta.sieve.compiler import MAX_SCRIPT_BYTES, Script, SieveError, compile_script
 from mta.store import activity, mailboxes, quota
 from mta.store import filters as _filters
@@ -46,6 +46,7 @@ __all__ = [
     "folders",
     "get_filter",
     "insert_filter",
+    "message_id_of",
     "update_filter",
     "usage",
 ]

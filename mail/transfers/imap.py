@@ -112,6 +112,9 @@ class MessageInfo:
     size: int
     keywords: tuple[str, ...]
     internal_date: datetime | None
+    # The Message-ID header field as the source sent it (for the duplicate check
+    # before the download), empty when the message has none.
+    head: bytes = b""
 
 
 # --- names ---
@@ -226,23 +229,37 @@ _EXISTS = re.compile(rb"^(\d+) EXISTS", re.I)
 
 
 def parse_infos(lines: Sequence[bytes | bytearray], after_uid: int) -> list[MessageInfo]:
-    infos = []
+    """The messages of a metadata FETCH.
+
+    One message's answer is its FETCH line, the header literal (a bytearray)
+    and the line after it; servers order the items as they like, so the UID
+    may come after the literal.
+    """
+    records: list[tuple[bytes, bytes]] = []  # (the answer's text, its literal)
     for line in lines:
-        if isinstance(line, bytearray) or b" FETCH " not in line:
-            continue
-        uid, size = _UID.search(line), _SIZE.search(line)
+        if isinstance(line, bytearray):
+            if records:
+                records[-1] = (records[-1][0], bytes(line))
+        elif b" FETCH " in line:
+            records.append((bytes(line), b""))
+        elif records and not records[-1][0].endswith(b")"):
+            records[-1] = (records[-1][0] + b" " + bytes(line), records[-1][1])
+    infos = []
+    for text, head in records:
+        uid, size = _UID.search(text), _SIZE.search(text)
         if uid is None or size is None:
             continue
         if int(uid[1]) <= after_uid:  # "n:*" names the last message when n is past it
             continue
-        flags = _FLAGS.search(line)
-        date = _DATE.search(line)
+        flags = _FLAGS.search(text)
+        date = _DATE.search(text)
         infos.append(
             MessageInfo(
                 uid=int(uid[1]),
                 size=int(size[1]),
                 keywords=keywords_of(flags[1].decode().split() if flags else []),
                 internal_date=_internal_date(date[1].decode()) if date else None,
+                head=head,
             )
         )
     infos.sort(key=lambda i: i.uid)
@@ -347,9 +364,14 @@ class Source:
         return uidvalidity, exists
 
     async def messages(self, after_uid: int) -> list[MessageInfo]:
-        """UID, size, flags and internal date of the open folder's messages past ``after_uid``."""
+        """UID, size, flags, internal date and Message-ID field of the open folder's
+        messages past ``after_uid``."""
         response = await self._cmd(
-            self.client.uid("fetch", f"{after_uid + 1}:*", "(UID FLAGS INTERNALDATE RFC822.SIZE)")
+            self.client.uid(
+                "fetch",
+                f"{after_uid + 1}:*",
+                "(UID FLAGS INTERNALDATE RFC822.SIZE BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)])",
+            )
         )
         if response.result != "OK":
             raise SourceError(f"the source server refused FETCH: {_text(response)}")

@@ -26,6 +26,7 @@ import functools
 import logging
 import os
 import socket
+from dataclasses import dataclass
 
 from common.crypto import SealError
 from common.db import Conn
@@ -36,11 +37,22 @@ from mail.transfers import imap, store
 from mail.transfers.imap import SourceError, SourceFolder
 from mail.transfers.service import KICK_JOB, transfer_sealer
 from mail.transfers.settings import load_transfer_settings
-from mta.mailstore import Importer, OverQuota, Target
+from mta.mailstore import Importer, OverQuota, Target, message_id_of
 
 log = logging.getLogger(__name__)
 
 SWEEP_JOB = "mail.transfers.sweep"
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """One source message: its bytes, or why there are none."""
+
+    raw: bytes | None = None
+    error: str | None = None
+    duplicate: bool = False
+
+
 SWEEP_EVERY_SECONDS = 15
 
 
@@ -232,16 +244,16 @@ class TransferRunner:
         )
         # The next message is fetched from the source while this one is stored:
         # the two wait on different servers. One IMAP command in flight at a time.
-        pending: asyncio.Task[tuple[bytes | None, str | None]] | None = None
+        pending: asyncio.Task[Fetched] | None = None
         try:
             for index, info in enumerate(infos):
                 if pending is None:
-                    pending = asyncio.create_task(self._fetch(source, name, info))
-                raw, error = await pending
+                    pending = asyncio.create_task(self._fetch(job, source, name, info))
+                fetched = await pending
                 pending = None
                 if index + 1 < len(infos):
-                    pending = asyncio.create_task(self._fetch(source, name, infos[index + 1]))
-                await self._message(job, folder.position, name, target, info, raw, error)
+                    pending = asyncio.create_task(self._fetch(job, source, name, infos[index + 1]))
+                await self._message(job, folder.position, name, target, info, fetched)
         finally:
             if pending is not None:
                 pending.cancel()
@@ -253,15 +265,21 @@ class TransferRunner:
             )
 
     async def _fetch(
-        self, source: imap.Source, folder_name: str, info: imap.MessageInfo
-    ) -> tuple[bytes | None, str | None]:
-        """The message's bytes, or None and the error the progress shows."""
+        self, job: store.Job, source: imap.Source, folder_name: str, info: imap.MessageInfo
+    ) -> Fetched:
+        """The message's bytes; not downloaded when the destination has it already
+        (its Message-ID came with the metadata), or too large, or gone."""
+        message_id = message_id_of(info.head) if info.head else None
+        if message_id and await self.importer.has(job.address_id, message_id, info.size):
+            return Fetched(duplicate=True)
         if info.size > self.settings.max_message_bytes:
-            return None, f"{folder_name} UID {info.uid}: {info.size} bytes is over the limit"
+            return Fetched(
+                error=f"{folder_name} UID {info.uid}: {info.size} bytes is over the limit"
+            )
         raw = await source.body(info.uid)
         if raw is None:
-            return None, f"{folder_name} UID {info.uid}: the source no longer has it"
-        return raw, None
+            return Fetched(error=f"{folder_name} UID {info.uid}: the source no longer has it")
+        return Fetched(raw=raw)
 
     async def _message(
         self,
@@ -270,9 +288,10 @@ class TransferRunner:
         folder_name: str,
         target: Target,
         info: imap.MessageInfo,
-        raw: bytes | None,
-        error: str | None,
+        fetched: Fetched,
     ) -> None:
+        error = fetched.error
+
         async def checkpoint(conn: Conn, duplicate: bool) -> None:
             await store.advance(
                 conn,
@@ -287,14 +306,14 @@ class TransferRunner:
                 now=self.ctx.clock.now(),
             )
 
-        if raw is None:
+        if fetched.raw is None:
             async with self.ctx.db.transaction() as conn:
-                await checkpoint(conn, False)
+                await checkpoint(conn, fetched.duplicate)
             return
         await self.importer.store(
             job.address_id,
             target,
-            raw,
+            fetched.raw,
             keywords=info.keywords,
             received_at=info.internal_date or self.ctx.clock.now(),
             quota_bytes=job.quota_bytes or None,

@@ -198,6 +198,9 @@ async def test_imports_folders_flags_dates_and_a_large_attachment(client, runtim
     again = await (await client.get(f"/api/transfers/{again['id']}", headers=headers)).json()
     assert again["state"] == "completed"
     assert again["progress"]["duplicates"] == len(mail)
+    # Known by their Message-ID and size before any download: Dovecot sent no body.
+    [last] = [line for line in imap.log().splitlines() if "imap(ann)" in line][-1:]
+    assert "body_count=0" in last, last
     assert len(await stored(runtime, address_id)) == len(mail)
     count = await runtime.db.fetch_val(
         "SELECT count(*) FROM mta.emails WHERE address_id = %s", (address_id,)

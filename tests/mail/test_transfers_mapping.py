@@ -128,3 +128,20 @@ def test_fetch_metadata_lines():
     )
     # "n:*" past the last UID names the last message: it is not new.
     assert parse_infos(lines, after_uid=9) == []
+
+
+def test_fetch_metadata_with_the_message_id_literal_in_either_order():
+    lines = [
+        b"1 FETCH (UID 3 RFC822.SIZE 10 FLAGS () BODY[HEADER.FIELDS (MESSAGE-ID)] {25}",
+        bytearray(b"Message-ID: <a@b.example>"),
+        b")",
+        b"2 FETCH (BODY[HEADER.FIELDS (MESSAGE-ID)] {2}",
+        bytearray(b"\r\n"),
+        b' UID 4 FLAGS (\\Seen) RFC822.SIZE 20 INTERNALDATE "01-Jan-2020 00:00:00 +0000")',
+        b"Fetch completed.",
+    ]
+    infos = parse_infos(lines, after_uid=0)
+    assert [(i.uid, i.size, i.keywords, i.head) for i in infos] == [
+        (3, 10, (), b"Message-ID: <a@b.example>"),
+        (4, 20, ("$seen",), b"\r\n"),
+    ]
