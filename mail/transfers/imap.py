@@ -22,7 +22,7 @@ import re
 import socket
 import ssl
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import aioimaplib
@@ -32,6 +32,8 @@ from common.outbound import is_public_address
 from mail.transfers.settings import TransferSettings
 
 TLS_MODES = ("implicit", "starttls", "none")
+# Messages whose Message-ID field one FETCH asks for (see Source.messages).
+HEADS_PER_FETCH = 100
 DEFAULT_PORTS = {"implicit": 993, "starttls": 143, "none": 143}
 
 # IMAP system flags -> JMAP keywords (RFC 8621 4.1.1); \Recent and \Deleted are dropped.
@@ -228,7 +230,9 @@ _UIDVALIDITY = re.compile(rb"\[UIDVALIDITY (\d+)\]", re.I)
 _EXISTS = re.compile(rb"^(\d+) EXISTS", re.I)
 
 
-def parse_infos(lines: Sequence[bytes | bytearray], after_uid: int) -> list[MessageInfo]:
+def parse_infos(
+    lines: Sequence[bytes | bytearray], after_uid: int, *, need_size: bool = True
+) -> list[MessageInfo]:
     """The messages of a metadata FETCH.
 
     One message's answer is its FETCH line, the header literal (a bytearray)
@@ -247,7 +251,7 @@ def parse_infos(lines: Sequence[bytes | bytearray], after_uid: int) -> list[Mess
     infos = []
     for text, head in records:
         uid, size = _UID.search(text), _SIZE.search(text)
-        if uid is None or size is None:
+        if uid is None or (size is None and need_size):
             continue
         if int(uid[1]) <= after_uid:  # "n:*" names the last message when n is past it
             continue
@@ -256,7 +260,7 @@ def parse_infos(lines: Sequence[bytes | bytearray], after_uid: int) -> list[Mess
         infos.append(
             MessageInfo(
                 uid=int(uid[1]),
-                size=int(size[1]),
+                size=int(size[1]) if size else 0,
                 keywords=keywords_of(flags[1].decode().split() if flags else []),
                 internal_date=_internal_date(date[1].decode()) if date else None,
                 head=head,
@@ -264,6 +268,11 @@ def parse_infos(lines: Sequence[bytes | bytearray], after_uid: int) -> list[Mess
         )
     infos.sort(key=lambda i: i.uid)
     return infos
+
+
+def parse_heads(lines: Sequence[bytes | bytearray]) -> dict[int, bytes]:
+    """UID -> its header literal, from a FETCH of header fields."""
+    return {i.uid: i.head for i in parse_infos(lines, 0, need_size=False)}
 
 
 def _internal_date(value: str) -> datetime | None:
@@ -367,15 +376,26 @@ class Source:
         """UID, size, flags, internal date and Message-ID field of the open folder's
         messages past ``after_uid``."""
         response = await self._cmd(
-            self.client.uid(
-                "fetch",
-                f"{after_uid + 1}:*",
-                "(UID FLAGS INTERNALDATE RFC822.SIZE BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)])",
-            )
+            self.client.uid("fetch", f"{after_uid + 1}:*", "(UID FLAGS INTERNALDATE RFC822.SIZE)")
         )
         if response.result != "OK":
             raise SourceError(f"the source server refused FETCH: {_text(response)}")
-        return parse_infos(response.lines, after_uid)
+        infos = parse_infos(response.lines, after_uid)
+        # The Message-ID fields come as literals, which aioimaplib parses by
+        # recursion, one level per message of a read: asked for in small runs.
+        heads: dict[int, bytes] = {}
+        for start in range(0, len(infos), HEADS_PER_FETCH):
+            run = infos[start : start + HEADS_PER_FETCH]
+            response = await self._cmd(
+                self.client.uid(
+                    "fetch",
+                    f"{run[0].uid}:{run[-1].uid}",
+                    "(UID BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)])",
+                )
+            )
+            if response.result == "OK":
+                heads.update(parse_heads(response.lines))
+        return [replace(i, head=heads.get(i.uid, b"")) for i in infos]
 
     async def body(self, uid: int) -> bytes | None:
         """The message's bytes (None when the server no longer has it)."""
