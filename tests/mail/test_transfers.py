@@ -248,7 +248,7 @@ async def test_unreachable_host_fails_with_the_password_erased(client, runtime, 
 
 
 async def test_cancel_stops_a_running_transfer_within_seconds(client, runtime, imap):
-    seed_bulk(imap, "carol", 400)
+    seed_bulk(imap, "carol", 800)
     account, headers = await signed_in(runtime)
     address_id = await make_destination(runtime, account)
     body = start_body(address_id, imap, "carol")
@@ -258,7 +258,7 @@ async def test_cancel_stops_a_running_transfer_within_seconds(client, runtime, i
         client, headers, created["id"], lambda b: b["progress"]["messages_done"] >= 5
     )
     assert running["state"] == "running"
-    assert running["progress"]["messages_total"] == 400
+    assert running["progress"]["messages_total"] == 800
     assert running["progress"]["current_folder"] == "INBOX"
 
     resp = await client.delete(f"/api/transfers/{created['id']}", headers=headers)
@@ -270,7 +270,7 @@ async def test_cancel_stops_a_running_transfer_within_seconds(client, runtime, i
 
     after = await (await client.get(f"/api/transfers/{created['id']}", headers=headers)).json()
     assert after["state"] == "cancelled"
-    assert after["progress"]["messages_done"] < 400
+    assert after["progress"]["messages_done"] < 800
     # What the progress says was imported is exactly what is stored: nothing after the cancel.
     count = await runtime.db.fetch_val(
         "SELECT count(*) FROM mta.emails WHERE address_id = %s", (address_id,)

@@ -23,7 +23,7 @@ from tests.mail.factories import signed_in
 from tests.mail.imap_server import ImapServer
 from tests.mail.transfer_fixtures import dovecot, make_destination, seed_bulk, start_body
 
-COUNT = 300
+COUNT = 600
 
 
 @pytest.fixture(scope="module")
