@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 
 from common.settings import Settings
-from gateway.app import services_key
 from tests.conftest import free_port
 from tests.mail.conftest import HIGH_LIMITS
 from tests.mail.factories import signed_in
@@ -32,8 +31,11 @@ from tests.mail.transfer_fixtures import (
     make_destination,
     message,
     poll,
+    run,
+    runner,
     seed_bulk,
     start_body,
+    transfer,
 )
 
 BIG = os.urandom(5 * 1024 * 1024)
@@ -49,16 +51,6 @@ def settings(settings: Settings) -> Settings:
     # The source is on loopback: the SSRF guard would refuse it.
     env = {**settings.environ, "TRANSFER_ALLOW_PRIVATE": "true"}
     return replace(settings, environ=MappingProxyType(env))
-
-
-def runner(client: Any) -> Any:
-    return client.app[services_key]["mail"].transfers
-
-
-async def run(client: Any, runtime: Any) -> None:
-    """Run the due jobs (the kick starts the transfer) and wait until it ends."""
-    await runtime.jobs.run_due()
-    await asyncio.wait_for(runner(client).wait_idle(), 60)
 
 
 def seed_mailbox(server: ImapServer, user: str) -> dict[str, bytes]:
@@ -234,14 +226,12 @@ async def test_unreachable_host_fails_with_the_password_erased(client, runtime, 
     account, headers = await signed_in(runtime)
     address_id = await make_destination(runtime, account)
     body = start_body(address_id, imap, "nobody", port=free_port())  # nothing listens there
-    created = await (await client.post("/api/transfers", json=body, headers=headers)).json()
-    await run(client, runtime)
-    done = await (await client.get(f"/api/transfers/{created['id']}", headers=headers)).json()
+    done = await transfer(client, runtime, body, headers)
     assert done["state"] == "failed"
     assert done["error"].startswith("could not connect to 127.0.0.1:")
     assert (
         await runtime.db.fetch_val(
-            "SELECT password_sealed FROM mail.transfers WHERE id = %s", (created["id"],)
+            "SELECT password_sealed FROM mail.transfers WHERE id = %s", (done["id"],)
         )
         is None
     )
@@ -339,11 +329,7 @@ async def test_private_source_refused_without_the_setting(make_client, runtime, 
     client = await make_client({})  # the defaults: TRANSFER_ALLOW_PRIVATE off
     account, headers = await signed_in(runtime)
     address_id = await make_destination(runtime, account)
-    body = start_body(address_id, imap, "nobody")
-    created = await (await client.post("/api/transfers", json=body, headers=headers)).json()
-    await client.mail_runtime.jobs.run_due()
-    await asyncio.wait_for(runner(client).wait_idle(), 10)
-    done = await (await client.get(f"/api/transfers/{created['id']}", headers=headers)).json()
+    done = await transfer(client, runtime, start_body(address_id, imap, "nobody"), headers)
     assert done["state"] == "failed"
     assert "private or local address" in done["error"]
 
@@ -388,11 +374,7 @@ async def test_per_message_errors_are_counted_and_shown_and_the_rest_goes_on(
     )
     account, headers = await signed_in(runtime)
     address_id = await make_destination(runtime, account)
-    body = start_body(address_id, imap, "frank")
-    created = await (await client.post("/api/transfers", json=body, headers=headers)).json()
-    await client.mail_runtime.jobs.run_due()
-    await asyncio.wait_for(runner(client).wait_idle(), 30)
-    done = await (await client.get(f"/api/transfers/{created['id']}", headers=headers)).json()
+    done = await transfer(client, runtime, start_body(address_id, imap, "frank"), headers)
     assert done["state"] == "completed"
     assert done["progress"]["messages_done"] == 3
     assert done["progress"]["errors"] == 1
@@ -410,10 +392,7 @@ async def test_a_full_destination_fails_the_transfer_clearly(client, runtime, im
     await runtime.db.execute(
         "UPDATE mail.addresses SET quota_bytes = 7000 WHERE id = %s", (address_id,)
     )
-    body = start_body(address_id, imap, "gina")
-    created = await (await client.post("/api/transfers", json=body, headers=headers)).json()
-    await run(client, runtime)
-    done = await (await client.get(f"/api/transfers/{created['id']}", headers=headers)).json()
+    done = await transfer(client, runtime, start_body(address_id, imap, "gina"), headers)
     assert done["state"] == "failed"
     assert "over its quota" in done["error"]
     # Two fitted, and what the progress says is what was stored.

@@ -7,7 +7,6 @@ erased.
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -16,7 +15,6 @@ from datetime import UTC, datetime, timedelta
 from ipaddress import IPv4Address
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
 import pytest
 from cryptography import x509
@@ -25,7 +23,6 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from common.settings import Settings
-from gateway.app import services_key
 from tests.mail.factories import signed_in
 from tests.mail.imap_server import ImapServer
 from tests.mail.transfer_fixtures import (
@@ -34,6 +31,7 @@ from tests.mail.transfer_fixtures import (
     make_destination,
     message,
     start_body,
+    transfer,
 )
 
 
@@ -113,16 +111,6 @@ def settings(settings: Settings, certificates: tuple[Path, Path, Path]) -> Setti
         "TRANSFER_TLS_CA_FILE": str(certificates[0]),
     }
     return replace(settings, environ=MappingProxyType(env))
-
-
-async def transfer(client: Any, runtime: Any, body: dict[str, Any], headers: Any) -> dict:
-    resp = await client.post("/api/transfers", json=body, headers=headers)
-    assert resp.status == 201, await resp.text()
-    created = await resp.json()
-    # make_client's gateways have their own runtime (and job queue).
-    await getattr(client, "mail_runtime", runtime).jobs.run_due()
-    await asyncio.wait_for(client.app[services_key]["mail"].transfers.wait_idle(), 30)
-    return await (await client.get(f"/api/transfers/{created['id']}", headers=headers)).json()
 
 
 @pytest.mark.parametrize("mode", ["implicit", "starttls"])

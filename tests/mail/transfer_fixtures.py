@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from common.runtime import Runtime
+from gateway.app import services_key
 from mail.accounts.store import Account
 from tests.mail import imap_server
 from tests.mail.factories import PASSWORD_HASH
@@ -98,3 +99,24 @@ async def poll(client: Any, headers: dict[str, str], transfer_id: str, until: An
 
 INTERNAL_DATE = datetime(2021, 3, 4, 9, 30, tzinfo=UTC)
 LATER = INTERNAL_DATE + timedelta(days=200)
+
+
+def runner(client: Any) -> Any:
+    """The gateway's transfer runner (mail/transfers/runner.py)."""
+    return client.app[services_key]["mail"].transfers
+
+
+async def run(client: Any, runtime: Any) -> None:
+    """Run the due jobs (the kick starts the transfers) and wait until they end."""
+    # make_client's gateways have their own runtime (and job queue).
+    await getattr(client, "mail_runtime", runtime).jobs.run_due()
+    await asyncio.wait_for(runner(client).wait_idle(), 60)
+
+
+async def transfer(client: Any, runtime: Any, body: dict, headers: dict[str, str]) -> dict:
+    """Start a transfer, run it to its end, and read it."""
+    resp = await client.post("/api/transfers", json=body, headers=headers)
+    assert resp.status == 201, await resp.text()
+    created = await resp.json()
+    await run(client, runtime)
+    return await (await client.get(f"/api/transfers/{created['id']}", headers=headers)).json()
