@@ -60,6 +60,12 @@ function render(t) {
 
 async function refresh() {
   const { ok, status, data } = await api("GET", `/api/transfers/${encodeURIComponent(id)}`);
+  if (status === 0 || status === 429 || status >= 500) {
+    // The server is restarting or busy: the transfer goes on there; ask again.
+    set("transfer-error", "Could not reach the server; trying again.");
+    window.setTimeout(refresh, POLL_MS * 3);
+    return;
+  }
   if (!ok) {
     set("route", status === 404 ? "No such transfer" : "Could not load the transfer");
     set("transfer-error", data.message || "");
