@@ -97,6 +97,9 @@ class MailService:
 
     @asynccontextmanager
     async def _lifespan(self) -> AsyncIterator[None]:
+        if self.runtime.settings.run_workers:
+            # Transfers another process handed back when it stopped resume now.
+            await self.transfers.start()
         try:
             yield
         finally:

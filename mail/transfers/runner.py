@@ -100,6 +100,10 @@ class TransferRunner:
             self._kicks.add(kick)
             kick.add_done_callback(self._kicks.discard)
 
+    async def start(self) -> None:
+        """At the process's start: take what is waiting (the sweep would, within 15 s)."""
+        await self._kick_quietly()
+
     async def _kick_quietly(self) -> list[str]:
         try:
             return await self.kick()

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from common.settings import Settings
+from mail.transfers.runner import SWEEP_EVERY_SECONDS
 from tests.conftest import free_port
 from tests.mail.conftest import HIGH_LIMITS
 from tests.mail.factories import signed_in
@@ -413,3 +414,37 @@ async def test_the_screens_need_a_session_and_escape_the_id(client, runtime):
     assert 'data-id="x&#34;&gt;&lt;img' in html
     listing = await (await client.get("/transfers", headers=headers)).text()
     assert 'href="/transfers" aria-current="page"' in listing
+
+
+async def test_a_process_that_stops_hands_its_transfer_to_the_next(
+    client, make_client, runtime, imap
+):
+    seed_bulk(imap, "hank", 600)
+    account, headers = await signed_in(runtime)
+    address_id = await make_destination(runtime, account)
+    body = start_body(address_id, imap, "hank")
+    created = await (await client.post("/api/transfers", json=body, headers=headers)).json()
+    await runtime.jobs.run_due()
+    await poll(client, headers, created["id"], lambda b: b["progress"]["messages_done"] >= 20)
+    await runner(client).close()  # what the gateway does when it stops (SIGTERM)
+    handed = await runtime.db.fetch_one(
+        "SELECT state, worker, messages_done FROM mail.transfers WHERE id = %s", (created["id"],)
+    )
+    assert handed["state"] == "running" and handed["worker"] is None
+    assert handed["messages_done"] < 600
+
+    # Another process, at its next sweep: no heartbeat to outwait.
+    other = await make_client({**HIGH_LIMITS, "TRANSFER_ALLOW_PRIVATE": "true"})
+    runtime.clock.advance(SWEEP_EVERY_SECONDS)
+    await run(other, runtime)
+    done = await (await other.get(f"/api/transfers/{created['id']}", headers=headers)).json()
+    assert done["state"] == "completed"
+    assert done["progress"]["messages_done"] == 600
+    assert done["progress"]["duplicates"] == 0
+    count = await runtime.db.fetch_val(
+        "SELECT count(DISTINCT message_id) FROM mta.emails WHERE address_id = %s", (address_id,)
+    )
+    total = await runtime.db.fetch_val(
+        "SELECT count(*) FROM mta.emails WHERE address_id = %s", (address_id,)
+    )
+    assert count == total == 600
