@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from aiohttp import web
 
@@ -32,6 +33,7 @@ from mail.routes import ROUTE_TABLES
 from mail.sending import service as sending_service
 from mail.sending import store as sending_store
 from mail.settings import load_mail_settings
+from mail.transfers.runner import TransferRunner
 from mail.web.csrf import csrf_middleware
 from mail.web.ratelimit import rate_limit_middleware
 
@@ -68,6 +70,10 @@ class MailService:
         runtime.jobs.register(
             domains_service.CHECK_JOB, self._dns_check, every=hosting.dns_check_interval_seconds
         )
+        # Mail transfers from other IMAP servers (mail/transfers/runner.py): started by jobs,
+        # run as tasks of this process, handed back when it stops.
+        self.transfers = TransferRunner(self.context)
+        self.transfers.register(runtime.jobs)
 
     def create_app(self, *, prefix: str = "") -> web.Application:
         # Mail always sits at a root: mail clients look for its paths there.
@@ -92,7 +98,17 @@ class MailService:
         return app
 
     def lifespan(self) -> AbstractAsyncContextManager[None] | None:
-        return None
+        return self._lifespan()
+
+    @asynccontextmanager
+    async def _lifespan(self) -> AsyncIterator[None]:
+        if self.runtime.settings.run_workers:
+            # Transfers another process handed back when it stopped resume now.
+            await self.transfers.start()
+        try:
+            yield
+        finally:
+            await self.transfers.close()
 
     async def _forgot(self, job: Job) -> None:
         await accounts_service.run_forgot_job(self.context, job)
