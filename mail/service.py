@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from aiohttp import web
 
@@ -10,6 +11,7 @@ from common.crypto import Sealer
 from common.jobs import Job
 from common.migrations import MigrationSet
 from common.openapi import publish
+from common.outbound import OutboundClient
 from common.ratelimit import RateLimiter
 from common.runtime import Runtime
 from common.web import error_middleware
@@ -31,6 +33,8 @@ from mail.routes import ROUTE_TABLES
 from mail.settings import load_mail_settings
 from mail.web.csrf import csrf_middleware
 from mail.web.ratelimit import rate_limit_middleware
+from mail.webhooks import delivery as webhook_delivery
+from mail.webhooks.store import webhook_sealer
 
 MIGRATIONS = MigrationSet.beside(__file__)
 
@@ -47,15 +51,18 @@ class MailService:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         hosting = load_hosting_settings(runtime.settings)
+        config = load_mail_settings(runtime.settings)
         self.context = MailContext(
             runtime=runtime,
-            config=load_mail_settings(runtime.settings),
+            config=config,
             limiter=RateLimiter(runtime.db, runtime.clock),
             totp_sealer=Sealer(runtime.settings.secret, "mail.totp"),
             outbox_sealer=outbox_sealer(runtime.settings.secret),
             hosting=hosting,
             dkim_sealer=dkim_sealer(runtime.settings.secret),
             resolver=Resolver(hosting.dns_resolvers, timeout=hosting.dns_timeout_seconds),
+            webhook_sealer=webhook_sealer(runtime.settings.secret),
+            outbound=OutboundClient(allow_private=config.webhook_allow_private),
         )
         # The public face of accounts for other packages (the gateway's OAuth host).
         self.accounts = PublicAccounts(self.context)
@@ -65,6 +72,13 @@ class MailService:
         runtime.jobs.register(
             domains_service.CHECK_JOB, self._dns_check, every=hosting.dns_check_interval_seconds
         )
+        # Webhooks: the event log fanned out to endpoints, then one job per try.
+        runtime.jobs.register(
+            webhook_delivery.FANOUT_JOB,
+            self._webhook_fan_out,
+            every=webhook_delivery.FANOUT_EVERY_SECONDS,
+        )
+        runtime.jobs.register(webhook_delivery.DELIVER_JOB, self._webhook_deliver)
 
     def create_app(self, *, prefix: str = "") -> web.Application:
         # Mail always sits at a root: mail clients look for its paths there.
@@ -87,7 +101,25 @@ class MailService:
         return app
 
     def lifespan(self) -> AbstractAsyncContextManager[None] | None:
-        return None
+        return self._lifespan()
+
+    @asynccontextmanager
+    async def _lifespan(self) -> AsyncIterator[None]:
+        try:
+            if self.runtime.settings.run_workers:
+                # A process that runs the workers fans events out as they commit.
+                async with webhook_delivery.listen(self.context):
+                    yield
+            else:
+                yield
+        finally:
+            await self.context.outbound.close()
+
+    async def _webhook_fan_out(self, job: Job) -> None:
+        await webhook_delivery.fan_out(self.context)
+
+    async def _webhook_deliver(self, job: Job) -> None:
+        await webhook_delivery.run_delivery_job(self.context, job)
 
     async def _forgot(self, job: Job) -> None:
         await accounts_service.run_forgot_job(self.context, job)

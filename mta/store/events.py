@@ -33,7 +33,7 @@ class Event(Record):
 _COLUMNS = "id::text, account_id::text, type, email_id::text, payload, created_at, dispatched_at"
 
 
-def _iso(moment: datetime) -> str:
+def iso(moment: datetime) -> str:
     """Resend's timestamps: ISO 8601 in UTC with milliseconds."""
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -48,7 +48,7 @@ async def record(
     email_id: str | None = None,
 ) -> Event:
     """Append one event; its payload is ``{"type", "created_at", "data"}``."""
-    payload = {"type": type_, "created_at": _iso(now), "data": data}
+    payload = {"type": type_, "created_at": iso(now), "data": data}
     row = await fetch_one(
         conn,
         f"""
