@@ -29,6 +29,7 @@ from mail.domains.settings import load_hosting_settings
 from mail.openapi import PROFILE
 from mail.outbox.store import outbox_sealer
 from mail.pages import install as install_pages
+from mail.recovery import service as recovery_service
 from mail.routes import ROUTE_TABLES
 from mail.settings import load_mail_settings
 from mail.web.csrf import csrf_middleware
@@ -79,6 +80,8 @@ class MailService:
             every=webhook_delivery.FANOUT_EVERY_SECONDS,
         )
         runtime.jobs.register(webhook_delivery.DELIVER_JOB, self._webhook_deliver)
+        # Mailbox recovery: the lookup and the link happen in a job (identical answers).
+        runtime.jobs.register(recovery_service.REQUEST_JOB, self._recovery_request)
 
     def create_app(self, *, prefix: str = "") -> web.Application:
         # Mail always sits at a root: mail clients look for its paths there.
@@ -114,6 +117,9 @@ class MailService:
                 yield
         finally:
             await self.context.outbound.close()
+
+    async def _recovery_request(self, job: Job) -> None:
+        await recovery_service.run_request_job(self.context, job)
 
     async def _webhook_fan_out(self, job: Job) -> None:
         await webhook_delivery.fan_out(self.context)
