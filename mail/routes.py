@@ -15,6 +15,7 @@ from mail.discovery.routes import routes as discovery
 from mail.domains.routes import routes as domains
 from mail.filters.routes import routes as filters
 from mail.mailboxes.routes import routes as mailboxes
+from mail.overview.routes import routes as overview
 from mail.recovery.routes import routes as recovery
 from mail.webhooks.routes import routes as webhooks
 from mail.wellknown.routes import routes as wellknown
@@ -30,4 +31,5 @@ ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (
     discovery,
     webhooks,
     recovery,
+    overview,
 )

@@ -31,6 +31,7 @@ __all__ = [
     "FILTER_SORTS",
     "MAX_SCRIPT_BYTES",
     "Activity",
+    "DailyCount",
     "Event",
     "Filter",
     "Folder",
@@ -41,16 +42,21 @@ __all__ = [
     "create_default_mailboxes",
     "delete_filter",
     "email_events",
+    "event_counts_since",
+    "event_daily_counts",
+    "event_time",
     "filter_page",
     "folders",
     "get_event",
     "get_filter",
     "insert_filter",
     "mark_events_dispatched",
+    "recent_events",
     "record_event",
     "undispatched_events",
     "update_filter",
     "usage",
+    "usage_of",
 ]
 
 # Folders: Inbox, Drafts, Sent... (create_default_mailboxes, in the address's transaction).
@@ -87,3 +93,10 @@ get_event = events.get
 email_events = events.for_email
 undispatched_events = events.undispatched
 mark_events_dispatched = events.mark_dispatched
+# The Overview: counts by type and UTC day, the newest events, an account's usage.
+DailyCount = events.DailyCount
+event_daily_counts = events.daily_counts
+event_counts_since = events.counts_since
+recent_events = events.recent
+usage_of = quota.usage_of
+event_time = events.iso

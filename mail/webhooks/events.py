@@ -12,6 +12,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from mta import mailstore
+
 # Resend's email events (written by the outbound queue and the sending API),
 # email.received (inbound delivery), and the panel's domain and address events.
 EMAIL_EVENTS: tuple[str, ...] = (
@@ -33,9 +35,8 @@ EVENT_TYPES: tuple[str, ...] = EMAIL_EVENTS + DOMAIN_EVENTS + ADDRESS_EVENTS
 SAMPLE_EMAIL_ID = "00000000-0000-4000-8000-000000000000"
 
 
-def iso(moment: datetime) -> str:
-    """Resend's timestamps: ISO 8601 in UTC with milliseconds (as mta/store/events.py)."""
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+# Resend's timestamps: ISO 8601 in UTC with milliseconds, as the event log writes them.
+iso = mailstore.event_time
 
 
 def sample(type_: str, now: datetime) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from common.db import Conn, execute, fetch_all, fetch_one
@@ -111,5 +111,58 @@ async def for_email(conn: Conn, account_id: str, email_id: str) -> list[Event]:
          ORDER BY created_at, id
         """,
         {"e": email_id, "a": account_id},
+    )
+    return [Event.from_row(row) for row in rows]
+
+
+@dataclass(frozen=True)
+class DailyCount(Record):
+    day: date
+    type: str
+    count: int
+
+
+async def daily_counts(
+    conn: Conn, account_id: str, types: list[str], since: datetime
+) -> list[DailyCount]:
+    """Events of these types per UTC day since ``since`` (index-only: events_account_type)."""
+    rows = await fetch_all(
+        conn,
+        """
+        SELECT (created_at AT TIME ZONE 'UTC')::date AS day, type, count(*) AS count
+          FROM mta.events
+         WHERE account_id = %(a)s AND type = ANY(%(t)s) AND created_at >= %(since)s
+         GROUP BY 1, 2
+        """,
+        {"a": account_id, "t": types, "since": since},
+    )
+    return [DailyCount.from_row(row) for row in rows]
+
+
+async def counts_since(
+    conn: Conn, account_id: str, types: list[str], since: datetime
+) -> dict[str, int]:
+    """Events of these types since ``since``, by type."""
+    rows = await fetch_all(
+        conn,
+        """
+        SELECT type, count(*) AS count FROM mta.events
+         WHERE account_id = %(a)s AND type = ANY(%(t)s) AND created_at >= %(since)s
+         GROUP BY type
+        """,
+        {"a": account_id, "t": types, "since": since},
+    )
+    return {str(row["type"]): int(row["count"]) for row in rows}
+
+
+async def recent(conn: Conn, account_id: str, limit: int) -> list[Event]:
+    """The account's newest events (events_account)."""
+    rows = await fetch_all(
+        conn,
+        f"""
+        SELECT {_COLUMNS} FROM mta.events WHERE account_id = %(a)s
+         ORDER BY created_at DESC, id DESC LIMIT %(limit)s
+        """,
+        {"a": account_id, "limit": limit},
     )
     return [Event.from_row(row) for row in rows]
