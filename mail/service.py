@@ -36,6 +36,7 @@ from mail.web.csrf import csrf_middleware
 from mail.web.ratelimit import rate_limit_middleware
 from mail.webhooks import delivery as webhook_delivery
 from mail.webhooks.store import webhook_sealer
+from mta import mailstore
 
 MIGRATIONS = MigrationSet.beside(__file__)
 
@@ -44,6 +45,8 @@ SWEEP_JOB = "mail.sweep"
 OPENAPI_PATH = "/api/openapi.json"
 DOCS_PATH = "/api/docs"
 SWEEP_EVERY_SECONDS = 3600
+ROLLUP_JOB = "mail.event_rollup"
+ROLLUP_EVERY_SECONDS = 3600
 
 
 class MailService:
@@ -80,6 +83,8 @@ class MailService:
             every=webhook_delivery.FANOUT_EVERY_SECONDS,
         )
         runtime.jobs.register(webhook_delivery.DELIVER_JOB, self._webhook_deliver)
+        # The Overview's daily counts: closed days of the event log, rolled up.
+        runtime.jobs.register(ROLLUP_JOB, self._roll_up_events, every=ROLLUP_EVERY_SECONDS)
         # Mailbox recovery: the lookup and the link happen in a job (identical answers).
         runtime.jobs.register(recovery_service.REQUEST_JOB, self._recovery_request)
 
@@ -117,6 +122,10 @@ class MailService:
                 yield
         finally:
             await self.context.outbound.close()
+
+    async def _roll_up_events(self, job: Job) -> None:
+        async with self.runtime.db.transaction() as conn:
+            await mailstore.roll_up_event_counts(conn, self.runtime.clock.now())
 
     async def _recovery_request(self, job: Job) -> None:
         await recovery_service.run_request_job(self.context, job)

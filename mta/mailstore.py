@@ -53,6 +53,7 @@ __all__ = [
     "mark_events_dispatched",
     "recent_events",
     "record_event",
+    "roll_up_event_counts",
     "undispatched_events",
     "update_filter",
     "usage",
@@ -96,6 +97,7 @@ mark_events_dispatched = events.mark_dispatched
 # The Overview: counts by type and UTC day, the newest events, an account's usage.
 DailyCount = events.DailyCount
 event_daily_counts = events.daily_counts
+roll_up_event_counts = events.roll_up
 event_counts_since = events.counts_since
 recent_events = events.recent
 usage_of = quota.usage_of

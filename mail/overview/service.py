@@ -1,13 +1,16 @@
 """GET /api/overview: everything the Overview screen renders, in one call.
 
-Nothing here reads mail: counts come from the account's event log through
-one index (mta.events (account_id, type, created_at), an index-only scan),
-storage from the per-address usage counters mta keeps with every delivery,
-the rest from small tables (domains, addresses, webhooks). Received is
-``email.received`` (one per delivered mailbox); sent is ``email.sent`` (one
-per message the outbound queue handed over). Rates are over the last 30
-days: bounced / sent and complained / sent (Resend's dashboard divides by
-sent too), None while nothing was sent.
+Nothing here reads mail. Counts come from the account's event log: the
+closed days from the daily rollup (mta.event_days, maintained by the
+``mail.event_rollup`` job), today and the last 24 hours from an index-only
+count (mta.events (account_id, type, created_at)). Storage comes from the
+per-address usage counters mta keeps with every delivery, the rest from
+small tables (domains, addresses, webhooks). Received is ``email.received``
+(one per delivered mailbox); sent is ``email.sent`` (one per message the
+outbound queue handed over). "30 days" is the 30 UTC days of the daily
+series, today included. Rates are over them: bounced / sent and
+complained / sent (Resend's dashboard divides by sent too), None while
+nothing was sent.
 """
 
 from __future__ import annotations
@@ -64,7 +67,6 @@ class Overview:
 async def overview(ctx: MailContext, account_id: str) -> Overview:
     now = ctx.clock.now()
     first_day = now.date() - timedelta(days=DAYS - 1)
-    since_day = datetime.combine(first_day, datetime.min.time(), tzinfo=now.tzinfo)
     params = ListParams(1, MAX_DOMAINS, None, "name", "asc", domains_store.DOMAIN_SORTS)
     async with ctx.db.connection() as conn:
         domains, domain_total = await domains_store.list_for_account(conn, account_id, params)
@@ -73,16 +75,14 @@ async def overview(ctx: MailContext, account_id: str) -> Overview:
         last_24h = await mailstore.event_counts_since(
             conn, account_id, COUNTED, now - timedelta(hours=24)
         )
-        last_30d = await mailstore.event_counts_since(
-            conn, account_id, COUNTED, now - timedelta(days=DAYS)
-        )
-        per_day = await mailstore.event_daily_counts(
-            conn, account_id, ["email.received", "email.sent"], since_day
-        )
+        per_day = await mailstore.event_daily_counts(conn, account_id, COUNTED, first_day)
         recent = await mailstore.recent_events(conn, account_id, RECENT)
         failing = await webhooks_store.failing(conn, account_id)
         running = await transfers.running(conn, account_id)
     counts = {(c.day, c.type): c.count for c in per_day}
+    last_30d: dict[str, int] = {}
+    for c in per_day:
+        last_30d[c.type] = last_30d.get(c.type, 0) + c.count
     daily = [
         Day(d, counts.get((d, "email.received"), 0), counts.get((d, "email.sent"), 0))
         for d in (first_day + timedelta(days=i) for i in range(DAYS))

@@ -1,4 +1,23 @@
 -- The Overview's counts (mail received and sent per day, bounces, complaints)
--- are counted from the event log by type and time: this index answers them
--- with an index-only scan, never reading mail or the event payloads.
+-- never read mail: closed days come from event_days, a per-account, per-day,
+-- per-type count rolled up once a day from the event log; the days after
+-- event_rollup.rolled_until (today, mostly) are counted live with an
+-- index-only scan of events_account_type.
 CREATE INDEX events_account_type ON events (account_id, type, created_at);
+-- The rollup reads one day of every account at a time.
+CREATE INDEX events_created ON events (created_at);
+
+CREATE TABLE event_days (
+    account_id  uuid    NOT NULL REFERENCES mail.accounts (id) ON DELETE CASCADE,
+    day         date    NOT NULL,
+    type        text    NOT NULL,
+    count       integer NOT NULL,
+    PRIMARY KEY (account_id, type, day)
+);
+
+-- One row: every day before rolled_until is in event_days (UTC days).
+CREATE TABLE event_rollup (
+    singleton     boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    rolled_until  date    NOT NULL
+);
+INSERT INTO event_rollup (rolled_until) VALUES ('-infinity');

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from common.db import Conn, execute, fetch_all, fetch_one
+from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
 from common.records import Record
 
 # The channel a fan-out LISTENs on; the payload is the event id.
@@ -122,19 +122,70 @@ class DailyCount(Record):
     count: int
 
 
+# A day is rolled up once it has been over for this long (a writer's clock
+# may lag a little; an event of a rolled-up day would not be counted).
+ROLLUP_MARGIN = timedelta(hours=1)
+
+
+def _midnight(day: date) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=UTC)
+
+
+async def roll_up(conn: Conn, now: datetime) -> int:
+    """Count every closed day not yet counted into mta.event_days; returns the days rolled.
+
+    Runs in the caller's transaction, the state row locked, so two processes
+    never count a day twice.
+    """
+    rolled = await fetch_one(conn, "SELECT rolled_until FROM mta.event_rollup FOR UPDATE")
+    assert rolled is not None
+    start: date = rolled["rolled_until"]
+    until = (now - ROLLUP_MARGIN).date()
+    if start != date.min and start >= until:
+        return 0
+    params = {"until": _midnight(until), "start": None if start == date.min else _midnight(start)}
+    await execute(
+        conn,
+        """
+        INSERT INTO mta.event_days (account_id, day, type, count)
+        SELECT account_id, (created_at AT TIME ZONE 'UTC')::date, type, count(*)
+          FROM mta.events
+         WHERE created_at < %(until)s
+           AND (%(start)s::timestamptz IS NULL OR created_at >= %(start)s)
+         GROUP BY 1, 2, 3
+        ON CONFLICT (account_id, type, day) DO UPDATE SET count = EXCLUDED.count
+        """,
+        params,
+    )
+    await execute(conn, "UPDATE mta.event_rollup SET rolled_until = %s", (until,))
+    return 1 if start == date.min else (until - start).days
+
+
 async def daily_counts(
-    conn: Conn, account_id: str, types: list[str], since: datetime
+    conn: Conn, account_id: str, types: list[str], since: date
 ) -> list[DailyCount]:
-    """Events of these types per UTC day since ``since`` (index-only: events_account_type)."""
+    """Events of these types per UTC day from ``since``: rolled-up days plus a live count."""
+    rolled: date = await fetch_val(conn, "SELECT rolled_until FROM mta.event_rollup")
+    live_from = since if rolled == date.min else max(since, rolled)
+    # Constant bounds (not a join with the state row), so both halves are index range scans.
     rows = await fetch_all(
         conn,
         """
-        SELECT (created_at AT TIME ZONE 'UTC')::date AS day, type, count(*) AS count
+        SELECT day, type, count FROM mta.event_days
+         WHERE account_id = %(a)s AND type = ANY(%(t)s) AND day >= %(since)s AND day < %(live)s
+        UNION ALL
+        SELECT (created_at AT TIME ZONE 'UTC')::date, type, count(*)
           FROM mta.events
-         WHERE account_id = %(a)s AND type = ANY(%(t)s) AND created_at >= %(since)s
+         WHERE account_id = %(a)s AND type = ANY(%(t)s) AND created_at >= %(live_at)s
          GROUP BY 1, 2
         """,
-        {"a": account_id, "t": types, "since": since},
+        {
+            "a": account_id,
+            "t": types,
+            "since": since,
+            "live": live_from,
+            "live_at": _midnight(live_from),
+        },
     )
     return [DailyCount.from_row(row) for row in rows]
 

@@ -68,6 +68,20 @@ async def test_the_overview_counts_mail_storage_rates_and_recent_activity(client
     assert all(r["type"] != "email.received" or "subject" in r["data"] for r in recent)
     assert body["webhooks"] == {"failing": []}
     assert body["transfers"] == {"running": []}
+    # Closed days rolled up into the daily counts: the same numbers, read from there.
+    async with runtime.db.transaction() as conn:
+        assert await mailstore.roll_up_event_counts(conn, runtime.clock.now()) > 0
+        assert await mailstore.roll_up_event_counts(conn, runtime.clock.now()) == 0
+    rolled = await runtime.db.fetch_val(
+        "SELECT sum(count) FROM mta.event_days WHERE account_id = %s", (account.id,)
+    )
+    assert rolled >= 5  # at least the days 5, 2 and 40 back
+    await events(runtime, account.id, "email.received", 1, 0)
+    again = await (await client.get("/api/overview", headers=headers)).json()
+    assert again["mail"]["last_30d"]["received"] == 6
+    assert again["mail"]["daily"][:-1] == daily[:-1]
+    assert again["mail"]["daily"][-1]["received"] == daily[-1]["received"] + 1
+    assert again["rates"] == body["rates"]
 
 
 async def test_an_empty_account_and_the_hooks(client, runtime, monkeypatch):
