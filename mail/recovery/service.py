@@ -24,7 +24,7 @@ from mail.addresses.localpart import InvalidLocalPart, normalize_local_part
 from mail.addresses.webmail_sessions import end_webmail_sessions
 from mail.context import MailContext
 from mail.domains.names import InvalidDomainName, normalize_domain
-from mail.errors import rate_limit_exceeded, validation_error
+from mail.errors import invalid_parameter, rate_limit_exceeded, validation_error
 from mail.outbox.messages import Outgoing
 from mail.outbox.service import send
 from mail.recovery import store
@@ -61,8 +61,8 @@ async def check(ctx: MailContext, raw_domain: str) -> Check:
     """Whether the domain exists here with an address that has a recovery address."""
     try:
         domain = normalize_domain(raw_domain)
-    except InvalidDomainName:
-        return Check(raw_domain.strip().lower(), False)
+    except InvalidDomainName as exc:
+        raise invalid_parameter(f"domain: {exc}") from None
     async with ctx.db.connection() as conn:
         return Check(domain, await store.domain_offers_recovery(conn, domain))
 

@@ -40,10 +40,11 @@ async def test_check_says_whether_a_domain_offers_recovery_and_no_more(client, r
     await mailbox(client, runtime, "ann@elsewhere.example")
     yes = await (await client.get("/api/recover/check?domain=Rescue.Example")).json()
     assert yes == {"object": "recovery_check", "domain": "rescue.example", "available": True}
-    for unknown in ("nowhere.example", "not a domain"):
-        no = await (await client.get("/api/recover/check", params={"domain": unknown})).json()
-        assert no["available"] is False and set(no) == {"object", "domain", "available"}
-    assert (await client.get("/api/recover/check")).status == 400
+    no = await (await client.get("/api/recover/check", params={"domain": "nowhere.example"})).json()
+    assert no["available"] is False and set(no) == {"object", "domain", "available"}
+    for bad in ("", "not a domain"):
+        resp = await client.get("/api/recover/check", params={"domain": bad})
+        assert resp.status == 400 and (await resp.json())["name"] == "invalid_parameter"
 
 
 async def test_a_domain_without_recovery_addresses_offers_none(client, runtime):
