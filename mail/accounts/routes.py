@@ -223,5 +223,5 @@ async def referrals(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, _ = sessions.require_session(request)
     signups_count, verified = await service.referral_counts(ctx, account)
-    url = f"{ctx.settings.public_url}/signup?ref={account.referral_code}"
+    url = service.referral_url(ctx, account)
     return json_response(serializers.referrals(account, url, signups_count, verified))

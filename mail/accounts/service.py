@@ -222,6 +222,11 @@ async def change_email(ctx: MailContext, account: Account, new_email: str, passw
         )
 
 
+def referral_url(ctx: MailContext, account: Account) -> str:
+    """The sign-up link that credits the account (the sign-up page sends ``ref``)."""
+    return f"{ctx.settings.public_url}/signup?ref={account.referral_code}"
+
+
 async def referral_counts(ctx: MailContext, account: Account) -> tuple[int, int]:
     """How many signed up with the account's referral code, and how many of them verified."""
     async with ctx.db.connection() as conn:

@@ -109,6 +109,14 @@ async def totp_setup(ctx: MailContext, account: Account) -> tuple[str, str]:
     return secret, totp.provisioning_uri(secret, account.email, ctx.config.totp_issuer)
 
 
+def pending_totp_uri(ctx: MailContext, account: Account) -> str | None:
+    """The otpauth:// URI of the enrolment under way (for its QR code), or None."""
+    if account.totp_enabled or account.totp_pending_secret is None:
+        return None
+    secret = ctx.totp_sealer.open(account.totp_pending_secret)
+    return totp.provisioning_uri(secret, account.email, ctx.config.totp_issuer)
+
+
 async def totp_enable(ctx: MailContext, account: Account, code: str) -> Account:
     if account.totp_enabled:
         raise conflict("two-factor authentication is already enabled")

@@ -22,8 +22,25 @@ from mail.pages.security import PAGE_HEADERS, safe_next
 
 routes = web.RouteTableDef()
 
-# Where the panel's sections appear in the navigation; later screens add themselves here.
-NAV: tuple[tuple[str, str], ...] = (("/", "Overview"),)
+# The panel's sections in the navigation, in order: a new screen appends its
+# (href, label) here. The entry whose href is the longest prefix of the page's
+# path is the current one (/account/sessions is under Account).
+NAV: list[tuple[str, str]] = [
+    ("/", "Overview"),
+    ("/filters", "Filters"),
+    ("/account", "Account"),
+    ("/referrals", "Referrals"),
+]
+
+
+def section_of(path: str) -> str:
+    """The NAV href a page belongs to: its own, or the longest one above it."""
+    found = ""
+    for href, _ in NAV:
+        inside = path == href or path.startswith(href.rstrip("/") + "/")
+        if inside and len(href) > len(found) and (href != "/" or path == "/"):
+            found = href
+    return found
 
 
 def render(request: web.Request, template: str, **context: Any) -> web.Response:
@@ -33,6 +50,7 @@ def render(request: web.Request, template: str, **context: Any) -> web.Response:
         account=auth.account if auth is not None else None,
         nav=NAV,
         path=request.path,
+        section=section_of(request.path),
         screen=template.removesuffix(".html"),
     )
     html = aiohttp_jinja2.get_env(request.app).get_template(template).render(context)

@@ -71,3 +71,23 @@ def mailed_link(gateway: GatewayProcess, kind: str, email: str, timeout: float =
             return str(found[-1])
         time.sleep(0.1)  # the reset mail is written by a job worker, soon after the request
     raise AssertionError(f"no {kind} link for {email} in the log:\n{gateway.log()}")
+
+
+def signed_in_tab(open_tab: Any, base_url: str, email: str, name: str = "") -> Screens:
+    """A new tab (its own cookies) signed in as a new account made through the API."""
+    make_account(base_url, email, name)
+    tab: Screens = open_tab()
+    tab.page.goto("/signin")
+    sign_in(tab, email)
+    tab.page.wait_for_url(tab.origin + "/")
+    return tab
+
+
+def api_session(
+    base_url: str, email: str, user_agent: str, password: str = PASSWORD
+) -> httpx.Client:
+    """Another client signed in to the same account: its own session cookie."""
+    client = httpx.Client(base_url=base_url, headers={"User-Agent": user_agent})
+    response = client.post("/api/auth/login", json={"email": email, "password": password})
+    assert response.status_code == 200, response.text
+    return client

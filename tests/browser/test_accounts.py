@@ -37,12 +37,31 @@ def test_the_owner_signs_up_signs_out_and_signs_in_with_a_totp_code(
     page.get_by_text("Owner of this instance").wait_for()
     tab.check("overview")
 
-    # Two-factor enrolment has no screen yet: the API turns it on for this session.
-    setup = page.request.post("/api/auth/totp/setup", data={}).json()
-    totp = pyotp.TOTP(setup["secret"])
+    # Two-factor enrolment through its screen: the QR code, and the key beside it.
+    page.get_by_role("link", name="Turn it on").click()
+    page.wait_for_url("**/account/two-factor")
+    qr = page.get_by_role("img", name="QR code for your authenticator app")
+    qr.wait_for()
+    assert qr.evaluate("img => img.complete && img.naturalWidth > 100")
+    drawn = page.request.get("/account/two-factor/qr.svg")
+    assert drawn.headers["content-type"] == "image/svg+xml"
+    assert drawn.headers["cross-origin-resource-policy"] == "same-origin"
+    assert drawn.text().startswith("<svg")
+    secret = page.locator("#totp-secret").inner_text().replace(" ", "")
+    totp = pyotp.TOTP(secret)
+    tab.check("two-factor")
+    code = page.get_by_label("Enter the six-digit code the app shows")
+    code.fill("000000" if totp.now() != "000000" else "111111")
+    page.get_by_role("button", name="Turn on two-factor").click()
+    page.get_by_role("alert").filter(has_text="Code is incorrect").wait_for()
+    assert code.get_attribute("aria-invalid") == "true"
     # The previous step's code: the sign-in below then uses a later, unspent step.
-    enabled = page.request.post("/api/auth/totp/enable", data={"code": totp.at(time.time() - 30)})
-    assert enabled.ok, enabled.text()
+    code.fill(totp.at(time.time() - 30))
+    page.get_by_role("button", name="Turn on two-factor").click()
+    page.get_by_role("status").filter(has_text="Two-factor sign-in is on").wait_for()
+    tab.check("two-factor-on")
+    # The enrolment is over: its QR code is gone.
+    assert page.request.get("/account/two-factor/qr.svg").status == 404
 
     page.get_by_role("link", name="Sign out").click()
     page.wait_for_url("**/signout")
@@ -68,6 +87,17 @@ def test_the_owner_signs_up_signs_out_and_signs_in_with_a_totp_code(
     page.wait_for_url(tab.origin + "/")
     page.get_by_text(OWNER).first.wait_for()
     assert page.request.get("/api/auth/me").json()["email"] == OWNER
+
+    # Turning it off asks for the password again.
+    page.goto("/account")
+    off = page.locator("#totp-disable")
+    off.get_by_label("Current password").fill("not the password")
+    off.get_by_role("button", name="Turn off two-factor").click()
+    off.get_by_role("alert").filter(has_text="Password is incorrect").wait_for()
+    off.get_by_label("Current password").fill(PASSWORD)
+    off.get_by_role("button", name="Turn off two-factor").click()
+    page.get_by_role("link", name="Set up two-factor sign-in").wait_for()
+    assert page.request.get("/api/auth/me").json()["totp_enabled"] is False
 
 
 def test_a_person_follows_the_mailed_links_to_confirm_and_reset(

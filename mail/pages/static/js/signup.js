@@ -8,7 +8,11 @@ if (status.ok && status.data.first_account) {
 }
 
 onSubmit(form, async () => {
-  const { ok, data } = await api("POST", "/api/auth/signup", fields(form, ["name", "email", "password"]));
+  const body = fields(form, ["name", "email", "password"]);
+  // A referral link (/signup?ref=CODE, from the Referrals screen) credits whoever shared it.
+  const ref = new URLSearchParams(window.location.search).get("ref");
+  if (ref) body.referral_code = ref;
+  const { ok, data } = await api("POST", "/api/auth/signup", body);
   if (ok) return goNext(form);
   showError(form, data);
 });

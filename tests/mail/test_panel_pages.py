@@ -1,0 +1,102 @@
+"""The panel's own pages (mail/pages/panel.py): signed-out visits, the navigation, the QR code.
+
+The screens are walked in a real browser (tests/browser/); these check what a
+page answers before any script runs.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pyotp
+import pytest
+
+from common.runtime import Runtime
+from mail.pages.routes import NAV, section_of
+from tests.mail.factories import signed_in
+
+FILTER_ID = "0b0e0c4a-3f55-4d6e-9a8e-2f0f6c1d2e3f"
+PANEL = (
+    "/account",
+    "/account/sessions",
+    "/account/two-factor",
+    "/filters",
+    "/filters/new?address_id=x",
+    f"/filters/{FILTER_ID}",
+    "/referrals",
+)
+QR = "/account/two-factor/qr.svg"
+
+
+@pytest.mark.parametrize("path", PANEL)
+async def test_a_signed_out_visit_goes_to_sign_in_and_comes_back(client: Any, path: str) -> None:
+    response = await client.get(path, allow_redirects=False)
+    assert response.status == 303
+    location = response.headers["Location"]
+    assert location.startswith("/signin?next=")
+    html = await (await client.get(location)).text()
+    assert f'data-next="{path}"' in html
+
+
+@pytest.mark.parametrize("path", PANEL)
+async def test_each_screen_is_a_strict_page_with_its_section_marked(
+    client: Any, runtime: Runtime, path: str
+) -> None:
+    account, headers = await signed_in(runtime)
+    response = await client.get(path, headers=headers)
+    assert response.status == 200
+    assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
+    html = await response.text()
+    assert account.email in html
+    assert not re.search(r"<script(?![^>]*\bsrc=)", html)
+    assert "<style" not in html and " style=" not in html
+    marked = re.findall(r'<a href="([^"]+)" aria-current="(page|location)"', html)
+    # Exactly one section is current: the page itself, or the section above it.
+    assert len(marked) == 1
+    href, kind = marked[0]
+    assert path == href or path.startswith(href + "/") or path.startswith(href + "?")
+    assert kind == ("page" if path == href else "location")
+
+
+def test_every_page_belongs_to_at_most_one_section() -> None:
+    assert section_of("/") == "/"
+    assert section_of("/account/sessions") == "/account"
+    assert section_of("/accounts-elsewhere") == ""
+    assert section_of("/signin") == ""
+    assert len({href for href, _ in NAV}) == len(NAV)
+
+
+async def test_a_filter_page_needs_a_filter_id(client: Any, runtime: Runtime) -> None:
+    _, headers = await signed_in(runtime)
+    assert (await client.get("/filters/not-an-id", headers=headers)).status == 404
+
+
+async def test_the_qr_code_shows_only_the_enrolment_under_way(
+    client: Any, runtime: Runtime
+) -> None:
+    assert (await client.get(QR)).status == 404
+    _, headers = await signed_in(runtime)
+    assert (await client.get(QR, headers=headers)).status == 404
+
+    setup = await client.post("/api/auth/totp/setup", json={}, headers=headers)
+    assert setup.status == 200
+    secret = (await setup.json())["secret"]
+    drawn = await client.get(QR, headers=headers)
+    assert drawn.status == 200
+    assert drawn.content_type == "image/svg+xml"
+    # Never cached, never embedded by another origin.
+    assert drawn.headers["Cache-Control"] == "no-store"
+    assert drawn.headers["Cross-Origin-Resource-Policy"] == "same-origin"
+    svg = await drawn.text()
+    assert svg.startswith("<svg") and "<script" not in svg and "<style" not in svg
+    assert secret not in svg  # the secret is in the picture, not in its text
+
+    # Another account's session sees no code.
+    _, other = await signed_in(runtime, email_address="other@example.com")
+    assert (await client.get(QR, headers=other)).status == 404
+
+    code = pyotp.TOTP(secret).at(runtime.clock.now())
+    enabled = await client.post("/api/auth/totp/enable", json={"code": code}, headers=headers)
+    assert enabled.status == 200, await enabled.text()
+    assert (await client.get(QR, headers=headers)).status == 404
