@@ -30,6 +30,7 @@ NAV: list[tuple[str, str]] = [
     ("/filters", "Filters"),
     ("/account", "Account"),
     ("/referrals", "Referrals"),
+    ("/webhooks", "Webhooks"),
 ]
 
 

@@ -84,7 +84,15 @@ def browser(gateway: GatewayProcess) -> Iterator[Any]:
 
 
 @pytest.fixture
-def gateway(gateway_process: Callable[..., GatewayProcess], database_url: str) -> GatewayProcess:
+def gateway_env() -> dict[str, str]:
+    """More environment for the gateway; a test module overrides it (WEBHOOK_ALLOW_PRIVATE)."""
+    return {}
+
+
+@pytest.fixture
+def gateway(
+    gateway_process: Callable[..., GatewayProcess], database_url: str, gateway_env: dict[str, str]
+) -> GatewayProcess:
     """The real gateway process on its own database, its public URL its own address."""
     port = free_port()
     return gateway_process(  # type: ignore[no-any-return]
@@ -96,6 +104,7 @@ def gateway(gateway_process: Callable[..., GatewayProcess], database_url: str) -
             # for a person; the tests follow them from the log (helpers.mailed_link).
             "APP_ENV": "development",
             **HIGH_LIMITS,
+            **gateway_env,
         }
     )
 
