@@ -52,7 +52,9 @@ def test_a_mailbox_owner_resets_the_password_from_the_emailed_link(
     page.goto("/recover")
     page.get_by_label("Mailbox address").fill("nobody@rescue.example")
     page.get_by_role("button", name="Send the link").click()
-    expect(page.locator("#request-status")).to_contain_text("If this mailbox has a recovery address")
+    expect(page.locator("#request-status")).to_contain_text(
+        "If this mailbox has a recovery address"
+    )
 
     link = mailed_link(gateway, "mailbox_recovery", RECOVERY)
     assert "/recover?token=" in link

@@ -45,7 +45,7 @@ def receiver() -> Iterator[tuple[Received, str]]:
     got = Received()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the standard library's name
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             with got.lock:
                 got.requests.append(({k.lower(): v for k, v in self.headers.items()}, body))

@@ -9,6 +9,7 @@ that the try it verifies happens at the real now.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
@@ -353,3 +354,109 @@ async def test_a_private_target_is_refused(make_client, runtime, receiver):
     assert tested["ok"] is False and tested["status"] is None
     assert "TargetRefused" in tested["error"]
     assert got.received == []
+
+
+async def test_the_listener_fans_out_as_soon_as_an_event_commits(panel, runtime, receiver):
+    got, url = receiver
+    _, headers = await signed_in(runtime)
+    await make_hook(panel, headers, url, events=["domain.created"])
+    ctx = mail_ctx(panel)
+    async with delivery.listen(ctx):
+        await add_domain(panel, headers, "listened.example")
+        # Waiting for an effect, not for a time rule: the NOTIFY arrives at commit.
+        for _ in range(200):
+            queued = await runtime.db.fetch_val(
+                "SELECT count(*) FROM common.jobs WHERE kind = %s", (delivery.DELIVER_JOB,)
+            )
+            if queued:
+                break
+            await asyncio.sleep(0.02)
+    assert queued == 1
+    await runtime.jobs.run_due()
+    assert len(got.received) == 1
+
+
+async def test_concurrent_fan_outs_deliver_each_event_once(panel, runtime, receiver):
+    got, url = receiver
+    _, headers = await signed_in(runtime)
+    await make_hook(panel, headers, url, events=["address.created", "domain.created"])
+    domain = await add_domain(panel, headers, "busy.example")
+    for n in range(5):
+        resp = await panel.post(
+            f"/api/domains/{domain['id']}/addresses",
+            json={"local_part": f"u{n}", "password": "a long mailbox password"},
+            headers=headers,
+        )
+        assert resp.status == 201
+    ctx = mail_ctx(panel)
+    counts = await asyncio.gather(*(delivery.fan_out(ctx) for _ in range(3)))
+    assert sum(counts) == 6
+    await runtime.jobs.run_due()
+    assert len(got.received) == 6
+    ids = {h["webhook-id"] for h, _ in got.received}
+    assert len(ids) == 6
+
+
+async def test_domain_and_address_events_are_written_with_their_changes(panel, runtime, clock):
+    account, headers = await signed_in(runtime)
+    domain = await add_domain(panel, headers, "events.example")
+    clock.advance(1)  # events of one instant have no order
+    made = await panel.post(
+        f"/api/domains/{domain['id']}/addresses",
+        json={"local_part": "ann", "password": "a long mailbox password"},
+        headers=headers,
+    )
+    address = await made.json()
+    base = f"/api/addresses/{address['id']}"
+    clock.advance(1)  # events of one instant have no order
+    await panel.patch(base, json={"display_name": "Ann"}, headers=headers)
+    clock.advance(1)  # events of one instant have no order
+    await panel.post(f"{base}/password", json={"password": "another long one"}, headers=headers)
+    clock.advance(1)  # events of one instant have no order
+    await panel.post(f"{base}/recovery", json={"recovery_email": "a@b.example"}, headers=headers)
+    # A refused change writes nothing.
+    bad = await panel.patch(base, json={"quota_bytes": -1}, headers=headers)
+    assert bad.status == 400
+    clock.advance(1)  # events of one instant have no order
+    await panel.delete(base, headers=headers)
+    clock.advance(1)  # events of one instant have no order
+    await panel.delete(f"/api/domains/{domain['id']}", headers=headers)
+    rows = await runtime.db.fetch_all(
+        "SELECT type, payload FROM mta.events WHERE account_id = %s ORDER BY created_at, id",
+        (account.id,),
+    )
+    assert [r["type"] for r in rows] == [
+        "domain.created",
+        "address.created",
+        "address.updated",
+        "address.updated",
+        "address.deleted",
+        "domain.deleted",
+    ]
+    created = rows[1]["payload"]
+    assert created["type"] == "address.created" and created["created_at"].endswith("Z")
+    assert created["data"]["email"] == "ann@events.example"
+    assert created["data"]["domain_id"] == domain["id"]
+    assert rows[3]["payload"]["data"]["display_name"] == "Ann"
+    assert rows[0]["payload"]["data"] == {
+        "id": domain["id"],
+        "name": "events.example",
+        "status": "unchecked",
+        "created_at": rows[0]["payload"]["data"]["created_at"],
+    }
+
+
+async def test_a_deleted_endpoint_stops_its_retries(panel, runtime, receiver, clock):
+    got, url = receiver
+    _, headers = await signed_in(runtime)
+    hook = await make_hook(panel, headers, url, events=["domain.created"])
+    got.answers = [500]
+    await add_domain(panel, headers, "gone.example")
+    await deliver_all(panel)
+    assert len(got.received) == 1
+    assert (await panel.delete(f"/api/webhooks/{hook['id']}", headers=headers)).status == 204
+    clock.advance(RETRY_DELAYS[0])
+    await runtime.jobs.run_due()
+    assert len(got.received) == 1
+    dead = await runtime.db.fetch_val("SELECT count(*) FROM common.jobs WHERE state = 'dead'")
+    assert dead == 0
