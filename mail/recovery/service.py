@@ -25,12 +25,13 @@ from mail.addresses.webmail_sessions import end_webmail_sessions
 from mail.context import MailContext
 from mail.domains.names import InvalidDomainName, normalize_domain
 from mail.errors import invalid_parameter, rate_limit_exceeded, validation_error
-from mail.outbox.messages import Outgoing
+from mail.outbox import messages
 from mail.outbox.service import send
 from mail.recovery import store
 
 REQUEST_JOB = "mail.recovery_request"
-TOKEN_LIFETIME = timedelta(minutes=30)
+LINK_MINUTES = 30
+TOKEN_LIFETIME = timedelta(minutes=LINK_MINUTES)
 MAX_TOKEN_LENGTH = 200
 MAX_EMAIL = 254
 # Beyond the per-IP sign-in budget (mail/web/ratelimit.py): links per address
@@ -81,36 +82,6 @@ async def request(ctx: MailContext, email: str, ip: str) -> None:
     await ctx.runtime.jobs.enqueue(REQUEST_JOB, {"email": key}, max_attempts=3)
 
 
-def _link_message(to: str, mailbox: str, link: str) -> Outgoing:
-    minutes = int(TOKEN_LIFETIME.total_seconds() // 60)
-    return Outgoing(
-        kind="mailbox_recovery",
-        to=to,
-        subject=f"Reset the password of {mailbox}",
-        text=(
-            f"Someone asked to reset the password of the mailbox {mailbox}, which"
-            f" names this address for recovery. To choose a new password, open this"
-            f" link:\n\n{link}\n\nThe link works once and expires in {minutes} minutes."
-            " If you did not ask for this, ignore this message; the password stays"
-            " as it is.\n"
-        ),
-        link=link,
-    )
-
-
-def _notice(to: str, mailbox: str) -> Outgoing:
-    return Outgoing(
-        kind="security_notice",
-        to=to,
-        subject=f"The password of {mailbox} was reset",
-        text=(
-            f"The password of the mailbox {mailbox} was reset through its recovery"
-            " link, and its webmail sessions were ended. If this was not you, contact"
-            " the mailbox's administrator now.\n"
-        ),
-    )
-
-
 async def run_request_job(ctx: MailContext, job: Job) -> None:
     parts = _split(str(job.payload.get("email", "")))
     if parts is None:
@@ -127,7 +98,12 @@ async def run_request_job(ctx: MailContext, job: Job) -> None:
         )
         link = f"{ctx.settings.public_url}/recover?token={token}"
         await send(
-            conn, ctx, _link_message(found.recovery_email, found.email, link), account_id=None
+            conn,
+            ctx,
+            messages.mailbox_recovery(
+                found.recovery_email, found.email, link, minutes=LINK_MINUTES
+            ),
+            account_id=None,
         )
 
 
@@ -147,5 +123,10 @@ async def reset(ctx: MailContext, token: str, password: str) -> str:
         await end_webmail_sessions(conn, address_id, now)
         found = await store.recoverable(conn, *email.split("@", 1))
         if found is not None:
-            await send(conn, ctx, _notice(found.recovery_email, email), account_id=None)
+            await send(
+                conn,
+                ctx,
+                messages.mailbox_reset_notice(found.recovery_email, email),
+                account_id=None,
+            )
     return email
