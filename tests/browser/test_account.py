@@ -75,6 +75,16 @@ def test_a_person_changes_name_notifications_email_and_password(
     )
     tab.check("account")
 
+    # Keyboard: the first Tab reaches the skip link, which jumps past the navigation.
+    page.keyboard.press("Tab")
+    skip = page.get_by_role("link", name="Skip to content")
+    assert skip.evaluate("el => el === document.activeElement")
+    assert skip.is_visible()
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    focused = page.evaluate("document.activeElement.closest('main') !== null")
+    assert focused, "Tab after the skip link lands inside the main content"
+
     page.get_by_label("Name").fill("Grace Person")
     page.get_by_role("button", name="Save name").click()
     page.get_by_role("status").filter(has_text="Saved.").wait_for()

@@ -39,11 +39,13 @@ def test_a_filter_with_an_error_shows_its_line_then_the_fixed_one_is_saved(
 ) -> None:
     tab = signed_in_tab(screens, gateway.base_url, EMAIL)
     page = tab.page
-    make_addresses(page, "example.net", "ada", "lists")
-
     page.get_by_role("navigation", name="Sections").get_by_role("link", name="Filters").click()
     page.wait_for_url("**/filters")
+    page.get_by_text("You have no addresses yet.").wait_for()
+    make_addresses(page, "example.net", "ada", "lists")
+    page.reload()
     page.get_by_text("No filters here yet.").wait_for()
+    assert page.get_by_text("You have no addresses yet.").is_hidden()
     tab.check("filters-empty")
     page.get_by_role("link", name="New filter").click()
     page.wait_for_url("**/filters/new")

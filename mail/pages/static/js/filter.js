@@ -147,7 +147,9 @@ async function start() {
     }
   }
   try {
-    fillSelect(form.elements.namedItem("address_id"), await loadAddresses(), chosen);
+    const all = await loadAddresses();
+    document.getElementById("no-addresses").hidden = all.length > 0;
+    fillSelect(form.elements.namedItem("address_id"), all, chosen);
   } catch (failure) {
     showError(form, failure);
   }

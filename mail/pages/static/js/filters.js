@@ -71,7 +71,9 @@ async function setEnabled(filter, enabled) {
 }
 
 try {
-  addresses = fillSelect(select, await loadAddresses(), addressId);
+  const all = await loadAddresses();
+  document.getElementById("no-addresses").hidden = all.length > 0;
+  addresses = fillSelect(select, all, addressId);
 } catch (failure) {
   error.textContent = messageOf(failure);
 }

@@ -37,7 +37,12 @@ function row(session) {
     facts.append(el("dt", term), el("dd", value));
   }
   item.append(title, facts);
-  if (!session.current) {
+  if (session.current) {
+    // This one ends by signing out, which also clears the cookie.
+    const out = el("a", "Sign out");
+    out.href = "/signout";
+    item.append(out);
+  } else {
     const revoke = el("button", "Revoke", "secondary");
     revoke.type = "button";
     revoke.setAttribute("aria-describedby", titleId);
