@@ -105,8 +105,9 @@ async def update(
     async with ctx.db.transaction() as conn:
         row = found(await store.get(conn, account_id, webhook_id, for_update=True), "webhook")
         if "enabled" in changes and changes["enabled"] == row.enabled:
-            # Switching on what is on (or off what is off) changes nothing else.
-            changes = {k: v for k, v in changes.items() if k == "enabled"}
+            # Switching on what is on (or off what is off) leaves the failure run as it is.
+            derived = {"disabled_reason", "consecutive_failures", "failing_since"}
+            changes = {k: v for k, v in changes.items() if k not in derived}
         await store.update(conn, row.id, changes, ctx.clock.now())
         updated = await store.get(conn, account_id, webhook_id)
     assert updated is not None

@@ -156,6 +156,17 @@ async def test_bad_bodies_and_other_accounts(panel, runtime, receiver):
     assert (await panel.get("/api/webhooks", headers=stranger)).status == 200
     assert (await (await panel.get("/api/webhooks", headers=stranger)).json())["total"] == 0
     assert (await panel.patch("/api/webhooks/events", json={}, headers=headers)).status == 405
+    both = await panel.patch(
+        f"/api/webhooks/{hook['id']}",
+        json={"enabled": True, "description": "kept", "events": ["email.sent"]},
+        headers=headers,
+    )
+    changed = await both.json()
+    assert changed["description"] == "kept" and changed["events"] == ["email.sent"]
+    off = await (
+        await panel.patch(f"/api/webhooks/{hook['id']}", json={"enabled": False}, headers=headers)
+    ).json()
+    assert off["enabled"] is False and off["disabled_reason"] == "manual"
     assert (await panel.delete(f"/api/webhooks/{hook['id']}", headers=headers)).status == 204
     assert (await panel.get(f"/api/webhooks/{hook['id']}", headers=headers)).status == 404
 
