@@ -33,7 +33,7 @@ from mta.message import ParsedMessage, parse_message, read_message
 from mta.sieve.compiler import SieveError
 from mta.sieve.interpreter import Envelope, Incoming, Outcome, SieveRuntimeError, run
 from mta.smtp import received
-from mta.store import activity, emails, events, mailboxes, redirects
+from mta.store import activity, counters, emails, events, mailboxes, redirects
 from mta.store import filters as filter_store
 
 log = logging.getLogger(__name__)
@@ -268,15 +268,20 @@ async def _store_one(
         now,
     )
     if email_id is not None:
-        # The account's webhooks hear of it (mta/store/events.py), in this transaction.
-        await events.record(
-            conn,
+        # The account's webhooks hear of it (mta/store/events.py): appended with
+        # the batch's other rows when the group commit flushes, in this transaction.
+        received = events.pending(
             plan.mailbox.account_id,
             "email.received",
             received_data(email_id, parsed, now),
             now,
             email_id=email_id,
         )
+        batch = counters.deferred_for(conn)
+        if batch is not None:
+            batch.events.append(received)
+        else:
+            await events.append_many(conn, [received])
     return email_id
 
 

@@ -4,8 +4,10 @@
 -- event_rollup.rolled_until (today, mostly) are counted live with an
 -- index-only scan of events_account_type.
 CREATE INDEX events_account_type ON events (account_id, type, created_at);
--- The rollup reads one day of every account at a time.
-CREATE INDEX events_created ON events (created_at);
+-- The rollup reads one day of every account at a time. Events are appended in
+-- time order, so a BRIN index finds a day for next to no upkeep on insert
+-- (a b-tree here cost inbound delivery measurably).
+CREATE INDEX events_created ON events USING brin (created_at);
 
 CREATE TABLE event_days (
     account_id  uuid    NOT NULL REFERENCES mail.accounts (id) ON DELETE CASCADE,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
+from common.db import Conn, Prepared, execute, fetch_all, fetch_one, fetch_val
 from common.records import Record
 
 # The channel a fan-out LISTENs on; the payload is the event id.
@@ -62,6 +62,57 @@ async def record(
     event = Event.from_row(row)
     await execute(conn, "SELECT pg_notify(%(c)s, %(id)s)", {"c": CHANNEL, "id": event.id})
     return event
+
+
+@dataclass(frozen=True)
+class Pending:
+    """An event to append with others (a delivery batch's, at its flush)."""
+
+    account_id: str
+    type: str
+    email_id: str | None
+    payload: str
+    created_at: datetime
+
+
+def pending(
+    account_id: str,
+    type_: str,
+    data: dict[str, Any],
+    now: datetime,
+    *,
+    email_id: str | None = None,
+) -> Pending:
+    payload = {"type": type_, "created_at": iso(now), "data": data}
+    return Pending(account_id, type_, email_id, json.dumps(payload), now)
+
+
+# Prepared, one statement for a whole delivery batch. Its NOTIFY carries no
+# event id: listeners only need waking, once per transaction.
+_APPEND_MANY = Prepared(
+    f"""
+    WITH e AS (
+        INSERT INTO mta.events (account_id, type, email_id, payload, created_at)
+        SELECT * FROM unnest(%(a)s::text[]::uuid[], %(t)s::text[], %(e)s::text[]::uuid[],
+                             %(p)s::text[]::jsonb[], %(c)s::timestamptz[])
+    )
+    SELECT pg_notify('{CHANNEL}', '')
+    """
+)
+
+
+async def append_many(conn: Conn, rows: list[Pending]) -> None:
+    """:func:`record` for a hot path (inbound delivery): many rows, nothing read back."""
+    await _APPEND_MANY.execute(
+        conn,
+        {
+            "a": [r.account_id for r in rows],
+            "t": [r.type for r in rows],
+            "e": [r.email_id for r in rows],
+            "p": [r.payload for r in rows],
+            "c": [r.created_at for r in rows],
+        },
+    )
 
 
 async def get(conn: Conn, account_id: str, event_id: str) -> Event | None:
