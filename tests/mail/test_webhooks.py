@@ -52,11 +52,12 @@ class Receiver:
     def __init__(self) -> None:
         self.received: list[tuple[dict[str, str], bytes]] = []
         self.answers: list[int] = []
+        self.text = ""
 
     async def handle(self, request: web.Request) -> web.Response:
         self.received.append((dict(request.headers), await request.read()))
         status = self.answers.pop(0) if self.answers else 200
-        return web.Response(status=status, text=f"receiver says {status}")
+        return web.Response(status=status, text=self.text or f"receiver says {status}")
 
 
 @pytest.fixture
@@ -471,3 +472,21 @@ async def test_a_deleted_endpoint_stops_its_retries(panel, runtime, receiver, cl
     assert len(got.received) == 1
     dead = await runtime.db.fetch_val("SELECT count(*) FROM common.jobs WHERE state = 'dead'")
     assert dead == 0
+
+
+async def test_only_an_excerpt_of_the_answer_is_kept(panel, runtime, receiver):
+    got, url = receiver
+    _, headers = await signed_in(runtime)
+    hook = await make_hook(panel, headers, url, events=["domain.created"])
+    got.text = "x" * 50_000
+    tested = await (
+        await panel.post(f"/api/webhooks/{hook['id']}/test", json={}, headers=headers)
+    ).json()
+    assert tested["ok"] and tested["response"] == "x" * 1000
+    await add_domain(panel, headers, "long.example")
+    await deliver_all(panel)
+    [event] = (await (await panel.get("/api/webhooks/events", headers=headers)).json())["data"]
+    one = await (
+        await panel.get(f"/api/webhooks/{hook['id']}/events/{event['id']}", headers=headers)
+    ).json()
+    assert one["attempts"][0]["response"] == "x" * 1000
