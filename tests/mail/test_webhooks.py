@@ -490,3 +490,42 @@ async def test_only_an_excerpt_of_the_answer_is_kept(panel, runtime, receiver):
         await panel.get(f"/api/webhooks/{hook['id']}/events/{event['id']}", headers=headers)
     ).json()
     assert one["attempts"][0]["response"] == "x" * 1000
+
+
+async def test_received_mail_reaches_the_endpoint_as_email_received(panel, runtime, receiver):
+    from mail.directory import lookup_recipient
+    from mta.context import MtaContext
+    from mta.delivery import Inbound, deliver
+    from mta.settings import MtaSettings
+
+    got, url = receiver
+    _, headers = await signed_in(runtime)
+    hook = await make_hook(panel, headers, url, events=["email.received"])
+    domain = await add_domain(panel, headers, "inbox.example")
+    resp = await panel.post(
+        f"/api/domains/{domain['id']}/addresses",
+        json={"local_part": "ann", "password": "a long mailbox password"},
+        headers=headers,
+    )
+    assert resp.status == 201
+    async with runtime.db.connection() as conn:
+        found = await lookup_recipient(conn, "ann", "inbox.example")
+    assert found.mailbox is not None
+    mta = MtaContext.build(runtime, MtaSettings(smtp_hostname="mx.test", auth_checks=False))
+    raw = (
+        b"From: Bo <bo@sender.example>\r\nTo: ann@inbox.example\r\n"
+        b"Subject: Hello Ann\r\nMessage-ID: <hello@sender.example>\r\n\r\nHi.\r\n"
+    )
+    report = await deliver(
+        mta,
+        Inbound(raw, "bo@sender.example", [("ann@inbox.example", found.mailbox)], "192.0.2.1", "x"),
+    )
+    [email_id] = report.email_ids.values()
+    await deliver_all(panel)
+    [request] = got.received
+    payload = verified(hook["secret"], *request)
+    assert payload["type"] == "email.received"
+    assert payload["data"]["email_id"] == email_id
+    assert payload["data"]["from"] == "Bo <bo@sender.example>"
+    assert payload["data"]["to"] == ["ann@inbox.example"]
+    assert payload["data"]["subject"] == "Hello Ann"
