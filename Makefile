@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 export XDG_RUNTIME_DIR ?= /tmp/svc-runtime-$(shell id -u)
 
-.PHONY: run test dev start typecheck tidy lint docs password clean browser
+.PHONY: run test dev start typecheck tidy lint docs password clean browser bench-submission
 
 $(STAMP): requirements/base.txt requirements/dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -56,3 +56,9 @@ password: $(STAMP)  ## make password EMAIL=... (prompts); no EMAIL lists account
 
 clean:
 	rm -rf $(VENV)
+
+# Sending next to Postfix (benchmarks/submission.py): installs Debian's postfix
+# when missing (no service started) and runs a private instance of its own.
+bench-submission: $(STAMP)  ## submission and delivery messages/s, ours and Postfix's
+	$(PY) benchmarks/submission.py --write-docs
+

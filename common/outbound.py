@@ -129,6 +129,13 @@ class OutboundClient:
             data = await resp.content.read(MAX_ANSWER_BYTES)
             return Answer(resp.status, data, dict(resp.headers))
 
+    async def get(self, url: str, *, limit: int = MAX_ANSWER_BYTES) -> Answer:
+        """GET ``url`` (an MTA-STS policy); a 3xx is returned as it is, never followed."""
+        session = self._open()
+        async with session.get(url, allow_redirects=False) as resp:
+            data = await resp.content.read(limit)
+            return Answer(resp.status, data, dict(resp.headers))
+
     async def close(self) -> None:
         if self._session is not None:
             await self._session.close()

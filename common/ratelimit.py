@@ -68,6 +68,20 @@ class RateLimiter:
             reset_seconds=reset,
         )
 
+    async def exhausted(self, key: str, limit: int, window_seconds: float = 1.0) -> bool:
+        """Whether ``key`` is already past ``limit`` in this window, without counting.
+
+        For budgets of failures (SMTP AUTH): the attempt is checked before the
+        password is, and only a failure is counted with :meth:`hit`.
+        """
+        now = self.clock.now()
+        start_ts = math.floor(now.timestamp() / window_seconds) * window_seconds
+        hits = await self.db.fetch_val(
+            "SELECT hits FROM common.rate_limits WHERE key = %s AND window_start = %s",
+            (key, datetime.fromtimestamp(start_ts, UTC)),
+        )
+        return hits is not None and hits >= limit
+
     async def sweep(self) -> int:
         return await self.db.execute(
             "DELETE FROM common.rate_limits WHERE window_start < %s",

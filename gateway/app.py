@@ -50,7 +50,7 @@ def build_app(runtime: Runtime, *, only: str | None = None) -> web.Application:
         root = web.Application()
         chosen = services
         for host, name in runtime.settings.host_mounts:
-            root.add_domain(host, services[name].create_app())
+            root.add_domain(host, _host_app(services, name))
         mount_by_rule(
             root, PathPrefixes(OAUTH_PREFIXES), services["oauth"].create_app(prefix="/oauth")
         )
@@ -69,6 +69,22 @@ def build_app(runtime: Runtime, *, only: str | None = None) -> web.Application:
     if runtime.settings.run_workers:
         root.cleanup_ctx.append(_job_workers)
     return root
+
+
+def _host_app(services: dict[str, Service], name: str) -> web.Application:
+    """The app at the root of a HOST_MOUNTS host.
+
+    A mail host also routes the OAuth prefixes: its consent (/authorize) and
+    pairing (/pair) pages call the OAuth server on their own origin, where the
+    svc_session cookie is sent, so a mail host without /oauth could not
+    complete a browser or device flow.
+    """
+    if name != "mail":
+        return services[name].create_app()
+    host = web.Application()
+    mount_by_rule(host, PathPrefixes(OAUTH_PREFIXES), services["oauth"].create_app(prefix="/oauth"))
+    mount_by_rule(host, Everything(OAUTH_PREFIXES), services["mail"].create_app())
+    return host
 
 
 def _service_lifespan(service: Service | Daemon):  # type: ignore[no-untyped-def]

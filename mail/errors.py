@@ -20,6 +20,17 @@ STATUS_BY_NAME = {
     "missing_required_field": 422,
     "rate_limit_exceeded": 429,
     "application_error": 500,
+    # The sending API's own names, as the sending API it follows (Resend) has them
+    # (docs/mail.md, "Sending API"). validation_error also travels there with 422
+    # (a field's value) and 403 (a from domain not verified), as Resend sends it.
+    "missing_api_key": 401,
+    "restricted_api_key": 401,
+    "invalid_api_key": 403,
+    "invalid_idempotency_key": 400,
+    "invalid_idempotent_request": 409,
+    "concurrent_idempotent_requests": 409,
+    "invalid_from_address": 422,
+    "invalid_attachment": 422,
 }
 
 # common/web.py's generic kinds -> our names.
@@ -126,3 +137,23 @@ def missing_required_field(field: str) -> MailError:
 
 def rate_limit_exceeded(headers: dict[str, str]) -> MailError:
     return MailError("rate_limit_exceeded", "too many requests", headers=headers)
+
+
+# --- the sending API's names (Resend's) ---------------------------------------
+
+
+def missing_api_key() -> MailError:
+    return MailError("missing_api_key", "Missing API key in the authorization header.")
+
+
+def invalid_api_key() -> MailError:
+    return MailError("invalid_api_key", "API key is invalid.")
+
+
+def restricted_api_key() -> MailError:
+    return MailError("restricted_api_key", "This API key is restricted to only send emails.")
+
+
+def field_error(message: str, status: int = 422) -> MailError:
+    """A sending API field with a wrong value: validation_error, 422 as Resend answers it."""
+    return MailError("validation_error", message, status=status)

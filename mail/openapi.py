@@ -35,8 +35,16 @@ PROFILE = Profile(
         "method on a known path answers 405 with Allow."
     ),
     error_schema=ERROR,
-    security_schemes={"session": {"type": "apiKey", "in": "cookie", "name": COOKIE_NAME}},
-    security={"session": [{"session": []}]},
+    security_schemes={
+        "session": {"type": "apiKey", "in": "cookie", "name": COOKIE_NAME},
+        # The sending API's key (docs/mail.md, "Sending API"): Authorization: Bearer re_...
+        "api_key": {"type": "http", "scheme": "bearer"},
+    },
+    security={
+        "session": [{"session": []}],
+        # Sending routes: a key; the reads, cancel and reschedule also take a session.
+        "api_key": [{"api_key": []}, {"session": []}],
+    },
     with_body=frozenset({400, 413, 422}),
     with_auth=frozenset({401}),
     unsafe=frozenset({403}),

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from mail.accounts.routes import routes as accounts
 from mail.addresses.routes import routes as addresses
+from mail.apikeys.routes import routes as apikeys
 from mail.auth.routes import routes as auth
 from mail.discovery.routes import routes as discovery
 from mail.domains.routes import routes as domains
@@ -17,6 +18,8 @@ from mail.filters.routes import routes as filters
 from mail.mailboxes.routes import routes as mailboxes
 from mail.overview.routes import routes as overview
 from mail.recovery.routes import routes as recovery
+from mail.sending.routes import routes as sending
+from mail.suppressions.routes import routes as suppressions
 from mail.webhooks.routes import routes as webhooks
 from mail.wellknown.routes import routes as wellknown
 
@@ -29,6 +32,10 @@ ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (
     domains,
     addresses,
     discovery,
+    # The sending API, its keys and the suppression list (docs/mail.md, "Sending API").
+    sending,
+    apikeys,
+    suppressions,
     webhooks,
     recovery,
     overview,

@@ -19,6 +19,7 @@ from mail import errors
 from mail.accounts import service as accounts_service
 from mail.accounts import store as accounts_store
 from mail.accounts.public import PublicAccounts
+from mail.apikeys.access import api_key_middleware
 from mail.auth import store as sessions_store
 from mail.auth.sessions import session_middleware
 from mail.context import MAIL, MailContext
@@ -31,6 +32,8 @@ from mail.outbox.store import outbox_sealer
 from mail.pages import install as install_pages
 from mail.recovery import service as recovery_service
 from mail.routes import ROUTE_TABLES
+from mail.sending import service as sending_service
+from mail.sending import store as sending_store
 from mail.settings import load_mail_settings
 from mail.web.csrf import csrf_middleware
 from mail.web.ratelimit import rate_limit_middleware
@@ -96,6 +99,8 @@ class MailService:
             middlewares=[
                 error_middleware(errors.render),
                 session_middleware,
+                # A Bearer API key on /api/ (replaces the cookie's account; mail/apikeys/).
+                api_key_middleware,
                 rate_limit_middleware,
                 csrf_middleware,
             ]
@@ -147,3 +152,5 @@ class MailService:
         async with self.runtime.db.connection() as conn:
             await sessions_store.sweep(conn, now)
             await accounts_store.sweep_tokens(conn, now)
+            # Idempotency-Key answers are kept 24 hours (docs/mail.md, "Sending API").
+            await sending_store.sweep_keys(conn, now - sending_service.IDEMPOTENCY_WINDOW)

@@ -15,33 +15,47 @@ and the hourly blob collection (mta/service.py) frees their bodies.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import Any
 
+from common.crypto import Sealer
 from common.db import Conn
+from mail import directory
 from mta.sieve.compiler import MAX_SCRIPT_BYTES, Script, SieveError, compile_script
-from mta.store import activity, events, mailboxes, quota
+from mta.store import activity, events, mailboxes, outbound, quota, suppressions
 from mta.store import filters as _filters
 from mta.store.activity import Activity
 from mta.store.events import Event
 from mta.store.filters import Filter
 from mta.store.mailboxes import Folder, create_default_mailboxes
+from mta.store.outbound import OutboundStatus, RecipientStatus, outbound_sealer
+from mta.store.suppressions import Suppression
 
 __all__ = [
     "EVENTS_CHANNEL",
     "FILTER_SORTS",
     "MAX_SCRIPT_BYTES",
+    "OUTBOUND_CHANNEL",
+    "SUPPRESSION_SORTS",
     "Activity",
     "DailyCount",
     "Event",
     "Filter",
     "Folder",
+    "OutboundStatus",
+    "RecipientStatus",
     "Script",
     "SieveError",
+    "Suppression",
     "activity_page",
+    "add_suppression",
+    "cancel_scheduled",
     "compile_script",
     "create_default_mailboxes",
     "delete_filter",
+    "delete_suppression",
     "email_events",
+    "enqueue",
     "event_counts_since",
     "event_daily_counts",
     "event_time",
@@ -51,9 +65,15 @@ __all__ = [
     "get_filter",
     "insert_filter",
     "mark_events_dispatched",
+    "outbound_sealer",
+    "outbound_status",
+    "outbound_statuses",
     "recent_events",
     "record_event",
+    "reschedule",
     "roll_up_event_counts",
+    "suppressed",
+    "suppression_page",
     "undispatched_events",
     "update_filter",
     "usage",
@@ -94,6 +114,70 @@ get_event = events.get
 email_events = events.for_email
 undispatched_events = events.undispatched
 mark_events_dispatched = events.mark_dispatched
+
+# The outbound queue: everything that leaves. mail/ builds the MIME and calls
+# enqueue in the transaction that records its side (the API's sent email, an
+# account token); the worker in mta/outbound delivers, signs with DKIM, retries,
+# bounces, and writes the email.* events. Status is Resend's last_event.
+OUTBOUND_CHANNEL = outbound.CHANNEL
+
+
+async def enqueue(
+    conn: Conn,
+    *,
+    message_id: str,
+    account_id: str | None,
+    source: str,
+    mail_from: str,
+    recipients: list[str],
+    raw: bytes,
+    now: datetime,
+    scheduled_at: datetime | None = None,
+    event_data: dict[str, Any] | None = None,
+    sealer: Sealer | None = None,
+    lifetime: timedelta = outbound.DEFAULT_LIFETIME,
+) -> None:
+    """Queue ``raw`` for ``recipients``, durable when the caller commits.
+
+    'scheduled' (with email.scheduled) when ``scheduled_at`` is after ``now``,
+    else 'queued'. ``event_data`` is the Resend ``data`` of the email's events
+    (built from the headers when None). Suppressed recipients are kept as
+    'suppressed' and never tried. ``sealer`` (``outbound_sealer(SECRET)``)
+    keeps a raw carrying one-time links sealed at rest until it is erased.
+    """
+    address_id = None
+    local, _, domain = mail_from.rpartition("@")
+    if local and domain:
+        found = await directory.lookup_recipient(conn, local, domain.lower())
+        address_id = found.mailbox.address_id if found.mailbox else None
+    await outbound.enqueue(
+        conn,
+        message_id=message_id,
+        account_id=account_id,
+        source=source,
+        mail_from=mail_from,
+        recipients=recipients,
+        raw=raw,
+        now=now,
+        scheduled_at=scheduled_at,
+        event_data=event_data,
+        address_id=address_id,
+        sealer=sealer,
+        lifetime=lifetime,
+    )
+
+
+outbound_status = outbound.status
+outbound_statuses = outbound.statuses
+cancel_scheduled = outbound.cancel_scheduled
+reschedule = outbound.reschedule
+
+# Suppressions: addresses an account's mail is not sent to.
+SUPPRESSION_SORTS = suppressions.SORTS
+suppression_page = suppressions.page
+add_suppression = suppressions.add
+delete_suppression = suppressions.delete
+suppressed = suppressions.suppressed
 # The Overview: counts by type and UTC day, the newest events, an account's usage.
 DailyCount = events.DailyCount
 event_daily_counts = events.daily_counts

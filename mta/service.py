@@ -1,28 +1,37 @@
-"""The mta as the gateway runs it: the SMTP daemon in the gateway's process.
+"""The mta as the gateway runs it: the SMTP daemons and the outbound worker in its process.
 
-``MtaService(runtime).lifespan()`` listens on SMTP_PORT for as long as the
-gateway runs (unless SMTP_ENABLED is false, which a pure API node sets with
-RUN_WORKERS=false). ``python -m mta smtp`` runs the same daemon alone.
+``MtaService(runtime).lifespan()`` listens on SMTP_PORT (unless SMTP_ENABLED
+is false, which a pure API node sets with RUN_WORKERS=false), on the
+submission ports (SUBMISSION_ENABLED) and works the outbound queue
+(OUTBOUND_ENABLED) for as long as the gateway runs. ``python -m mta smtp``,
+``python -m mta submission`` and ``python -m mta outbound`` run each alone.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from datetime import timedelta
 
 from common.jobs import Job
 from common.runtime import Runtime
 from mta.context import MtaContext
+from mta.outbound.worker import OutboundWorker
 from mta.smtp import server
 from mta.store import activity, blobrefs
+from mta.submission import server as submission
 
 PRUNE_JOB = "mta.prune_activity"
 PRUNE_EVERY_SECONDS = 3600
 COLLECT_JOB = "mta.collect_blobs"
 COLLECT_EVERY_SECONDS = 3600
 COLLECT_BATCH = 1000
+# The queue is woken by NOTIFY at each enqueue; this job also drains it in a
+# process that missed one (or that runs jobs but not the worker loop).
+OUTBOUND_JOB = "mta.outbound"
+OUTBOUND_EVERY_SECONDS = 60
 
 
 class MtaService:
@@ -32,10 +41,14 @@ class MtaService:
         self.runtime = runtime
         self.ctx = ctx or MtaContext.build(runtime)
         self.smtp: asyncio.Server | None = None
+        self.submission: list[asyncio.Server] = []
+        self.outbound = OutboundWorker(self.ctx)
         if PRUNE_JOB not in runtime.jobs.kinds:
             runtime.jobs.register(PRUNE_JOB, self._prune, every=PRUNE_EVERY_SECONDS)
         if COLLECT_JOB not in runtime.jobs.kinds:
             runtime.jobs.register(COLLECT_JOB, self._collect, every=COLLECT_EVERY_SECONDS)
+        if OUTBOUND_JOB not in runtime.jobs.kinds and self.ctx.config.outbound_enabled:
+            runtime.jobs.register(OUTBOUND_JOB, self._outbound, every=OUTBOUND_EVERY_SECONDS)
 
     async def _prune(self, job: Job) -> None:
         keep = timedelta(days=self.ctx.config.activity_days)
@@ -45,19 +58,36 @@ class MtaService:
     async def _collect(self, job: Job) -> None:
         await collect_blobs(self.ctx)
 
+    async def _outbound(self, job: Job) -> None:
+        await self.outbound.drain()
+
     def lifespan(self) -> AbstractAsyncContextManager[None] | None:
-        if not self.ctx.config.smtp_enabled:
+        config = self.ctx.config
+        if not (config.smtp_enabled or config.submission_enabled or config.outbound_enabled):
             return None
         return self._run()
 
     @asynccontextmanager
     async def _run(self) -> AsyncIterator[None]:
-        async with server.serve(self.ctx) as smtp:
-            self.smtp = smtp
+        config = self.ctx.config
+        async with AsyncExitStack() as stack:
+            if config.smtp_enabled:
+                self.smtp = await stack.enter_async_context(server.serve(self.ctx))
+            if config.submission_enabled:
+                self.submission = await stack.enter_async_context(submission.serve(self.ctx))
+            if config.outbound_enabled:
+                stack.push_async_callback(_stop, asyncio.create_task(self.outbound.run()))
             try:
                 yield
             finally:
                 self.smtp = None
+                self.submission = []
+
+
+async def _stop(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 async def collect_blobs(ctx: MtaContext, *, batch: int = COLLECT_BATCH) -> int:

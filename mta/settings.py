@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -72,9 +73,88 @@ class MtaSettings:
     # Days of activity the panel keeps.
     activity_days: int = 30
 
+    # Submission (mta/submission/): mail clients send through it with AUTH.
+    submission_enabled: bool = True
+    # 587 with STARTTLS (RFC 6409) and 465 with implicit TLS (RFC 8314); None: off.
+    submission_port: int | None = 587
+    submissions_port: int | None = 465
+    # The certificate of submission (and of inbound STARTTLS when SMTP_TLS_* is
+    # unset): TLS_CERT_FILE/TLS_KEY_FILE, else SMTP_TLS_CERT/KEY, else a
+    # self-signed one generated once under DATA_DIR/tls (mta/submission/tls.py).
+    tls_cert_file: Path | None = None
+    tls_key_file: Path | None = None
+    # AUTH over plaintext from 127.0.0.1/::1 (development only: a local script
+    # or client without TLS); everywhere else AUTH is offered only after TLS.
+    submission_plaintext_loopback: bool = False
+    # Failed AUTH per client address per window (then 421 and close).
+    submission_auth_failures: int = 10
+    submission_auth_window: int = 600
+
+    # The outbound queue worker (mta/outbound/).
+    outbound_enabled: bool = True
+    # host:port of a smarthost that gets everything (a sandbox: no internet).
+    outbound_relay: tuple[str, int] | None = None
+    # The port MX hosts are reached on: 25; a test setting (a loopback MX).
+    outbound_smtp_port: int = 25
+    # Seconds before the 1st, 2nd... retry; the last repeats until the lifetime ends.
+    outbound_retry_schedule: tuple[int, ...] = (60, 300, 900, 1800, 3600, 7200, 14400)
+    # How long a message may wait for a recipient's server (Postfix: 5 days).
+    outbound_max_lifetime: int = 5 * 24 * 3600
+    # Simultaneous connections to one destination (Postfix's
+    # default_destination_concurrency_limit is 20; we are smaller) and in all.
+    outbound_per_destination: int = 5
+    outbound_concurrency: int = 100
+    # How long a worker holds a claimed recipient before another may take it.
+    outbound_lease: int = 600
+    # Seconds an idle connection to a destination is kept for the next message.
+    outbound_idle: float = 10.0
+    # Seconds an SMTP command to a remote may take.
+    outbound_timeout: float = 60.0
+    # MTA-STS (RFC 8461): fetch and enforce recipients' policies.
+    mta_sts: bool = True
+
     @property
     def tls_enabled(self) -> bool:
         return self.smtp_tls_cert is not None and self.smtp_tls_key is not None
+
+
+def _port_or_off(env: Mapping[str, str], name: str, default: int) -> int | None:
+    """A port; "off" (or "none") turns the listener off."""
+    if read_str(env, name).lower() in ("off", "none", "false"):
+        return None
+    return read_int(env, name, default, minimum=0, maximum=65535)
+
+
+def _submission_ports(env: Mapping[str, str]) -> tuple[int | None, int | None]:
+    """(STARTTLS port, implicit-TLS port). starttls (default): SUBMISSION_PORT is
+    STARTTLS (587), SUBMISSIONS_PORT implicit TLS (465). tls: SUBMISSION_PORT is the
+    implicit-TLS port (465), the only one."""
+    if read_str(env, "SUBMISSION_SECURITY", "starttls").lower() == "tls":
+        return None, _port_or_off(env, "SUBMISSION_PORT", 465)
+    return _port_or_off(env, "SUBMISSION_PORT", 587), _port_or_off(env, "SUBMISSIONS_PORT", 465)
+
+
+def _relay(value: str) -> tuple[str, int] | None:
+    if not value:
+        return None
+    host, _, port = value.strip().rpartition(":")
+    if not host or not port.isdigit():
+        raise SettingsError(f"OUTBOUND_RELAY must be host:port, got {value!r}")
+    return host.strip("[]"), int(port)
+
+
+def _schedule(value: str) -> tuple[int, ...]:
+    if not value:
+        return MtaSettings.outbound_retry_schedule
+    try:
+        steps = tuple(int(v) for v in value.split(",") if v.strip())
+    except ValueError:
+        raise SettingsError(
+            f"OUTBOUND_RETRY_SCHEDULE must be seconds, comma separated: {value!r}"
+        ) from None
+    if not steps or min(steps) < 0:
+        raise SettingsError("OUTBOUND_RETRY_SCHEDULE needs at least one non-negative delay")
+    return steps
 
 
 def load_mta_settings(settings: Settings) -> MtaSettings:
@@ -83,6 +163,15 @@ def load_mta_settings(settings: Settings) -> MtaSettings:
     key = read_str(env, "SMTP_TLS_KEY")
     if bool(cert) != bool(key):
         raise SettingsError("SMTP_TLS_CERT and SMTP_TLS_KEY go together; set both or neither")
+    # TLS_CERT_FILE/KEY name the host's certificate; SMTP_TLS_CERT/KEY, older,
+    # name inbound's. Each falls back to the other, so one pair serves both.
+    tls_cert = read_str(env, "TLS_CERT_FILE") or cert
+    tls_key = read_str(env, "TLS_KEY_FILE") or key
+    if bool(tls_cert) != bool(tls_key):
+        raise SettingsError("TLS_CERT_FILE and TLS_KEY_FILE go together; set both or neither")
+    if not cert and tls_cert:
+        cert, key = tls_cert, tls_key
+    ports = _submission_ports(env)
     action = read_str(env, "DMARC_REJECT_ACTION", "junk").lower()
     if action not in ("junk", "refuse"):
         raise SettingsError(f"DMARC_REJECT_ACTION must be junk or refuse, got {action!r}")
@@ -116,4 +205,27 @@ def load_mta_settings(settings: Settings) -> MtaSettings:
         dmarc_reject_action=action,
         auth_checks=read_bool(env, "SMTP_AUTH_CHECKS", True),
         activity_days=read_int(env, "MAIL_ACTIVITY_DAYS", 30, minimum=1),
+        submission_enabled=read_bool(
+            env, "SUBMISSION_ENABLED", read_bool(env, "SMTP_ENABLED", settings.run_workers)
+        ),
+        # SUBMISSION_PORT is also the port mail/ tells clients (autoconfig, the
+        # _submission._tcp SRV record), and SUBMISSION_SECURITY says what it is.
+        submission_port=ports[0],
+        submissions_port=ports[1],
+        tls_cert_file=Path(tls_cert) if tls_cert else None,
+        tls_key_file=Path(tls_key) if tls_key else None,
+        submission_plaintext_loopback=read_bool(
+            env, "SUBMISSION_PLAINTEXT_LOOPBACK", settings.is_development
+        ),
+        submission_auth_failures=read_int(env, "SUBMISSION_AUTH_FAILURES", 10, minimum=1),
+        submission_auth_window=read_int(env, "SUBMISSION_AUTH_WINDOW", 600, minimum=1),
+        outbound_enabled=read_bool(env, "OUTBOUND_ENABLED", settings.run_workers),
+        outbound_relay=_relay(read_str(env, "OUTBOUND_RELAY")),
+        outbound_smtp_port=read_int(env, "OUTBOUND_SMTP_PORT", 25, minimum=1, maximum=65535),
+        outbound_retry_schedule=_schedule(read_str(env, "OUTBOUND_RETRY_SCHEDULE")),
+        outbound_max_lifetime=read_int(env, "OUTBOUND_MAX_LIFETIME", 5 * 24 * 3600, minimum=1),
+        outbound_per_destination=read_int(env, "OUTBOUND_PER_DESTINATION", 5, minimum=1),
+        outbound_concurrency=read_int(env, "OUTBOUND_CONCURRENCY", 100, minimum=1),
+        outbound_lease=read_int(env, "OUTBOUND_LEASE", 600, minimum=1),
+        mta_sts=read_bool(env, "OUTBOUND_MTA_STS", True),
     )

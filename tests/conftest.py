@@ -263,6 +263,9 @@ def launch_gateway(
             "SHUTDOWN_TIMEOUT": "5",
             # Any free port: concurrent test runs must not fight over 2525.
             "SMTP_PORT": "0",
+            # The submission port is also the one mail/ advertises: a real port.
+            "SUBMISSION_PORT": str(free_port()),
+            "SUBMISSIONS_PORT": "off",
         }
     )
     full_env.update(env or {})

@@ -10,9 +10,8 @@ from common.web import json_response
 from content.auth.credentials import admin_route
 from content.auth.principal import Principal
 from content.context import context
-from content.errors import NotFound
 from content.http import read_body
-from content.webhooks import service, store
+from content.webhooks import service
 from content.webhooks.events import EVENTS
 from content.webhooks.serializers import attempt_json, webhook_json
 
@@ -31,8 +30,7 @@ _FIELDS = {
 @admin_route("webhooks.manage")
 @operation(auth="admin")
 async def list_webhooks(request: web.Request, principal: Principal) -> web.Response:
-    async with context(request).db.connection() as conn:
-        rows = await store.list_webhooks(conn)
+    rows = await service.list_webhooks(context(request), principal)
     return json_response({"data": [webhook_json(r) for r in rows]})
 
 
@@ -50,10 +48,7 @@ async def create_webhook(request: web.Request, principal: Principal) -> web.Resp
 @admin_route("webhooks.manage")
 @operation(auth="admin")
 async def get_webhook(request: web.Request, principal: Principal) -> web.Response:
-    async with context(request).db.connection() as conn:
-        row = await store.get_webhook(conn, request.match_info["id"])
-    if row is None:
-        raise NotFound("no such webhook")
+    row = await service.get_webhook(context(request), principal, request.match_info["id"])
     return json_response(webhook_json(row))
 
 
@@ -80,9 +75,5 @@ async def delete_webhook(request: web.Request, principal: Principal) -> web.Resp
 @operation(auth="admin")
 async def list_attempts(request: web.Request, principal: Principal) -> web.Response:
     """The latest delivery attempts of a webhook (newest first, at most 100)."""
-    webhook_id = request.match_info["id"]
-    async with context(request).db.connection() as conn:
-        if await store.get_webhook(conn, webhook_id) is None:
-            raise NotFound("no such webhook")
-        rows = await store.list_attempts(conn, webhook_id)
+    rows = await service.list_attempts(context(request), principal, request.match_info["id"])
     return json_response({"data": [attempt_json(r) for r in rows]})

@@ -24,7 +24,7 @@ from content.context import Context
 from content.errors import NotFound, Problems
 from content.webhooks import store
 from content.webhooks.events import EVENTS
-from content.webhooks.store import Webhook, WebhookChanges
+from content.webhooks.store import Attempt, Webhook, WebhookChanges
 from content.writes import write
 
 SEAL_PURPOSE = "content.webhook"
@@ -77,6 +77,30 @@ def _check(
         else:
             changes["enabled"] = body["enabled"]
     return changes
+
+
+async def list_webhooks(ctx: Context, actor: Principal) -> list[Webhook]:
+    require(actor, "webhooks.manage")
+    async with ctx.db.connection() as conn:
+        return await store.list_webhooks(conn)
+
+
+async def get_webhook(ctx: Context, actor: Principal, webhook_id: str) -> Webhook:
+    require(actor, "webhooks.manage")
+    async with ctx.db.connection() as conn:
+        row = await store.get_webhook(conn, webhook_id)
+    if row is None:
+        raise NotFound("no such webhook")
+    return row
+
+
+async def list_attempts(ctx: Context, actor: Principal, webhook_id: str) -> list[Attempt]:
+    """The latest delivery attempts of a webhook (newest first, at most 100)."""
+    require(actor, "webhooks.manage")
+    async with ctx.db.connection() as conn:
+        if await store.get_webhook(conn, webhook_id) is None:
+            raise NotFound("no such webhook")
+        return await store.list_attempts(conn, webhook_id)
 
 
 async def create_webhook(

@@ -19,10 +19,11 @@ from common.db import Conn
 from common.ids import random_id
 from common.web import Handler
 from mail.accounts.store import Account
+from mail.apikeys.store import ApiKey
 from mail.auth import store
 from mail.auth.store import Session
 from mail.context import MailContext, mail_context
-from mail.errors import unauthorized
+from mail.errors import restricted_api_key, unauthorized
 
 COOKIE_NAME = "svc_session"
 SESSION_LIFETIME = timedelta(days=14)
@@ -33,10 +34,12 @@ MAX_USER_AGENT = 500
 
 @dataclass(frozen=True)
 class Auth:
-    """Who a request acts for. ``session`` is None for non-cookie credentials."""
+    """Who a request acts for. ``session`` is None for non-cookie credentials:
+    an API key (``api_key``, resolved by mail/apikeys/access.py)."""
 
     account: Account
     session: Session | None = None
+    api_key: ApiKey | None = None
 
 
 AUTH = web.RequestKey("mail.auth", Auth)
@@ -124,6 +127,10 @@ def require(request: web.Request) -> Auth:
     auth = request.get(AUTH)
     if auth is None:
         raise unauthorized()
+    if auth.api_key is not None and auth.api_key.permission != "full_access":
+        # A full-access key reaches the panel routes like a session (as at Resend);
+        # a sending key only sends.
+        raise restricted_api_key()
     return auth
 
 

@@ -21,7 +21,8 @@ routes = web.RouteTableDef()
 
 # Activity is a log: newest first, no other order.
 ACTIVITY_SORTS = Sorts(columns={"created_at": "created_at"}, default="created_at")
-ACTIVITY_KINDS = ("received", "filtered", "refused", "failed")
+# sent, deferred and bounced: the outbound attempts of a hosted sender (mta/outbound).
+ACTIVITY_KINDS = ("received", "filtered", "refused", "failed", "sent", "deferred", "bounced")
 
 
 @routes.get("/api/addresses/{address_id}/folders")

@@ -1,32 +1,49 @@
-"""Queue a message in the outbox, inside the caller's transaction."""
+"""Queue a message the panel sends itself, inside the caller's transaction.
+
+It goes on the mta's outbound queue like all mail that leaves (source
+'system'), sealed at rest because it carries one-time links, and its raw is
+erased once delivered or failed (mta/store/outbound.py). System mail writes
+no email.* events: the account's webhooks report the mail it sends.
+"""
 
 from __future__ import annotations
 
 import logging
+import uuid
 
 from common.db import Conn
 from mail.context import MailContext
-from mail.outbox import store
 from mail.outbox.messages import Outgoing, build
+from mta import mailstore
 
 log = logging.getLogger(__name__)
 
 
 async def send(conn: Conn, ctx: MailContext, outgoing: Outgoing, *, account_id: str | None) -> str:
-    """Store the full MIME message, sealed, for the MTA; in development, log its link too."""
+    """Queue the full MIME message for the MTA; in development, log its link too."""
     now = ctx.clock.now()
-    outbox_id = await store.insert(
+    message_id = str(uuid.uuid4())
+    raw = build(outgoing, mail_from=ctx.config.mail_from, now=now)
+    await mailstore.enqueue(
         conn,
-        ctx.outbox_sealer,
+        message_id=message_id,
         account_id=account_id,
-        kind=outgoing.kind,
+        source="system",
         mail_from=ctx.config.mail_from,
-        rcpt_to=outgoing.to,
-        subject=outgoing.subject,
-        message=build(outgoing, mail_from=ctx.config.mail_from, now=now),
+        recipients=[outgoing.to],
+        raw=raw,
         now=now,
+        # What the queue shows in the clear: never the link.
+        event_data={
+            "email_id": message_id,
+            "kind": outgoing.kind,
+            "from": ctx.config.mail_from,
+            "to": [outgoing.to],
+            "subject": outgoing.subject,
+        },
+        sealer=mailstore.outbound_sealer(ctx.settings.secret),
     )
     # Links carry one-time tokens: only a development instance may log them.
     if ctx.settings.is_development and outgoing.link:
         log.info("%s for %s: %s", outgoing.kind, outgoing.to, outgoing.link)
-    return outbox_id
+    return message_id

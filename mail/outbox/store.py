@@ -1,4 +1,7 @@
-"""SQL for ``mail.outbox``.
+"""SQL for ``mail.outbox``: the table of the panel's mail before the outbound queue.
+
+New mail goes on the mta's outbound queue (mail/outbox/service.py); this
+table keeps what was queued before, and :func:`unsent` reads it.
 
 The MIME message is stored sealed (:class:`common.crypto.Sealer`, purpose
 :data:`SEAL_PURPOSE`): it carries one-time reset and verification links, and
@@ -8,39 +11,16 @@ outbox opens it through :func:`unsent` with ``outbox_sealer(SECRET)``.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from common.crypto import Sealer
-from common.db import Conn, fetch_all, fetch_val
+from common.db import Conn, fetch_all
 
 SEAL_PURPOSE = "mail.outbox"
 
 
 def outbox_sealer(secret: str) -> Sealer:
     return Sealer(secret, SEAL_PURPOSE)
-
-
-async def insert(
-    conn: Conn,
-    sealer: Sealer,
-    *,
-    account_id: str | None,
-    kind: str,
-    mail_from: str,
-    rcpt_to: str,
-    subject: str,
-    message: bytes,
-    now: datetime,
-) -> str:
-    return str(
-        await fetch_val(
-            conn,
-            "INSERT INTO mail.outbox (account_id, kind, mail_from, rcpt_to, subject,"
-            " message_sealed, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
-            (account_id, kind, mail_from, rcpt_to, subject, sealer.seal(message), now),
-        )
-    )
 
 
 async def unsent(conn: Conn, sealer: Sealer, limit: int = 100) -> list[dict[str, Any]]:

@@ -17,7 +17,8 @@ from aiohttp import web
 
 from common.openapi import page
 from mail.auth.sessions import current
-from mail.pages import assets
+from mail.errors import MailError
+from mail.pages import assets, hosting
 from mail.pages.security import PAGE_HEADERS, safe_next
 
 routes = web.RouteTableDef()
@@ -27,15 +28,27 @@ routes = web.RouteTableDef()
 # path is the current one (/account/sessions is under Account).
 NAV: list[tuple[str, str]] = [
     ("/", "Overview"),
+    ("/domains", "Domains"),
     ("/filters", "Filters"),
     ("/account", "Account"),
     ("/referrals", "Referrals"),
+    # Sending (docs/mail.md, "Sending API"): sent email, API keys, suppressions.
+    ("/emails", "Sent email"),
+    ("/api-keys", "API keys"),
+    ("/suppressions", "Suppressions"),
     ("/webhooks", "Webhooks"),
 ]
 
 
+# Pages whose path is not below their section's href: an address lives on a domain.
+SECTION_OF_PREFIX = {"/addresses": "/domains"}
+
+
 def section_of(path: str) -> str:
     """The NAV href a page belongs to: its own, or the longest one above it."""
+    for prefix, section in SECTION_OF_PREFIX.items():
+        if path == prefix or path.startswith(prefix + "/"):
+            return section
     found = ""
     for href, _ in NAV:
         inside = path == href or path.startswith(href.rstrip("/") + "/")
@@ -149,6 +162,42 @@ async def pair(request: web.Request) -> web.Response:
     return render(request, "pair.html", title="Connect a device", user_code=code)
 
 
+# --- sending: the screens of the sending API (mail/sending, mail/apikeys, mail/suppressions)
+
+
+@routes.get("/api-keys")
+@page
+@signed_in
+async def api_keys(request: web.Request) -> web.Response:
+    """Create (the token shown once), list and revoke API keys."""
+    return render(request, "api_keys.html", title="API keys")
+
+
+@routes.get("/suppressions")
+@page
+@signed_in
+async def suppressions(request: web.Request) -> web.Response:
+    return render(request, "suppressions.html", title="Suppressions")
+
+
+@routes.get("/emails")
+@page
+@signed_in
+async def emails(request: web.Request) -> web.Response:
+    """Sent email, newest first, with its status."""
+    return render(request, "emails.html", title="Sent email")
+
+
+@routes.get("/emails/{email_id:[0-9a-fA-F-]{36}}")
+@page
+@signed_in
+async def email(request: web.Request) -> web.Response:
+    """One sent email: recipients, attempts, last replies, events; reschedule or cancel."""
+    return render(
+        request, "email.html", title="Sent email", email_id=request.match_info["email_id"]
+    )
+
+
 @routes.get(assets.PREFIX + "/{version:[0-9a-f]{12}}/{name:.+}")
 @page
 async def versioned_asset(request: web.Request) -> web.Response:
@@ -161,3 +210,67 @@ async def versioned_asset(request: web.Request) -> web.Response:
 @page
 async def asset(request: web.Request) -> web.Response:
     return assets.respond(request, request.match_info["name"], immutable=False)
+
+
+# --- Domains and addresses (mail/pages/hosting.py reads what they show) -----
+
+
+async def _hosting_page(
+    request: web.Request,
+    template: str,
+    load: Awaitable[dict[str, Any]],
+    title: Callable[[dict[str, Any]], str],
+) -> web.Response:
+    # Another account's domain or address, a missing one, a malformed id: the
+    # API's 404, as a page.
+    try:
+        context = await load
+    except MailError as exc:
+        if exc.status != 404:
+            raise
+        response = render(request, "domains_missing.html", title="Not found")
+        response.set_status(404)
+        return response
+    return render(request, template, title=title(context), **hosting.HELPERS, **context)
+
+
+@routes.get("/domains")
+@page
+@signed_in
+async def domains_list(request: web.Request) -> web.Response:
+    """Domains: the list (search, sort, pages) and the form to add one."""
+    load = hosting.domain_list(request)
+    return await _hosting_page(request, "domains.html", load, lambda _: "Domains")
+
+
+@routes.get("/domains/{domain_id}")
+@page
+@signed_in
+async def domain_detail(request: web.Request) -> web.Response:
+    """A domain: its DNS records and their status, publishing, DKIM keys, fallback."""
+    load = hosting.domain_page(request)
+    return await _hosting_page(
+        request, "domains_detail.html", load, lambda c: c["domain"]["unicode_name"]
+    )
+
+
+@routes.get("/domains/{domain_id}/addresses")
+@page
+@signed_in
+async def addresses_list(request: web.Request) -> web.Response:
+    """A domain's addresses (search, sort, pages) and the form to create one."""
+    load = hosting.address_list(request)
+    return await _hosting_page(
+        request, "addresses.html", load, lambda c: "Addresses of " + c["domain"]["unicode_name"]
+    )
+
+
+@routes.get("/addresses/{address_id}")
+@page
+@signed_in
+async def address_detail(request: web.Request) -> web.Response:
+    """An address: password, recovery address, quota, folders, activity."""
+    load = hosting.address_page(request)
+    return await _hosting_page(
+        request, "addresses_detail.html", load, lambda c: c["address"]["unicode_email"]
+    )

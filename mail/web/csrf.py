@@ -7,10 +7,12 @@ Two layers:
 2. Every such request must come from our own origin by the shared predicate
    (``common.csrf``): PUBLIC_URL's origin, one of TRUSTED_ORIGINS, or the
    request's own, matched exactly (scheme, host and port), by ``Origin`` or,
-   without it, ``Referer``. Mail accepts no credential in a header, so no
-   ``Authorization`` header exempts a request; a request authenticated by a
-   header credential (``Auth.session`` is None) would be, as it is not
-   ambient. Login and sign-up are covered too (login CSRF).
+   without it, ``Referer``. The one credential mail takes in a header is the
+   sending API's key (``Authorization: Bearer re_...``, mail/apikeys/access.py):
+   a request it authenticates (``Auth.session`` is None) is exempt, as a key
+   is not ambient; a bad key is refused (403 invalid_api_key) before any
+   handler, and any other header exempts nothing. Login and sign-up are
+   covered too (login CSRF).
 
 JSON bodies sent as text/plain (or any other type a page can send without a
 CORS preflight) are refused unparsed by ``common.web.read_json_object``.

@@ -6,6 +6,7 @@ import logging
 
 from mta.context import MtaContext
 from mta.delivery import Inbound, deliver
+from mta.outbound import bounces
 from mta.smtp import replies
 
 log = logging.getLogger(__name__)
@@ -26,3 +27,15 @@ async def receive(ctx: MtaContext, inbound: Inbound) -> str:
     if report.refused == "dmarc":
         return replies.DMARC_REJECT
     return replies.queued(report.queue_id)
+
+
+async def receive_reports(ctx: MtaContext, tokens: list[str], raw: bytes) -> str:
+    """Bounce and complaint reports to our VERP addresses, recorded before the 250."""
+    try:
+        async with ctx.runtime.db.transaction() as conn:
+            for token in tokens:
+                await bounces.record(conn, token, raw, ctx.runtime.clock.now())
+    except Exception:
+        log.exception("recording a bounce report failed; answered 451")
+        return replies.TEMPORARY_FAILURE
+    return replies.OK

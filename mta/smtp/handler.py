@@ -30,6 +30,8 @@ class InboundEnvelope(Envelope):
         self.sender: str = ""
         self.declared_size: int = 0
         self.mailboxes: list[tuple[str, Mailbox]] = []
+        # VERP tokens of reports about mail we sent (mta/outbound/bounces.py).
+        self.bounce_tokens: list[str] = []
 
 
 class InboundSession(Session):
@@ -207,7 +209,10 @@ class InboundHandler:
             return replies.LOOKUP_FAILURE
         if decision.reply in REFUSED_RECIPIENT and await self._over_rcpt_budget(session):
             return replies.too_many_unknown_recipients(self.ctx.config.smtp_hostname)
-        if decision.reply == replies.RECIPIENT_OK and decision.mailbox is not None:
+        if decision.bounce_token is not None:
+            envelope.rcpt_tos.append(address)
+            envelope.bounce_tokens.append(decision.bounce_token)
+        elif decision.reply == replies.RECIPIENT_OK and decision.mailbox is not None:
             envelope.rcpt_tos.append(address)
             envelope.rcpt_options.extend(rcpt_options)
             envelope.mailboxes.append((address, decision.mailbox))
@@ -241,6 +246,10 @@ class InboundHandler:
         raw = envelope.original_content or b""
         if isinstance(raw, str):
             raw = raw.encode("utf-8", "surrogateescape")
+        if envelope.bounce_tokens:
+            reply = await data.receive_reports(self.ctx, envelope.bounce_tokens, raw)
+            if not envelope.mailboxes or not reply.startswith("250"):
+                return reply
         reply = await data.receive(
             self.ctx,
             Inbound(

@@ -6,14 +6,19 @@ from dataclasses import dataclass
 
 from mail.directory import Mailbox, lookup_recipient
 from mta.context import MtaContext
+from mta.outbound import bounces
 from mta.smtp import replies
 from mta.smtp.mail import has_forbidden_character
+from mta.store import outbound
 
 
 @dataclass(frozen=True)
 class Decision:
     reply: str
     mailbox: Mailbox | None = None
+    # A VERP address of mail we sent (bounces+<token>@...): the report goes to
+    # mta/outbound/bounces.py, not to a mailbox.
+    bounce_token: str | None = None
 
 
 def split_address(address: str) -> tuple[str, str] | None:
@@ -34,7 +39,10 @@ async def decide(ctx: MtaContext, address: str, declared_size: int) -> Decision:
     if parts is None:
         return Decision(replies.BAD_RECIPIENT_SYNTAX)
     local, domain = parts
+    token = bounces.token_of(local)
     async with ctx.runtime.db.connection() as conn:
+        if token is not None and await outbound.by_verp(conn, token) is not None:
+            return Decision(replies.RECIPIENT_OK, bounce_token=token)
         found = await lookup_recipient(conn, local, domain)
     if not found.domain_hosted:
         return Decision(replies.RELAY_DENIED)

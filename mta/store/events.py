@@ -136,7 +136,7 @@ async def undispatched(conn: Conn, limit: int) -> list[Event]:
         f"""
         SELECT {_COLUMNS} FROM mta.events
          WHERE dispatched_at IS NULL
-         ORDER BY created_at LIMIT %(limit)s
+         ORDER BY created_at, seq LIMIT %(limit)s
            FOR UPDATE SKIP LOCKED
         """,
         {"limit": limit},
@@ -159,7 +159,7 @@ async def for_email(conn: Conn, account_id: str, email_id: str) -> list[Event]:
         f"""
         SELECT {_COLUMNS} FROM mta.events
          WHERE email_id = %(e)s AND account_id = %(a)s
-         ORDER BY created_at, id
+         ORDER BY created_at, seq
         """,
         {"e": email_id, "a": account_id},
     )

@@ -85,7 +85,7 @@ def browser(gateway: GatewayProcess) -> Iterator[Any]:
 
 @pytest.fixture
 def gateway_env() -> dict[str, str]:
-    """More environment for the gateway; a test module overrides it (WEBHOOK_ALLOW_PRIVATE)."""
+    """More settings for the gateway; a test module overrides it (DNS stand-ins)."""
     return {}
 
 

@@ -150,3 +150,26 @@ async def test_mail_names_always_carry_their_table_status(aiohttp_client):
         assert resp.status == body["statusCode"] == STATUS_BY_NAME[body["name"]]
     big = await client.post("/big", data=b"x" * 100)
     assert (await big.json())["name"] == "quota_exceeded"
+
+
+async def test_a_mail_host_mount_routes_oauth_for_its_consent_and_pairing_pages(
+    runtime, aiohttp_client
+):
+    """/authorize and /pair on a mail host call /oauth on their own origin."""
+    from dataclasses import replace
+
+    from common.runtime import Runtime
+    from gateway.app import build_app
+
+    settings = replace(runtime.settings, host_mounts=(("mail.example.net", "mail"),))
+    app = build_app(Runtime(settings, runtime.db, runtime.clock, runtime.jobs))
+    client = await aiohttp_client(app)
+    host = {"Host": "mail.example.net"}
+    resp = await client.get("/.well-known/oauth-authorization-server/oauth", headers=host)
+    assert resp.status == 200
+    assert (await resp.json())["authorization_endpoint"].endswith("/authorize")
+    # Signed out, the consent route is the OAuth server's own 401, not mail's 404.
+    resp = await client.get("/oauth/authorize/info", headers=host)
+    assert resp.status != 404
+    resp = await client.get("/pair", headers=host, allow_redirects=False)
+    assert resp.status == 303 and resp.headers["Location"].startswith("/signin?next=")

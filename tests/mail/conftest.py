@@ -62,3 +62,6 @@ async def make_client(
 
 # Domains, DNS and discovery: a loopback DNS server and a Cloudflare stand-in.
 from tests.mail.hosting_fixtures import cloudflare, dns_server  # noqa: E402, F401
+
+# The sending API: the resend SDK pointed at the gateway under test.
+from tests.mail.sending_helpers import sdk  # noqa: E402, F401

@@ -18,8 +18,7 @@ from mail.accounts import store as accounts_store
 from mail.accounts.store import Account
 from mail.auth import store as sessions_store
 from mail.auth.sessions import COOKIE_NAME
-from mail.outbox import store as outbox_store
-from mail.outbox.store import outbox_sealer
+from mta import mailstore
 
 PASSWORD = "correct horse battery staple"
 # A real argon2id hash, computed once, with small cost parameters: verification
@@ -86,13 +85,28 @@ async def signed_in(runtime: Runtime, **kwargs: Any) -> tuple[Account, dict[str,
 
 
 async def outbox(runtime: Runtime) -> list[tuple[dict[str, Any], EmailMessage]]:
-    """Every queued message, oldest first, as the MTA reads it (opened), parsed."""
-    async with runtime.db.connection() as conn:
-        rows = await outbox_store.unsent(conn, outbox_sealer(runtime.settings.secret))
+    """The panel's queued mail (the mta's outbound queue, source 'system'), oldest
+    first, as the worker reads it (opened), parsed: ({kind, rcpt_to, subject, message}, msg)."""
+    sealer = mailstore.outbound_sealer(runtime.settings.secret)
+    rows = await runtime.db.fetch_all(
+        "SELECT m.id::text, m.event_data, r.rcpt, m.raw_sealed FROM mta.outbound_messages m"
+        " JOIN mta.outbound_recipients r ON r.message_id = m.id"
+        " WHERE m.source = 'system' AND m.raw_sealed IS NOT NULL"
+        " ORDER BY m.created_at, r.position"
+    )
     parsed = []
     for row in rows:
-        msg = email.message_from_bytes(row["message"], policy=default_policy)
-        parsed.append((row, msg))  # type: ignore[arg-type]
+        raw = sealer.open_bytes(row["raw_sealed"])
+        data = row["event_data"] or {}
+        found = {
+            "id": row["id"],
+            "kind": data.get("kind"),
+            "rcpt_to": row["rcpt"],
+            "subject": data.get("subject"),
+            "message": raw,
+        }
+        msg = email.message_from_bytes(raw, policy=default_policy)
+        parsed.append((found, msg))  # type: ignore[arg-type]
     return parsed
 
 

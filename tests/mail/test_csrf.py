@@ -21,9 +21,10 @@ PATCH = ("/api/account", {"name": "Mallory was here"})
         {"Origin": "https://localhost:4300"},
         {"Origin": "http://localhost:4301"},
         {"Referer": "https://localhost:4300/settings"},
-        # Mail takes no credential in a header: one present exempts nothing.
+        # A header the API does not read as its key exempts nothing (a Bearer one is
+        # the sending API's key: test_a_junk_bearer_key_with_the_cookie_is_refused_too).
         {"Authorization": "Basic Zm9vOmJhcg==", "Origin": "https://evil.example"},
-        {"Authorization": "Bearer junk", "Referer": "https://evil.example/"},
+        {"Authorization": "Token junk", "Referer": "https://evil.example/"},
     ],
 )
 async def test_cross_origin_state_change_is_refused(client, runtime, headers):
@@ -100,3 +101,13 @@ async def test_trusted_origins_setting(make_client, runtime):
         PATCH[0], json=PATCH[1], headers={**auth, "Origin": "https://panel.example.com"}
     )
     assert resp.status == 200
+
+
+async def test_a_junk_bearer_key_with_the_cookie_is_refused_too(client, runtime):
+    # A Bearer header on /api/ is an API key (the sending API): it replaces the
+    # cookie, so a forged one cannot ride on the session; a bad one is refused.
+    _, auth = await signed_in(runtime)
+    headers = {**auth, "Authorization": "Bearer junk", "Origin": "https://evil.example"}
+    resp = await client.patch(PATCH[0], json=PATCH[1], headers=headers)
+    assert resp.status == 403
+    assert (await resp.json())["name"] == "invalid_api_key"

@@ -1,4 +1,4 @@
-"""Mail the panel sends: full MIME messages, sealed in the outbox; links logged in development."""
+"""Mail the panel sends: full MIME messages, sealed on the outbound queue; links logged in development."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from common.db import Database
 from common.migrations import MigrationSet, migrate
 from gateway.main import all_migrations
 from mail.outbox import store
-from mail.outbox.store import outbox_sealer
 from mail.service import MIGRATIONS
+from mta import mailstore
 from tests.mail.factories import outbox, token_from
 
 
@@ -66,10 +66,13 @@ async def test_links_are_stored_sealed_and_still_work_when_opened(client, runtim
     assert forgot.status == 202
     await runtime.jobs.run_due()
 
-    # What a reader of the database sees: every column of every row.
+    # What a reader of the database sees: every column of every queued row.
     dump = "\n".join(
         r["row"]
-        for r in await runtime.db.fetch_all("SELECT row_to_json(o)::text AS row FROM mail.outbox o")
+        for r in await runtime.db.fetch_all(
+            "SELECT row_to_json(o)::text AS row FROM mta.outbound_messages o"
+            " UNION ALL SELECT row_to_json(r)::text FROM mta.outbound_recipients r"
+        )
     )
     opened = {row["kind"]: msg for row, msg in await outbox(runtime)}
     assert set(opened) == {"verify_email", "password_reset"}
@@ -78,11 +81,11 @@ async def test_links_are_stored_sealed_and_still_work_when_opened(client, runtim
         assert token not in dump
     for text in ("token=", "verify-email", "reset-password", "open this link"):
         assert text not in dump
-    sealed = await runtime.db.fetch_all("SELECT message, message_sealed FROM mail.outbox")
-    assert all(r["message"] is None and r["message_sealed"] for r in sealed)
+    sealed = await runtime.db.fetch_all("SELECT raw, raw_sealed FROM mta.outbound_messages")
+    assert len(sealed) == 2 and all(r["raw"] is None and r["raw_sealed"] for r in sealed)
     # Sealed for this purpose under SECRET: another secret opens nothing.
     with pytest.raises(SealError):
-        outbox_sealer("another secret " + "y" * 32).open_bytes(sealed[0]["message_sealed"])
+        mailstore.outbound_sealer("another secret " + "y" * 32).open_bytes(sealed[0]["raw_sealed"])
 
     # Opened the way the MTA reads the outbox, both links work.
     verified = await client.post("/api/auth/verify", json={"token": tokens["verify_email"]})
@@ -137,7 +140,7 @@ async def test_migration_withdraws_links_queued_unsealed(empty_database_url, tmp
         assert bytes(notice["message"]) == b"the password was changed"
         assert await db.fetch_val("SELECT expires_at <= now() FROM mail.account_tokens")
         async with db.connection() as conn:
-            unsent = await store.unsent(conn, outbox_sealer("s" * 40))
+            unsent = await store.unsent(conn, store.outbox_sealer("s" * 40))
         assert [(r["kind"], r["message"]) for r in unsent] == [
             ("security_notice", b"the password was changed")
         ]

@@ -64,6 +64,8 @@ def test_every_page_belongs_to_at_most_one_section() -> None:
     assert section_of("/account/sessions") == "/account"
     assert section_of("/accounts-elsewhere") == ""
     assert section_of("/signin") == ""
+    assert section_of("/domains/1/addresses") == "/domains"
+    assert section_of("/addresses/1") == "/domains"
     assert len({href for href, _ in NAV}) == len(NAV)
 
 

@@ -43,8 +43,43 @@ def test_defaults() -> None:
         ({"SMTP_MAX_MESSAGE_SIZE": "10"}, "SMTP_MAX_MESSAGE_SIZE must be at least 1024"),
         ({"SMTP_MAX_CONNECTIONS": "0"}, "SMTP_MAX_CONNECTIONS must be at least 1"),
         ({"SMTP_ERROR_SLEEP": "soon"}, "SMTP_ERROR_SLEEP must be a number"),
+        ({"TLS_CERT_FILE": "/etc/cert.pem"}, "TLS_CERT_FILE and TLS_KEY_FILE go together"),
+        ({"OUTBOUND_RELAY": "smarthost"}, "OUTBOUND_RELAY must be host:port"),
+        ({"OUTBOUND_RETRY_SCHEDULE": "1m,5m"}, "OUTBOUND_RETRY_SCHEDULE must be seconds"),
+        ({"SUBMISSION_PORT": "70000"}, "SUBMISSION_PORT must be at most 65535"),
     ],
 )
 def test_bad_values(env: dict[str, str], message: str) -> None:
     with pytest.raises(SettingsError, match=message):
         load(env)
+
+
+def test_sending_settings() -> None:
+    config = load({})
+    assert (config.submission_port, config.submissions_port) == (587, 465)
+    assert config.outbound_max_lifetime == 5 * 24 * 3600
+    assert config.outbound_retry_schedule[0] == 60 and config.outbound_relay is None
+    assert config.outbound_smtp_port == 25 and config.mta_sts
+    custom = load(
+        {
+            "SUBMISSION_PORT": "2587",
+            "SUBMISSIONS_PORT": "off",
+            "OUTBOUND_RELAY": "[::1]:2525",
+            "OUTBOUND_RETRY_SCHEDULE": "5, 10,20",
+            "OUTBOUND_SMTP_PORT": "2526",
+        }
+    )
+    assert (custom.submission_port, custom.submissions_port) == (2587, None)
+    # Clients told "implicit TLS on SUBMISSION_PORT" find exactly that.
+    tls_only = load({"SUBMISSION_SECURITY": "tls", "SUBMISSION_PORT": "4465"})
+    assert (tls_only.submission_port, tls_only.submissions_port) == (None, 4465)
+    assert custom.outbound_relay == ("::1", 2525)
+    assert custom.outbound_retry_schedule == (5, 10, 20) and custom.outbound_smtp_port == 2526
+    # One certificate pair serves submission and inbound STARTTLS.
+    shared = load({"TLS_CERT_FILE": "/c.pem", "TLS_KEY_FILE": "/k.pem"})
+    assert shared.tls_enabled and str(shared.smtp_tls_cert) == "/c.pem"
+    assert str(shared.tls_cert_file) == "/c.pem"
+    # Plaintext AUTH from the loopback: development only.
+    assert load({}, app_env="development").submission_plaintext_loopback
+    assert not load({}, app_env="production").submission_plaintext_loopback
+    assert not load({}, run_workers=False).outbound_enabled

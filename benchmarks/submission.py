@@ -1,0 +1,394 @@
+"""Benchmark of sending: submission (accepted, queued durably) and delivery, next to Postfix.
+
+    .venv/bin/python benchmarks/submission.py [--messages 2000] [--sessions 10]
+        [--size 10240] [--database-url postgresql://...] [--write-docs]
+
+One load generator (aiosmtplib, ``--sessions`` concurrent sessions, each
+reused for its share of ``--messages`` messages of ``--size`` bytes) sends:
+
+* to ``python -m mta submission`` (AUTH PLAIN once per session, the sender
+  checked, the message committed to the outbound queue before the 250), then
+  ``python -m mta outbound`` delivers the queue (DKIM-signed with the domain's
+  RSA-2048 key) to Postfix's smtp-sink on the loopback (OUTBOUND_RELAY);
+* to a private Postfix instance (its own config and queue directories under a
+  temporary directory, its own ports) configured as a relay to the same
+  smtp-sink: first with ``defer_transports = smtp`` so the acceptance is
+  measured alone (queue files fsynced before the 250, as Postfix does), then
+  delivery released (``postqueue -f``) and timed until its queue is empty.
+
+Both listen on plaintext loopback: Postfix has no SASL here (it would need
+Dovecot or Cyrus), so it relays for 127.0.0.0/8 without AUTH, and our
+daemon runs with SUBMISSION_PLAINTEXT_LOOPBACK (AUTH without TLS from the
+loopback). Postfix signs nothing; ours signs every message.
+
+Debian's postfix is installed with apt-get when missing (no service started).
+With no --database-url an embedded PostgreSQL runs in a temporary
+directory. --write-docs rewrites the "Submission and delivery" section of
+docs/performance.md. Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from email.message import EmailMessage
+from pathlib import Path
+
+import aiosmtplib
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.performance_doc import replace_section  # noqa: E402
+from benchmarks.processes import free_port  # noqa: E402
+from benchmarks.smtp_inbound import (  # noqa: E402
+    SECRET,
+    database,
+    ensure_postfix_tools,
+    wait_listening,
+)
+
+SECTION = "Submission and delivery"
+SENDER = "alice@bench.test"
+PASSWORD = "benchmark password"
+RCPT_DOMAIN = "remote.bench.test"
+
+
+def message(n: int, size: int) -> bytes:
+    msg = EmailMessage()
+    msg["From"] = SENDER
+    msg["To"] = f"user{n % 50}@{RCPT_DOMAIN}"
+    msg["Subject"] = f"benchmark message {n}"
+    msg["Message-ID"] = f"<bench-{n}@bench.test>"
+    msg["Date"] = "Mon, 01 Jan 2030 12:00:00 +0000"
+    line = "The quick brown fox jumps over the lazy dog. " * 2
+    msg.set_content((line + "\n") * max(1, size // (len(line) + 1)))
+    return msg.as_bytes()
+
+
+async def load(port: int, args: argparse.Namespace, *, login: bool) -> float:
+    """Send every message over ``--sessions`` reused sessions; the wall-clock seconds."""
+    bodies = [message(n, args.size) for n in range(args.messages)]
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for n in range(args.messages):
+        queue.put_nowait(n)
+
+    async def session() -> None:
+        client = aiosmtplib.SMTP(hostname="127.0.0.1", port=port, start_tls=False, timeout=60)
+        await client.connect()
+        if login:
+            await client.login(SENDER, PASSWORD)
+        try:
+            while not queue.empty():
+                n = queue.get_nowait()
+                errors, _ = await client.sendmail(
+                    SENDER, [f"user{n % 50}@{RCPT_DOMAIN}"], bodies[n]
+                )
+                if errors:
+                    raise RuntimeError(f"refused: {errors}")
+        finally:
+            await client.quit()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(session() for _ in range(args.sessions)))
+    return time.perf_counter() - started
+
+
+async def prepare(dsn: str) -> None:
+    """Migrate; the sending account, domain, address (with its password) and DKIM key."""
+    from datetime import UTC, datetime
+
+    from common.db import Database
+    from common.migrations import migrate
+    from common.passwords import hash_password
+    from gateway.main import all_migrations
+    from mail.dkim import keys
+    from mail.dkim import store as dkim_store
+
+    now = datetime.now(UTC)
+    db = await Database.connect(dsn, size=1)
+    try:
+        await migrate(db, all_migrations())
+        await db.execute("TRUNCATE mta.outbound_messages CASCADE")
+        if await db.fetch_val("SELECT count(*) FROM mail.domains WHERE name = 'bench.test'"):
+            return
+        account = await db.fetch_val(
+            "INSERT INTO mail.accounts (email, password_hash, referral_code, created_at, updated_at)"
+            " VALUES ('sender@panel.test', 'x', 'sendbench', %s, %s) RETURNING id",
+            (now, now),
+        )
+        domain = await db.fetch_val(
+            "INSERT INTO mail.domains (account_id, name, created_at, updated_at)"
+            " VALUES (%s, 'bench.test', %s, %s) RETURNING id::text",
+            (account, now, now),
+        )
+        await db.execute(
+            "INSERT INTO mail.addresses"
+            " (domain_id, local_part, password_hash, quota_bytes, created_at, updated_at)"
+            " VALUES (%s, 'alice', %s, 0, %s, %s)",
+            (domain, await hash_password(PASSWORD), now, now),
+        )
+        pair = keys.generate_sync(keys.RSA)
+        async with db.transaction() as conn:
+            await dkim_store.insert(
+                conn,
+                domain_id=domain,
+                selector="bench",
+                algorithm=keys.RSA,
+                private_key_sealed=keys.seal_private_key(keys.dkim_sealer(SECRET), pair),
+                public_key_b64=pair.public_key_b64,
+                active=True,
+                now=now,
+            )
+    finally:
+        await db.close()
+
+
+async def delivered(dsn: str) -> int:
+    from common.db import Database
+
+    db = await Database.connect(dsn, size=1)
+    try:
+        return int(
+            await db.fetch_val(
+                "SELECT count(*) FROM mta.outbound_recipients WHERE status = 'delivered'"
+            )
+        )
+    finally:
+        await db.close()
+
+
+def mta_env(dsn: str, data_dir: Path, **extra: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "DATABASE_URL": dsn,
+        "DATA_DIR": str(data_dir),
+        "SECRET": SECRET,
+        "APP_ENV": "production",
+        "SMTP_HOST": "127.0.0.1",
+        "SMTP_HOSTNAME": "mx.bench.test",
+        "SUBMISSIONS_PORT": "off",
+        "SUBMISSION_PLAINTEXT_LOOPBACK": "true",
+        "OUTBOUND_MTA_STS": "false",
+        **extra,
+    }
+
+
+def start(daemon: str, env: dict[str, str], log: Path, ready: str) -> subprocess.Popen[bytes]:
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mta", daemon], cwd=ROOT, env=env, stdout=out, stderr=out
+        )
+    deadline = time.monotonic() + 60
+    while ready not in log.read_text():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            sys.exit(f"mta {daemon} did not start:\n{log.read_text()}")
+        time.sleep(0.02)
+    return proc
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+async def bench_ours(
+    args: argparse.Namespace, dsn: str, tmp: Path, sink: int
+) -> tuple[float, float]:
+    port = free_port()
+    env = mta_env(dsn, tmp, SUBMISSION_PORT=str(port), OUTBOUND_RELAY=f"127.0.0.1:{sink}")
+    log = tmp / "mta.log"
+    submission = start("submission", env, log, "submission listening")
+    try:
+        submit = await load(port, args, login=True)
+    finally:
+        stop(submission)
+    workers = []
+    for n in range(args.workers):
+        # Each waits for its own line: the log is shared.
+        worker_log = tmp / f"outbound-{n}.log"
+        workers.append(start("outbound", env, worker_log, "worker running"))
+    started = time.perf_counter()
+    try:
+        while await delivered(dsn) < args.messages:
+            if any(w.poll() is not None for w in workers):
+                sys.exit("an outbound worker exited")
+            await asyncio.sleep(0.05)
+        deliver = time.perf_counter() - started
+    finally:
+        for worker in workers:
+            stop(worker)
+    return submit, deliver
+
+
+def postfix_instance(base: Path, port: int, sink: int) -> Path:
+    conf = base / "conf"
+    for sub in ("conf", "queue", "data"):
+        (base / sub).mkdir(parents=True, exist_ok=True)
+    (conf / "main.cf").write_text(
+        "\n".join(
+            [
+                "compatibility_level = 3.6",
+                f"queue_directory = {base / 'queue'}",
+                f"data_directory = {base / 'data'}",
+                "mail_owner = postfix",
+                "setgid_group = postdrop",
+                "inet_interfaces = 127.0.0.1",
+                "inet_protocols = ipv4",
+                "myhostname = postfix.bench.test",
+                "mydestination =",
+                f"relayhost = [127.0.0.1]:{sink}",
+                "mynetworks = 127.0.0.0/8",
+                "smtpd_relay_restrictions = permit_mynetworks, reject",
+                f"maillog_file = {base / 'maillog'}",
+                f"maillog_file_prefixes = {base}",
+                "smtp_tls_security_level = none",
+                "smtpd_tls_security_level = none",
+                "alias_maps =",
+                "alias_database =",
+                # Hold delivery while acceptance alone is measured.
+                "defer_transports = smtp",
+                # Postfix's defaults would slow a single destination down;
+                # allow the same parallelism our worker uses.
+                "default_destination_concurrency_limit = 20",
+                "",
+            ]
+        )
+    )
+    services = []
+    for line in Path("/etc/postfix/master.cf").read_text().splitlines():
+        fields = line.split()
+        if not line or line[0] in "# \t" or len(fields) < 8:
+            continue
+        if fields[0] == "smtp" and fields[1] == "inet":
+            continue
+        if fields[4] == "y":  # no chroot: the private instance has no chroot tree
+            fields[4] = "n"
+        services.append(" ".join(fields))
+    (conf / "master.cf").write_text(
+        f"127.0.0.1:{port} inet n - n - - smtpd\n" + "\n".join(services) + "\n"
+    )
+    subprocess.run(["chown", "-R", "postfix", str(base / "data")], check=True)
+    subprocess.run(["postfix", "-c", str(conf), "set-permissions"], check=True, capture_output=True)
+    subprocess.run(["postfix", "-c", str(conf), "start"], check=True, capture_output=True)
+    return conf
+
+
+def postfix_queue_empty(conf: Path) -> bool:
+    out = subprocess.run(
+        ["postqueue", "-c", str(conf), "-p"], capture_output=True, text=True, check=False
+    )
+    return "Mail queue is empty" in out.stdout
+
+
+async def bench_postfix(args: argparse.Namespace, tmp: Path, sink: int) -> tuple[float, float]:
+    port = free_port()
+    conf = await asyncio.to_thread(postfix_instance, tmp / "postfix", port, sink)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with contextlib.suppress(OSError):
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                break
+            if time.monotonic() > deadline:
+                sys.exit("postfix did not listen")
+            await asyncio.sleep(0.05)
+        submit = await load(port, args, login=False)
+        deliver = await asyncio.to_thread(release_and_drain, conf)
+    finally:
+        await asyncio.to_thread(postfix_stop, conf)
+    return submit, deliver
+
+
+def release_and_drain(conf: Path) -> float:
+    """Let Postfix deliver what it holds; the seconds until its queue is empty."""
+    subprocess.run(["postconf", "-c", str(conf), "-e", "defer_transports ="], check=True)
+    subprocess.run(["postfix", "-c", str(conf), "reload"], check=True, capture_output=True)
+    started = time.perf_counter()
+    subprocess.run(["postqueue", "-c", str(conf), "-f"], check=True)
+    while not postfix_queue_empty(conf):
+        time.sleep(0.05)
+    return time.perf_counter() - started
+
+
+def postfix_stop(conf: Path) -> None:
+    subprocess.run(["postfix", "-c", str(conf), "stop"], check=False, capture_output=True)
+
+
+def start_sink(port: int) -> subprocess.Popen[bytes]:
+    """Postfix's smtp-sink on the loopback: accepts everything, keeps nothing."""
+    user = ["-u", "nobody"] if os.geteuid() == 0 else []
+    sink = subprocess.Popen(["smtp-sink", *user, f"127.0.0.1:{port}", "256"])
+    wait_listening(port, sink)
+    return sink
+
+
+def report(
+    args: argparse.Namespace, ours: tuple[float, float], postfix: tuple[float, float]
+) -> str:
+    n = args.messages
+    rows = [
+        ("submission: accepted and queued durably", ours[0], postfix[0]),
+        ("delivery to a loopback smtp-sink", ours[1], postfix[1]),
+    ]
+    lines = [
+        f"{n} messages of {args.size} bytes, {args.sessions} sessions, "
+        f"{args.workers} outbound worker process(es), "
+        f"{os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), "
+        f"Python {platform.python_version()}.",
+        "",
+        "| | ours (messages/s) | Postfix 3.7 (messages/s) | ours / Postfix |",
+        "|---|---|---|---|",
+    ]
+    for name, mine, theirs in rows:
+        lines.append(f"| {name} | {n / mine:,.0f} | {n / theirs:,.0f} | {theirs / mine:.2f} |")
+    return "\n".join(lines)
+
+
+async def run(args: argparse.Namespace) -> None:
+    ensure_postfix_tools()
+    with tempfile.TemporaryDirectory(prefix="send-bench-") as name:
+        tmp = Path(name)
+        os.chmod(tmp, 0o755)  # Postfix's daemons (user postfix) walk into it
+        sink_port = free_port()
+        sink = await asyncio.to_thread(start_sink, sink_port)
+        try:
+            async with database(args.database_url, tmp, "send_bench") as (dsn, _pg):
+                await prepare(dsn)
+                ours = await bench_ours(args, dsn, tmp, sink_port)
+            postfix = await bench_postfix(args, tmp, sink_port)
+        finally:
+            sink.terminate()
+            sink.wait()
+    body = report(args, ours, postfix)
+    print(body)
+    if args.write_docs:
+        intro = (__doc__ or "").split("\n\n", 2)[2].rsplit("\n\n", 1)[0]
+        replace_section(SECTION, f"What `benchmarks/submission.py` measures:\n\n{intro}\n\n{body}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--messages", type=int, default=2000)
+    parser.add_argument("--sessions", type=int, default=10)
+    parser.add_argument("--size", type=int, default=10240)
+    parser.add_argument("--workers", type=int, default=1, help="python -m mta outbound processes")
+    parser.add_argument("--database-url", default=None)
+    parser.add_argument("--write-docs", action="store_true")
+    asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

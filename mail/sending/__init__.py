@@ -1,0 +1,1 @@
+"""The sending API (Resend's): send, batch, list, read, reschedule, cancel."""

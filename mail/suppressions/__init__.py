@@ -1,0 +1,1 @@
+"""The account's suppression list as the panel manages it (stored by mta)."""

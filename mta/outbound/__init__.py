@@ -1,0 +1,1 @@
+"""The outbound queue worker: MX routing, DKIM signing, SMTP delivery, retries, bounces."""

@@ -1,0 +1,534 @@
+"""SQL of the outbound queue: ``mta.outbound_messages`` and ``mta.outbound_recipients``.
+
+A message is enqueued in its author's transaction (submission, the sending
+API, the panel's own mail) and is durable when that commits; the NOTIFY on
+:data:`CHANNEL` wakes the worker at the same moment. The worker
+(mta/outbound/worker.py) claims due recipients with SKIP LOCKED by moving
+their ``next_attempt_at`` forward by a lease, delivers outside any
+transaction, then records each outcome, the message's status and its events
+in one transaction (:func:`record_outcomes`). A worker killed mid-delivery
+leaves its rows due again when the lease ends: nothing accepted is lost
+(a recipient may, rarely, receive a message twice; never none).
+
+Message status is Resend's ``last_event``; :func:`settle` derives it from the
+recipients after every change and writes the event of each transition.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from email.parser import BytesHeaderParser
+from email.policy import default as default_policy
+from email.utils import getaddresses
+from typing import Any
+
+from common.crypto import Sealer
+from common.db import Conn, execute, fetch_all, fetch_one
+from common.records import Record
+from mta.store import events, suppressions
+
+# LISTENed on by the worker; the payload is the message id.
+CHANNEL = "mta_outbound"
+# How long a message may wait for a recipient's server (Postfix's
+# maximal_queue_lifetime is 5 days too); OUTBOUND_MAX_LIFETIME shortens it.
+DEFAULT_LIFETIME = timedelta(days=5)
+SEAL_PURPOSE = "mta.outbound"
+SOURCES = ("submission", "api", "system", "webmail", "jmap")
+PENDING = ("queued", "deferred")
+# The panel's own mail and DSNs write no email.* events: the account's webhooks
+# report the mail it sends, not its password resets or our bounce reports.
+SILENT_SOURCES = ("system",)
+FINAL = ("delivered", "bounced", "failed", "suppressed", "canceled")
+
+
+def outbound_sealer(secret: str) -> Sealer:
+    """The sealer of raw messages that carry secrets (the panel's own mail)."""
+    return Sealer(secret, SEAL_PURPOSE)
+
+
+@dataclass(frozen=True)
+class RecipientStatus(Record):
+    email: str
+    status: str
+    attempts: int
+    last_reply: str
+    last_attempt_at: datetime | None
+    next_attempt_at: datetime | None
+    destination: str
+
+
+@dataclass(frozen=True)
+class OutboundStatus:
+    id: str
+    status: str
+    source: str
+    mail_from: str
+    created_at: datetime
+    scheduled_at: datetime | None
+    updated_at: datetime
+    recipients: list[RecipientStatus] = field(default_factory=list)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def default_event_data(message_id: str, raw: bytes, now: datetime) -> dict[str, Any]:
+    """Resend's ``data`` for mail the API did not describe (submission, system)."""
+    headers = BytesHeaderParser(policy=default_policy).parsebytes(raw)
+
+    def addresses(name: str) -> list[str]:
+        return [a for _, a in getaddresses([str(v) for v in headers.get_all(name) or []]) if a]
+
+    sender = str(headers.get("From", ""))
+    return {
+        "email_id": message_id,
+        "created_at": _iso(now),
+        "from": sender,
+        "to": addresses("To"),
+        "subject": str(headers.get("Subject", "")),
+    }
+
+
+async def enqueue(
+    conn: Conn,
+    *,
+    message_id: str,
+    account_id: str | None,
+    source: str,
+    mail_from: str,
+    recipients: list[str],
+    raw: bytes,
+    now: datetime,
+    scheduled_at: datetime | None = None,
+    event_data: dict[str, Any] | None = None,
+    address_id: str | None = None,
+    sealer: Sealer | None = None,
+    lifetime: timedelta = DEFAULT_LIFETIME,
+) -> None:
+    if source not in SOURCES:
+        raise ValueError(f"unknown source {source!r}")
+    if not recipients:
+        raise ValueError("a message needs at least one recipient")
+    scheduled = scheduled_at is not None and scheduled_at > now
+    due = scheduled_at if scheduled and scheduled_at is not None else now
+    data = event_data if event_data is not None else default_event_data(message_id, raw, now)
+    await execute(
+        conn,
+        """
+        INSERT INTO mta.outbound_messages
+            (id, account_id, address_id, source, mail_from, raw, raw_sealed, size,
+             created_at, scheduled_at, expires_at, status, event_data, updated_at)
+        VALUES (%(id)s, %(acc)s, %(addr)s, %(src)s, %(from)s, %(raw)s, %(sealed)s, %(size)s,
+                %(now)s, %(sched)s, %(exp)s, %(status)s, %(data)s::jsonb, %(now)s)
+        """,
+        {
+            "id": message_id,
+            "acc": account_id,
+            "addr": address_id,
+            "src": source,
+            "from": mail_from,
+            "raw": None if sealer else raw,
+            "sealed": sealer.seal(raw) if sealer else None,
+            "size": len(raw),
+            "now": now,
+            "sched": scheduled_at,
+            "exp": due + lifetime,
+            "status": "scheduled" if scheduled else "queued",
+            "data": json.dumps(data),
+        },
+    )
+    # One row per distinct recipient (compared case-insensitively), in order.
+    first: dict[str, str] = {}
+    for rcpt in recipients:
+        first.setdefault(rcpt.lower(), rcpt)
+    unique = list(first.values())
+    blocked = await suppressions.suppressed(conn, account_id, unique) if account_id else set()
+    await execute(
+        conn,
+        """
+        INSERT INTO mta.outbound_recipients
+            (message_id, position, rcpt, status, next_attempt_at, last_reply, verp)
+        SELECT %(id)s, r.n, r.rcpt,
+               CASE WHEN r.blocked THEN 'suppressed' ELSE 'queued' END,
+               CASE WHEN r.blocked THEN NULL ELSE %(due)s::timestamptz END,
+               CASE WHEN r.blocked THEN 'suppressed: not attempted' ELSE '' END,
+               r.verp
+          FROM unnest(%(rcpts)s::text[], %(blocked)s::bool[], %(verps)s::text[])
+               WITH ORDINALITY AS r(rcpt, blocked, verp, n)
+        """,
+        {
+            "id": message_id,
+            "due": due,
+            "rcpts": unique,
+            "blocked": [r.lower() in blocked for r in unique],
+            "verps": [secrets.token_hex(10) for _ in unique],
+        },
+    )
+    if scheduled and account_id and source not in SILENT_SOURCES:
+        await events.record(conn, account_id, "email.scheduled", data, now, email_id=message_id)
+    if blocked:
+        await settle(conn, message_id, now)
+    await execute(conn, "SELECT pg_notify(%s, %s)", (CHANNEL, message_id))
+
+
+_STATUS_COLUMNS = """id::text, status, source, mail_from, created_at, scheduled_at, updated_at"""
+_RCPT_COLUMNS = """message_id::text, rcpt AS email, status, attempts, last_reply,
+                   last_attempt_at, next_attempt_at, destination"""
+
+
+async def status(conn: Conn, account_id: str, message_id: str) -> OutboundStatus | None:
+    row = await fetch_one(
+        conn,
+        f"SELECT {_STATUS_COLUMNS} FROM mta.outbound_messages WHERE id = %s AND account_id = %s",
+        (message_id, account_id),
+    )
+    if row is None:
+        return None
+    rows = await fetch_all(
+        conn,
+        f"SELECT {_RCPT_COLUMNS} FROM mta.outbound_recipients"
+        " WHERE message_id = %s ORDER BY position",
+        (message_id,),
+    )
+    return OutboundStatus(**row, recipients=[RecipientStatus.from_row(r) for r in rows])
+
+
+async def statuses(conn: Conn, account_id: str, message_ids: list[str]) -> dict[str, str]:
+    if not message_ids:
+        return {}
+    rows = await fetch_all(
+        conn,
+        "SELECT id::text, status FROM mta.outbound_messages"
+        " WHERE account_id = %s AND id = ANY(%s::uuid[])",
+        (account_id, message_ids),
+    )
+    return {r["id"]: r["status"] for r in rows}
+
+
+async def event_target(conn: Conn, message_id: str) -> dict[str, Any] | None:
+    return await fetch_one(
+        conn,
+        "SELECT CASE WHEN source = ANY(%s) THEN NULL ELSE account_id::text END AS account_id,"
+        " event_data FROM mta.outbound_messages WHERE id = %s",
+        (list(SILENT_SOURCES), message_id),
+    )
+
+
+async def cancel_scheduled(conn: Conn, account_id: str, message_id: str, now: datetime) -> bool:
+    row = await fetch_one(
+        conn,
+        """
+        UPDATE mta.outbound_messages
+           SET status = 'canceled', raw = NULL, raw_sealed = NULL, updated_at = %s
+         WHERE id = %s AND account_id = %s AND status = 'scheduled'
+        RETURNING event_data
+        """,
+        (now, message_id, account_id),
+    )
+    if row is None:
+        return False
+    await execute(
+        conn,
+        """
+        UPDATE mta.outbound_recipients SET status = 'canceled', next_attempt_at = NULL
+         WHERE message_id = %s AND status IN ('queued', 'deferred')
+        """,
+        (message_id,),
+    )
+    await events.record(
+        conn, account_id, "email.canceled", row["event_data"] or {}, now, email_id=message_id
+    )
+    return True
+
+
+async def reschedule(
+    conn: Conn,
+    account_id: str,
+    message_id: str,
+    when: datetime,
+    now: datetime,
+    lifetime: timedelta = DEFAULT_LIFETIME,
+) -> bool:
+    row = await fetch_one(
+        conn,
+        """
+        UPDATE mta.outbound_messages
+           SET scheduled_at = %(when)s, expires_at = %(exp)s, updated_at = %(now)s
+         WHERE id = %(id)s AND account_id = %(acc)s AND status = 'scheduled'
+        RETURNING id
+        """,
+        {
+            "when": when,
+            "exp": max(when, now) + lifetime,
+            "now": now,
+            "id": message_id,
+            "acc": account_id,
+        },
+    )
+    if row is None:
+        return False
+    await execute(
+        conn,
+        """
+        UPDATE mta.outbound_recipients SET next_attempt_at = %s
+         WHERE message_id = %s AND status = 'queued'
+        """,
+        (max(when, now), message_id),
+    )
+    return True
+
+
+# The worker's side.
+
+
+@dataclass(frozen=True)
+class Claimed(Record):
+    """A recipient a worker holds for one attempt, with its message's envelope."""
+
+    message_id: str
+    position: int
+    rcpt: str
+    attempts: int
+    verp: str
+    account_id: str | None
+    address_id: str | None
+    source: str
+    mail_from: str
+    created_at: datetime
+    scheduled_at: datetime | None
+    expires_at: datetime
+
+
+async def claim(conn: Conn, now: datetime, lease: timedelta, limit: int) -> list[Claimed]:
+    """Due recipients, held for ``lease`` (several workers: SKIP LOCKED)."""
+    rows = await fetch_all(
+        conn,
+        """
+        WITH due AS (
+            SELECT message_id, position FROM mta.outbound_recipients
+             WHERE next_attempt_at <= %(now)s
+             ORDER BY next_attempt_at
+             LIMIT %(limit)s
+               FOR UPDATE SKIP LOCKED
+        )
+        UPDATE mta.outbound_recipients r
+           SET next_attempt_at = %(until)s
+          FROM due, mta.outbound_messages m
+         WHERE r.message_id = due.message_id AND r.position = due.position
+           AND m.id = r.message_id
+        RETURNING r.message_id::text, r.position, r.rcpt, r.attempts, r.verp,
+                  m.account_id::text, m.address_id::text, m.source, m.mail_from,
+                  m.created_at, m.scheduled_at, m.expires_at
+        """,
+        {"now": now, "until": now + lease, "limit": limit},
+    )
+    return [Claimed.from_row(row) for row in rows]
+
+
+async def start_sending(conn: Conn, message_ids: list[str], now: datetime) -> None:
+    """Messages leaving the queue for the first time: 'sent', with their email.sent."""
+    rows = await fetch_all(
+        conn,
+        """
+        UPDATE mta.outbound_messages SET status = 'sent', updated_at = %s
+         WHERE id = ANY(%s::uuid[]) AND status IN ('queued', 'scheduled')
+        RETURNING id::text, account_id::text, event_data, source
+        """,
+        (now, message_ids),
+    )
+    for row in rows:
+        if row["account_id"] and row["source"] not in SILENT_SOURCES:
+            await events.record(
+                conn,
+                row["account_id"],
+                "email.sent",
+                row["event_data"] or {},
+                now,
+                email_id=row["id"],
+            )
+
+
+async def raw_of(conn: Conn, message_id: str, sealer: Sealer | None) -> bytes | None:
+    row = await fetch_one(
+        conn,
+        "SELECT raw, raw_sealed FROM mta.outbound_messages WHERE id = %s",
+        (message_id,),
+    )
+    if row is None:
+        return None
+    if row["raw_sealed"] is not None:
+        if sealer is None:
+            raise ValueError("a sealed message needs the outbound sealer")
+        return sealer.open_bytes(row["raw_sealed"])
+    return None if row["raw"] is None else bytes(row["raw"])
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The result of one attempt at one recipient."""
+
+    message_id: str
+    position: int
+    # 'delivered' | 'deferred' | 'bounced' | 'failed' | 'suppressed'
+    status: str
+    reply: str
+    destination: str = ""
+    # Deferred: when to try again.
+    retry_at: datetime | None = None
+    # Counted as an attempt (False when not tried: suppressed).
+    attempted: bool = True
+
+
+async def record_outcome(conn: Conn, outcome: Outcome, now: datetime) -> None:
+    await execute(
+        conn,
+        """
+        UPDATE mta.outbound_recipients
+           SET status = %(status)s,
+               attempts = attempts + %(tried)s,
+               last_attempt_at = CASE WHEN %(tried)s = 1 THEN %(now)s ELSE last_attempt_at END,
+               next_attempt_at = %(retry)s,
+               last_reply = %(reply)s,
+               destination = CASE WHEN %(dest)s = '' THEN destination ELSE %(dest)s END
+         WHERE message_id = %(id)s AND position = %(pos)s
+        """,
+        {
+            "status": outcome.status,
+            "tried": 1 if outcome.attempted else 0,
+            "now": now,
+            "retry": outcome.retry_at if outcome.status == "deferred" else None,
+            "reply": outcome.reply[:1000],
+            "dest": outcome.destination[:255],
+            "id": outcome.message_id,
+            "pos": outcome.position,
+        },
+    )
+
+
+def _derive(counts: dict[str, int], current: str) -> str:
+    """A message's Resend status from its recipients' counts."""
+    if counts.get("queued", 0) or counts.get("deferred", 0):
+        if counts.get("deferred", 0):
+            return "delivery_delayed"
+        return current if current in ("scheduled", "queued") else "sent"
+    if counts.get("bounced", 0):
+        return "bounced"
+    if counts.get("delivered", 0) and not counts.get("failed", 0):
+        return "delivered"
+    if counts.get("canceled", 0) and not (counts.get("failed", 0) or counts.get("delivered", 0)):
+        return "canceled"
+    return "failed" if counts.get("failed", 0) or counts.get("suppressed", 0) else "delivered"
+
+
+# Transitions that write an event (bounces write theirs per recipient).
+_EVENT_OF = {
+    "sent": "email.sent",
+    "delivery_delayed": "email.delivery_delayed",
+    "delivered": "email.delivered",
+    "failed": "email.failed",
+}
+
+
+async def settle(
+    conn: Conn, message_id: str, now: datetime, *, extra: dict[str, Any] | None = None
+) -> tuple[str, str]:
+    """Re-derive the message status; write the event of a change. (old, new)."""
+    row = await fetch_one(
+        conn,
+        """
+        SELECT m.status, m.account_id::text, m.event_data, m.source,
+               (SELECT jsonb_object_agg(s, n) FROM (
+                    SELECT status AS s, count(*) AS n FROM mta.outbound_recipients
+                     WHERE message_id = m.id GROUP BY status) c) AS counts
+          FROM mta.outbound_messages m WHERE m.id = %s FOR UPDATE
+        """,
+        (message_id,),
+    )
+    if row is None:
+        return ("", "")
+    old = row["status"]
+    new = _derive(row["counts"] or {}, old)
+    if new == old:
+        return (old, new)
+    final = new in ("delivered", "bounced", "failed", "canceled", "complained")
+    # Like a queue file: once every recipient is final the raw is not needed
+    # (the API keeps its own copy of what was sent, a client its Sent folder),
+    # and the panel's one-time links must not outlive their delivery.
+    erase = final
+    await execute(
+        conn,
+        f"""
+        UPDATE mta.outbound_messages SET status = %s, updated_at = %s
+               {", raw = NULL, raw_sealed = NULL" if erase else ""}
+         WHERE id = %s
+        """,
+        (new, now, message_id),
+    )
+    event = _EVENT_OF.get(new)
+    if event and row["account_id"] and row["source"] not in SILENT_SOURCES:
+        data = dict(row["event_data"] or {})
+        if extra:
+            data.update(extra)
+        await events.record(conn, row["account_id"], event, data, now, email_id=message_id)
+    return (old, new)
+
+
+async def record_bounce_event(
+    conn: Conn, message_id: str, rcpt: str, reply: str, now: datetime, *, kind: str = "Permanent"
+) -> None:
+    """email.bounced for one recipient, in Resend's shape."""
+    target = await event_target(conn, message_id)
+    if target is None or not target["account_id"]:
+        return
+    data = dict(target["event_data"] or {})
+    data["bounce"] = {
+        "message": reply,
+        "type": kind,
+        "subType": "Suppressed" if reply.startswith("suppressed") else "General",
+        "recipient": rcpt,
+    }
+    await events.record(conn, target["account_id"], "email.bounced", data, now, email_id=message_id)
+
+
+@dataclass(frozen=True)
+class VerpMatch(Record):
+    message_id: str
+    position: int
+    rcpt: str
+    account_id: str | None
+    status: str
+
+
+async def by_verp(conn: Conn, token: str) -> VerpMatch | None:
+    row = await fetch_one(
+        conn,
+        """
+        SELECT r.message_id::text, r.position, r.rcpt, m.account_id::text, r.status
+          FROM mta.outbound_recipients r JOIN mta.outbound_messages m ON m.id = r.message_id
+         WHERE r.verp = %s
+        """,
+        (token,),
+    )
+    return VerpMatch.from_optional(row)
+
+
+async def recipients_of(conn: Conn, message_id: str) -> list[dict[str, Any]]:
+    return await fetch_all(
+        conn,
+        "SELECT position, rcpt, status, last_reply, destination FROM mta.outbound_recipients"
+        " WHERE message_id = %s ORDER BY position",
+        (message_id,),
+    )
+
+
+async def next_due(conn: Conn) -> datetime | None:
+    row = await fetch_one(
+        conn,
+        "SELECT min(next_attempt_at) AS due FROM mta.outbound_recipients"
+        " WHERE next_attempt_at IS NOT NULL",
+    )
+    return row["due"] if row else None

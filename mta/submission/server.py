@@ -1,0 +1,394 @@
+"""The submission daemon: mail clients send through it (RFC 6409, RFC 8314).
+
+On SUBMISSION_PORT (587) a client says EHLO, STARTTLS, then AUTH PLAIN or
+LOGIN with an address and its password (mail/directory.py ``authenticate``);
+on SUBMISSIONS_PORT (465) the whole connection is TLS from the first byte.
+AUTH is not offered before TLS, except from the loopback when
+SUBMISSION_PLAINTEXT_LOOPBACK is on (development's default). Failed AUTH
+count per client address (SUBMISSION_AUTH_FAILURES per
+SUBMISSION_AUTH_WINDOW seconds, in the shared rate limiter): past the budget
+every AUTH is answered 421 4.7.0 and the connection closed, whether the
+password is right or not.
+
+An authenticated client may send as its own address (or a +tag of it): the
+envelope sender and every From address must be that, else 550 5.7.1. Any
+recipient is accepted (this is the relay for authenticated users). The
+message is queued (mta/store/outbound.py) in a transaction committed before
+the 250; the outbound worker signs and delivers it.
+
+The protocol is the inbound daemon's (mta/smtp/: the DATA spool, the
+deadlines, connection and error limits) with AUTH turned on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import ssl
+import uuid
+import warnings
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from email.parser import BytesHeaderParser
+from email.policy import compat32
+from email.utils import format_datetime, getaddresses, make_msgid
+from typing import Any
+
+from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
+
+from common.db import Conn
+from common.ratelimit import RateLimiter
+from mail import directory
+from mta.context import MtaContext
+from mta.smtp import ehlo, mail, received, replies
+from mta.smtp.handler import InboundEnvelope, InboundSession, InboundSMTP
+from mta.smtp.limits import ConnectionLimits, ErrorLimits
+from mta.smtp.protocol import protocol_factory
+from mta.smtp.rcpt import split_address
+from mta.store import outbound
+from mta.submission import tls
+
+log = logging.getLogger(__name__)
+
+AUTH_INVALID = "535 5.7.8 Authentication credentials invalid"
+AUTH_LOOKUP_FAILED = "454 4.7.0 Temporary authentication failure, try again later"
+SENDER_NOT_ALLOWED = "550 5.7.1 Sender address rejected: {login} may not send as <{address}>"
+FROM_NOT_ALLOWED = (
+    "550 5.7.1 From header rejected: {login} may not send as {address}; send from your own address"
+)
+NO_FROM = "550 5.7.1 The message has no From address"
+QUEUE_FAILED = "451 4.3.0 Temporary failure queueing the message, try again later"
+
+
+def too_many_auth_failures(hostname: str) -> str:
+    return f"421 4.7.0 {hostname} Error: too many failed logins from your address, try later"
+
+
+def queued(message_id: str) -> str:
+    return f"250 2.0.0 OK: queued as {message_id}"
+
+
+def may_send_as(login: str, address: str) -> bool:
+    """The login's own address, or a +tag of it (user+news@example.com)."""
+    address = address.strip().lower()
+    if address == login:
+        return True
+    local, _, domain = address.rpartition("@")
+    own_local, _, own_domain = login.rpartition("@")
+    base = local.split(directory.SUBADDRESS_DELIMITER, 1)[0]
+    return domain == own_domain and base == own_local and local != base
+
+
+def _capture(
+    server: SMTP, session: Session, envelope: Envelope, mechanism: str, auth_data: Any
+) -> AuthResult:
+    """aiosmtpd's authenticator is synchronous: keep the credentials, check them async."""
+    return AuthResult(success=True, handled=False, auth_data=auth_data)
+
+
+def _loopback(ip: str) -> bool:
+    try:
+        return ipaddress.ip_address(ip).is_loopback
+    except ValueError:
+        return False
+
+
+class SubmissionSMTP(InboundSMTP):
+    """The inbound protocol with AUTH: PLAIN and LOGIN, checked against the directory."""
+
+    implicit_tls = False
+    plaintext_loopback = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        first = self.transport is None
+        super().connection_made(transport)
+        if first and self.plaintext_loopback and not self.implicit_tls:
+            peer = transport.get_extra_info("peername")
+            if isinstance(peer, tuple) and _loopback(str(peer[0])):
+                # Development: a local client may log in without TLS.
+                self._auth_require_tls = False
+
+    async def auth_PLAIN(self, _: Any, args: list[str]) -> AuthResult:
+        return await self._check(await super().auth_PLAIN(_, args))
+
+    async def auth_LOGIN(self, _: Any, args: list[str]) -> AuthResult:
+        return await self._check(await super().auth_LOGIN(_, args))
+
+    async def _check(self, captured: AuthResult) -> AuthResult:
+        if not captured.success or not isinstance(captured.auth_data, LoginPassword):
+            return captured
+        handler = self.event_handler
+        assert isinstance(handler, SubmissionHandler) and self.session is not None
+        login = captured.auth_data.login.decode("utf-8", "replace")
+        password = captured.auth_data.password.decode("utf-8", "replace")
+        reply = await handler.authenticate(self.session, login, password)
+        if isinstance(reply, directory.Principal):
+            return AuthResult(success=True, auth_data=reply)
+        if reply.startswith("421"):
+            await self.push(reply)  # closes the connection (InboundSMTP.push)
+            return AuthResult(success=False, handled=True)
+        return AuthResult(success=False, handled=False, message=reply)
+
+
+class SubmissionHandler:
+    def __init__(self, ctx: MtaContext, *, implicit_tls: bool = False) -> None:
+        self.ctx = ctx
+        self.implicit_tls = implicit_tls
+        self.limiter = RateLimiter(ctx.runtime.db, ctx.runtime.clock)
+
+    async def authenticate(
+        self, session: Session, login: str, password: str
+    ) -> directory.Principal | str:
+        config = self.ctx.config
+        key = f"mta:auth-failed:{_peer_ip(session)}"
+        window = config.submission_auth_window
+        try:
+            if await self.limiter.exhausted(key, config.submission_auth_failures, window):
+                return too_many_auth_failures(config.smtp_hostname)
+            async with self.ctx.runtime.db.connection() as conn:
+                principal = await directory.authenticate(conn, login, password)
+            if principal is not None:
+                return principal
+            decision = await self.limiter.hit(key, config.submission_auth_failures, window)
+        except Exception:
+            log.exception("authentication lookup failed")
+            return AUTH_LOOKUP_FAILED
+        # Never the password, and the login only as far as the domain.
+        log.info("failed AUTH from %s for @%s", _peer_ip(session), login.rpartition("@")[2])
+        if not decision.allowed:
+            return too_many_auth_failures(config.smtp_hostname)
+        return AUTH_INVALID
+
+    async def handle_EHLO(
+        self,
+        server: SMTP,
+        session: Session,
+        envelope: Envelope,
+        hostname: str,
+        responses: list[str],
+    ) -> list[str]:
+        if mail.has_forbidden_character(hostname):
+            session.host_name = None
+            return [replies.BAD_HELO_SYNTAX]
+        session.host_name = hostname
+        # Inbound's list, then aiosmtpd's AUTH line back when it offered one.
+        auth = [r for r in responses if r[4:].upper().startswith("AUTH")]
+        out = ehlo.extensions(responses)
+        return [*out[:-1], *auth, out[-1]]
+
+    async def handle_MAIL(
+        self,
+        server: SMTP,
+        session: Session,
+        envelope: InboundEnvelope,
+        address: str,
+        mail_options: list[str],
+    ) -> str:
+        principal = session.auth_data
+        assert isinstance(principal, directory.Principal)  # auth_required
+        reply, sender, size = mail.check(address, mail_options, self.ctx.config.max_message_size)
+        if sender is None:
+            return reply
+        if not may_send_as(principal.email, sender):
+            return SENDER_NOT_ALLOWED.format(login=principal.email, address=sender)
+        envelope.mail_from = address
+        envelope.mail_options.extend(mail_options)
+        envelope.sender = sender
+        envelope.declared_size = size
+        return reply
+
+    async def handle_RCPT(
+        self,
+        server: SMTP,
+        session: Session,
+        envelope: InboundEnvelope,
+        address: str,
+        rcpt_options: list[str],
+    ) -> str:
+        if len(envelope.rcpt_tos) >= self.ctx.config.max_recipients:
+            return replies.TOO_MANY_RECIPIENTS
+        if split_address(address) is None:
+            return replies.BAD_RECIPIENT_SYNTAX
+        envelope.rcpt_tos.append(address)
+        envelope.rcpt_options.extend(rcpt_options)
+        return replies.RECIPIENT_OK
+
+    async def handle_DATA(self, server: SMTP, session: Session, envelope: InboundEnvelope) -> str:
+        principal = session.auth_data
+        assert isinstance(principal, directory.Principal)
+        raw = envelope.original_content or b""
+        if isinstance(raw, str):
+            raw = raw.encode("utf-8", "surrogateescape")
+        if not envelope.rcpt_tos:
+            return replies.NEED_RECIPIENTS
+        if b"\x00" in raw:
+            return replies.NUL_IN_CONTENT
+        head = raw.split(b"\r\n\r\n", 1)[0]
+        headers = BytesHeaderParser(policy=compat32).parsebytes(head + b"\r\n\r\n")
+        authors = [a for _, a in getaddresses([str(v) for v in headers.get_all("From") or []])]
+        if not authors:
+            return NO_FROM
+        for author in authors:
+            if not may_send_as(principal.email, author):
+                return FROM_NOT_ALLOWED.format(login=principal.email, address=author)
+        now = self.ctx.runtime.clock.now()
+        message_id = str(uuid.uuid4())
+        tls_on = self.implicit_tls or session.ssl is not None
+        trace = received.header(
+            helo=session.host_name or "",
+            ip=_peer_ip(session),
+            hostname=self.ctx.config.smtp_hostname,
+            # RFC 3848: ESMTPSA, authenticated over TLS.
+            with_=received.protocol(
+                esmtp=bool(session.extended_smtp), tls=tls_on, smtputf8=bool(envelope.smtp_utf8)
+            )
+            + "A",
+            queue_id=message_id,
+            recipients=list(envelope.rcpt_tos),
+            now=now,
+        )
+        # RFC 6409 8.3, 8.2: a submission server may add what the client left out.
+        added = b""
+        if headers.get("Date") is None:
+            added += f"Date: {format_datetime(now)}\r\n".encode()
+        if headers.get("Message-ID") is None:
+            domain = principal.email.rpartition("@")[2]
+            added += f"Message-ID: {make_msgid(domain=domain)}\r\n".encode()
+        config = self.ctx.config
+        recipients = list(envelope.rcpt_tos)
+        content = trace + added + raw
+
+        async def queue(conn: Conn) -> None:
+            await outbound.enqueue(
+                conn,
+                message_id=message_id,
+                account_id=principal.account_id,
+                address_id=principal.address_id,
+                source="submission",
+                mail_from=envelope.sender,
+                recipients=recipients,
+                raw=content,
+                now=now,
+                lifetime=timedelta(seconds=config.outbound_max_lifetime),
+            )
+
+        try:
+            # Committed before the 250; messages arriving together share the commit.
+            await self.ctx.committer.run(queue)
+        except Exception:
+            log.exception("queueing submitted mail failed; answered 451")
+            return QUEUE_FAILED
+        if isinstance(session, InboundSession):
+            session.errors = session.junk = 0
+        return queued(message_id)
+
+
+def _peer_ip(session: Session) -> str:
+    peer = session.peer
+    return str(peer[0]) if isinstance(peer, tuple) and peer else str(peer or "")
+
+
+def certificate(ctx: MtaContext) -> tuple[Any, Any]:
+    config = ctx.config
+    if config.tls_cert_file and config.tls_key_file:
+        return config.tls_cert_file, config.tls_key_file
+    settings = ctx.runtime.settings
+    if not settings.is_development:
+        log.warning("submission has no TLS_CERT_FILE/TLS_KEY_FILE: using a self-signed certificate")
+    return tls.self_signed(settings.data_dir / "tls", config.smtp_hostname)
+
+
+def _factory(ctx: MtaContext, context: ssl.SSLContext, *, implicit: bool) -> Any:
+    config = ctx.config
+    loop = asyncio.get_running_loop()
+    with warnings.catch_warnings():
+        # aiosmtpd warns of AUTH without required TLS: on 465 the connection is TLS.
+        warnings.simplefilter("ignore", UserWarning)
+        factory = _protocols(ctx, context, implicit, loop)
+
+    def build() -> SubmissionSMTP:
+        protocol = factory()
+        protocol.implicit_tls = implicit
+        protocol.plaintext_loopback = config.submission_plaintext_loopback
+        return protocol  # type: ignore[no-any-return]
+
+    return build
+
+
+def _protocols(
+    ctx: MtaContext, context: ssl.SSLContext, implicit: bool, loop: asyncio.AbstractEventLoop
+) -> Any:
+    config = ctx.config
+    return protocol_factory(
+        SubmissionSMTP,
+        SubmissionHandler(ctx, implicit_tls=implicit),
+        data_size_limit=config.max_message_size,
+        enable_SMTPUTF8=True,
+        hostname=config.smtp_hostname,
+        ident="mta",
+        # 465 is TLS already: no STARTTLS, and AUTH offered at once.
+        tls_context=None if implicit else context,
+        require_starttls=False,
+        auth_required=True,
+        auth_require_tls=not implicit,
+        authenticator=_capture,
+        timeout=config.smtp_timeout,
+        data_timeout=config.smtp_data_timeout,
+        connections=ConnectionLimits(
+            config.smtp_max_connections, config.smtp_max_connections_per_ip
+        ),
+        errors=ErrorLimits(
+            config.smtp_soft_error_limit,
+            config.smtp_hard_error_limit,
+            config.smtp_error_sleep,
+            config.smtp_junk_command_limit,
+        ),
+        loop=loop,
+    )
+
+
+@asynccontextmanager
+async def serve(ctx: MtaContext) -> AsyncIterator[list[asyncio.Server]]:
+    """Listen on SUBMISSION_PORT (STARTTLS) and SUBMISSIONS_PORT (implicit TLS)."""
+    config = ctx.config
+    logging.getLogger("mail.log").setLevel(logging.WARNING)
+    cert, key = certificate(ctx)
+    context = tls.server_context(cert, key)
+    loop = asyncio.get_running_loop()
+    servers: list[asyncio.Server] = []
+    production = ctx.runtime.settings.is_production
+    try:
+        for port, implicit in ((config.submission_port, False), (config.submissions_port, True)):
+            if port is None:
+                continue
+            try:
+                servers.append(
+                    await loop.create_server(
+                        _factory(ctx, context, implicit=implicit),
+                        host=config.smtp_host,
+                        port=port,
+                        ssl=context if implicit else None,
+                        reuse_port=config.smtp_reuse_port,
+                    )
+                )
+            except PermissionError:
+                if production:
+                    raise
+                # 587 and 465 need privileges a development run rarely has.
+                log.warning(
+                    "submission: no permission to listen on port %s; set SUBMISSION_PORT"
+                    " (and SUBMISSIONS_PORT) to a port above 1023 to send from a mail client",
+                    port,
+                )
+        for srv in servers:
+            log.info("submission listening on %s", srv.sockets[0].getsockname())
+        yield servers
+    finally:
+        for srv in servers:
+            srv.close()
+        for srv in servers:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(srv.wait_closed(), 5.0)
