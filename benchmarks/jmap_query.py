@@ -37,18 +37,86 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.smtp_inbound import SECRET, prepare  # noqa: E402
+from benchmarks.smtp_inbound import prepare  # noqa: E402
 
-FIRST = "Ann Ben Cara Dan Eve Finn Gus Hana Ivan Jo Kai Lea Max Nia Omar Pia Quinn Rosa Sam Tia Uma Vic Wes Xia Yan Zoe".split()
-LAST = "Smith Jones Brown Garcia Miller Davis Lopez Wilson Moore Taylor Thomas White Harris Martin Clark Lewis Walker Young Allen King".split()
+FIRST = ["Ann", "Ben", "Cara", "Dan", "Eve", "Finn", "Gus", "Hana", "Ivan", "Jo", "Kai", "Lea", "Max", "Nia", "Omar", "Pia", "Quinn", "Rosa", "Sam", "Tia", "Uma", "Vic", "Wes", "Xia", "Yan", "Zoe"]  # fmt: skip
+LAST = ["Smith", "Jones", "Brown", "Garcia", "Miller", "Davis", "Lopez", "Wilson", "Moore", "Taylor", "Thomas", "White", "Harris", "Martin", "Clark", "Lewis", "Walker", "Young", "Allen", "King"]  # fmt: skip
 DOMAINS = [
     f"{w}.example"
-    for w in "acme globex initech umbrella hooli vandelay stark wayne wonka tyrell".split()
+    for w in [
+        "acme",
+        "globex",
+        "initech",
+        "umbrella",
+        "hooli",
+        "vandelay",
+        "stark",
+        "wayne",
+        "wonka",
+        "tyrell",
+    ]
 ]
 
 
 def vocabulary(rng: random.Random, size: int = 4000) -> list[str]:
-    syllables = "ba be bi bo bu ca ce ci co da de di do fa fe fi ga go ka ke ki ko la le li lo ma me mi mo na ne ni no pa pe pi po ra re ri ro sa se si so ta te ti to va ve vi vo za ze".split()
+    syllables = [
+        "ba",
+        "be",
+        "bi",
+        "bo",
+        "bu",
+        "ca",
+        "ce",
+        "ci",
+        "co",
+        "da",
+        "de",
+        "di",
+        "do",
+        "fa",
+        "fe",
+        "fi",
+        "ga",
+        "go",
+        "ka",
+        "ke",
+        "ki",
+        "ko",
+        "la",
+        "le",
+        "li",
+        "lo",
+        "ma",
+        "me",
+        "mi",
+        "mo",
+        "na",
+        "ne",
+        "ni",
+        "no",
+        "pa",
+        "pe",
+        "pi",
+        "po",
+        "ra",
+        "re",
+        "ri",
+        "ro",
+        "sa",
+        "se",
+        "si",
+        "so",
+        "ta",
+        "te",
+        "ti",
+        "to",
+        "va",
+        "ve",
+        "vi",
+        "vo",
+        "za",
+        "ze",
+    ]
     words: set[str] = set()
     while len(words) < size:
         words.add("".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))))
@@ -194,6 +262,7 @@ def generate(n: int, seed: int = 7) -> tuple[list[dict[str, Any]], dict[str, Any
 
 def load(dsn: str, address_id: str, mailbox_id: str, rows: list[dict[str, Any]]) -> None:
     import psycopg2
+
     from common.blobs import blob_id_of
 
     conn = psycopg2.connect(dsn)
@@ -272,7 +341,7 @@ def load(dsn: str, address_id: str, mailbox_id: str, rows: list[dict[str, Any]])
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 async def run(args: argparse.Namespace) -> None:

@@ -23,6 +23,8 @@ PRUNE_EVERY_SECONDS = 3600
 COLLECT_JOB = "mta.collect_blobs"
 COLLECT_EVERY_SECONDS = 3600
 COLLECT_BATCH = 1000
+INDEX_JOB = "mta.index_bodies"
+INDEX_EVERY_SECONDS = 60
 
 
 class MtaService:
@@ -36,6 +38,8 @@ class MtaService:
             runtime.jobs.register(PRUNE_JOB, self._prune, every=PRUNE_EVERY_SECONDS)
         if COLLECT_JOB not in runtime.jobs.kinds:
             runtime.jobs.register(COLLECT_JOB, self._collect, every=COLLECT_EVERY_SECONDS)
+        if INDEX_JOB not in runtime.jobs.kinds:
+            runtime.jobs.register(INDEX_JOB, self._index_bodies, every=INDEX_EVERY_SECONDS)
 
     async def _prune(self, job: Job) -> None:
         keep = timedelta(days=self.ctx.config.activity_days)
@@ -44,6 +48,17 @@ class MtaService:
 
     async def _collect(self, job: Job) -> None:
         await collect_blobs(self.ctx)
+
+    async def _index_bodies(self, job: Job) -> None:
+        # Imported here: the JMAP Email package is not needed to run SMTP alone.
+        from mta.jmap.email.backlog import BATCH, index_bodies
+
+        # Up to 2,000 a minute: a large old mailbox is searchable within the hour
+        # without the job holding a connection for long.
+        async with self.runtime.db.connection() as conn:
+            for _ in range(10):
+                if await index_bodies(conn, self.ctx.blobs) < BATCH:
+                    break
 
     def lifespan(self) -> AbstractAsyncContextManager[None] | None:
         if not self.ctx.config.smtp_enabled:

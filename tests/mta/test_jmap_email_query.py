@@ -237,3 +237,17 @@ async def test_query_changes_replays_onto_the_old_results(mta_ctx: MtaContext):
     with pytest.raises(MethodError) as err:
         await box.call(query.query_changes, {**args, "sinceQueryState": "999999999"})
     assert err.value.type == "cannotCalculateChanges"
+
+
+async def test_mail_stored_before_the_body_index_is_indexed_by_the_job(mta_ctx: MtaContext):
+    from mta.jmap.email.backlog import index_bodies
+
+    box = await make_box(mta_ctx)
+    old = await box.deliver(message("Old", "an archived zeppelin story"))
+    # As the row of a message delivered before migration 0020 looks.
+    await box.db.execute("UPDATE mta.emails SET body_search = NULL WHERE id = %s", (old,))
+    assert (await box.call(query.query, {"filter": {"body": "zeppelin"}}))["ids"] == []
+    async with box.db.connection() as conn:
+        assert await index_bodies(conn, box.ctx.blobs) == 1
+        assert await index_bodies(conn, box.ctx.blobs) == 0
+    assert (await box.call(query.query, {"filter": {"body": "zeppelin"}}))["ids"] == [old]

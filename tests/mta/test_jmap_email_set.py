@@ -66,6 +66,10 @@ async def test_keywords_and_moves_by_patch_keep_counts_and_changes(mta_ctx: MtaC
     assert res["notUpdated"]["00000000-0000-0000-0000-000000000000"]["type"] == "notFound"
     res = await box.call(write.set_emails, {"update": {first: {"subject": "changed"}}})
     assert res["notUpdated"][first]["properties"] == ["subject"]
+    box.email.max_mailboxes_per_email = 2
+    three = {box.roles[r]: True for r in ("inbox", "archive", "trash")}
+    res = await box.call(write.set_emails, {"update": {first: {"mailboxIds": three}}})
+    assert res["notUpdated"][first]["type"] == "tooManyMailboxes"
     # Another account cannot touch this one's mail.
     res = await other.call(
         write.set_emails, {"update": {first: {"keywords": {}}}, "destroy": [second]}
@@ -230,3 +234,53 @@ async def test_search_snippets_mark_matches_and_escape_html(mta_ctx: MtaContext)
     assert len(by_id[first]["preview"]) < 400
     assert by_id[second] == {"emailId": second, "subject": None, "preview": None}
     assert res["notFound"] == ["unknown"]
+
+
+async def test_a_plain_text_create_is_one_part_with_one_mime_version(mta_ctx: MtaContext):
+    box = await make_box(mta_ctx)
+    res = await box.call(write.set_emails, {"create": {"n": {
+        "mailboxIds": {box.roles["drafts"]: True}, "subject": "note",
+        "textBody": [{"partId": "1"}], "bodyValues": {"1": {"value": "just text"}},
+    }}})  # fmt: skip
+    made = res["created"]["n"]
+    raw = await box.ctx.blobs.get(made["blobId"])
+    assert raw.count(b"MIME-Version:") == 1
+    assert b"Content-Type: text/plain" in raw and b"multipart" not in raw
+
+
+async def test_create_from_a_body_structure_with_an_inline_image(mta_ctx: MtaContext):
+    box = await make_box(mta_ctx)
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
+
+    async def uploads(_account: str, blob_id: str) -> bytes | None:
+        return png if blob_id == "img" else None
+
+    box.email.uploads = uploads
+    structure = {"type": "multipart/alternative", "subParts": [
+        {"partId": "t", "type": "text/plain"},
+        {"type": "multipart/related", "subParts": [
+            {"partId": "h", "type": "text/html"},
+            {"blobId": "img", "type": "image/png", "cid": "logo@x", "disposition": "inline"},
+        ]},
+    ]}  # fmt: skip
+    res = await box.call(write.set_emails, {"create": {"m": {
+        "mailboxIds": {box.roles["drafts"]: True}, "subject": "Logo",
+        "bodyStructure": structure,
+        "bodyValues": {"t": {"value": "see the logo"}, "h": {"value": '<img src="cid:logo@x">'}},
+    }}})  # fmt: skip
+    made = res["created"]["m"]
+    (item,) = (await box.call(get.get, {"ids": [made["id"]], "properties": [
+        "bodyStructure", "textBody", "htmlBody", "attachments"],
+        "bodyProperties": ["partId", "type", "cid", "disposition", "header:Content-Type:asText"],
+    }))["list"]  # fmt: skip
+    root = item["bodyStructure"]
+    assert root["type"] == "multipart/alternative"
+    assert [p["type"] for p in root["subParts"]] == ["text/plain", "multipart/related"]
+    related = root["subParts"][1]["subParts"]
+    assert related[1]["cid"] == "logo@x" and related[1]["disposition"] == "inline"
+    assert related[1]["header:Content-Type:asText"] == "image/png"
+    # RFC 8621 4.1.4: an image after the first part of a multipart/related is
+    # not inline body content; it is listed with the attachments.
+    assert [p["type"] for p in item["textBody"]] == ["text/plain"]
+    assert [p["type"] for p in item["htmlBody"]] == ["text/html"]
+    assert [p["cid"] for p in item["attachments"]] == ["logo@x"]

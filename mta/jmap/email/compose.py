@@ -47,9 +47,16 @@ _CONTENT_HEADERS = re.compile(r"^content-", re.I)
 class Invalid(Exception):
     """A create the server cannot build: answered as an invalidProperties SetError."""
 
-    def __init__(self, description: str, properties: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        description: str,
+        properties: list[str] | None = None,
+        *,
+        type: str = "invalidProperties",
+    ) -> None:
         super().__init__(description)
         self.properties = properties or []
+        self.type = type  # the SetError type: invalidProperties, tooManyMailboxes, tooLarge
 
 
 def _address_list(value: Any, prop: str) -> str:
@@ -183,6 +190,7 @@ class Builder:
                 part.set_content(data, maintype, subtype or "octet-stream", **extra)
         else:
             raise Invalid(f"a body part needs a partId or a blobId ({prop})", [prop])
+        del part["MIME-Version"]  # set_content adds one; it belongs at the top only
         if spec.get("language"):
             part["Content-Language"] = ", ".join(spec["language"])
         if spec.get("location"):

@@ -28,6 +28,7 @@ class EmailContext:
     max_objects_in_get: int = 500
     max_objects_in_set: int = 500
     max_size_upload: int = 50_000_000
+    max_mailboxes_per_email: int = 32
     # Set by the JMAP server to its Email/query page ceiling; webmail keeps it.
     max_query_limit: int = 1000
 

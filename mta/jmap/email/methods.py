@@ -29,7 +29,8 @@ def email_context(ctx: JmapContext, account: Account) -> EmailContext:
         uploads=uploads,
         max_objects_in_get=limits.max_objects_in_get,
         max_objects_in_set=limits.max_objects_in_set,
-        max_size_upload=limits.max_size_upload,
+        max_size_upload=limits.max_size_attachments_per_email,
+        max_mailboxes_per_email=limits.max_mailboxes_per_email,
     )
 
 

@@ -157,7 +157,11 @@ async def _insert(
     return {"id": email_id, "blobId": blob_id, "threadId": rows[0]["thread_id"], "size": len(data)}
 
 
-def _check_mailboxes(mb: set[str], owned: set[str], prop: str = "mailboxIds") -> None:
+def _check_mailboxes(
+    mb: set[str], owned: set[str], prop: str = "mailboxIds", *, limit: int = 0
+) -> None:
+    if limit and len(mb) > limit:
+        raise compose.Invalid(f"at most {limit} mailboxes", [prop], type="tooManyMailboxes")
     if not mb:
         raise compose.Invalid("an email is in at least one mailbox", [prop])
     unknown = mb - owned
@@ -267,7 +271,17 @@ async def set_emails(
                 )
             except compose.BlobMissing as exc:
                 not_created[cid] = set_error("blobNotFound", notFound=[exc.blob_id])
-        await _update(conn, account_id, update, owned, created_ids, now, updated, not_updated)
+        await _update(
+            conn,
+            account_id,
+            update,
+            owned,
+            created_ids,
+            now,
+            updated,
+            not_updated,
+            ctx.max_mailboxes_per_email,
+        )
         ids = [_resolve(str(i), created_ids) for i in destroy]
         destroyed = await destroy_emails(conn, account_id, ids, now)
         for i in ids:
@@ -303,7 +317,7 @@ async def _create_one(
     if bad:
         raise compose.Invalid("set by the server", bad)
     mb = set(_id_map(spec.get("mailboxIds"), "mailboxIds", created_ids, keys="mailbox ids"))
-    _check_mailboxes(mb, owned)
+    _check_mailboxes(mb, owned, limit=ctx.max_mailboxes_per_email)
     try:
         kws = {
             keyword(k) for k in _id_map(spec.get("keywords") or {}, "keywords", {}, keys="keywords")
@@ -317,7 +331,7 @@ async def _create_one(
 
     data = await compose.build(spec, blob, now=now, hostname=hostname)
     if len(data) > ctx.max_size_upload:
-        raise compose.Invalid("the message is too large", ["bodyStructure"])
+        raise compose.Invalid("the message is too large", ["bodyStructure"], type="tooLarge")
     return await _insert(ctx, conn, account_id, data, sorted(mb), sorted(kws), received, now)
 
 
@@ -330,6 +344,7 @@ async def _update(
     now: datetime,
     updated: dict[str, Any],
     not_updated: dict[str, Any],
+    limit: int,
 ) -> None:
     if not update:
         return
@@ -360,9 +375,9 @@ async def _update(
         old_kw, old_mb = set(row["keywords"]), set(row["boxes"])
         try:
             kw, mb = apply_patch(old_kw, old_mb, patch, created_ids)
-            _check_mailboxes(mb, owned)
+            _check_mailboxes(mb, owned, limit=limit)
         except compose.Invalid as exc:
-            not_updated[key] = set_error("invalidProperties", str(exc), properties=exc.properties)
+            not_updated[key] = set_error(exc.type, str(exc), properties=exc.properties)
             continue
         updated[key] = None
         if kw == old_kw and mb == old_mb:
@@ -458,7 +473,7 @@ async def copy_emails(
                 mb = set(
                     _id_map(spec.get("mailboxIds"), "mailboxIds", created_ids, keys="mailbox ids")
                 )
-                _check_mailboxes(mb, owned)
+                _check_mailboxes(mb, owned, limit=ctx.max_mailboxes_per_email)
                 kws = (
                     {keyword(k) for k in _id_map(spec["keywords"], "keywords", {}, keys="keywords")}
                     if spec.get("keywords") is not None
@@ -467,7 +482,9 @@ async def copy_emails(
                 received = _received_at(spec.get("receivedAt"), source["received_at"])
             except (compose.Invalid, MethodError) as exc:
                 props = getattr(exc, "properties", [])
-                not_created[cid] = set_error("invalidProperties", str(exc), properties=props)
+                kind = getattr(exc, "type", "invalidProperties")
+                kind = kind if isinstance(exc, compose.Invalid) else "invalidProperties"
+                not_created[cid] = set_error(kind, str(exc), properties=props)
                 continue
             data = await ctx.raw.get(source["blob_id"])
             created[cid] = await _insert(
@@ -523,7 +540,7 @@ async def import_emails(
                 mb = set(
                     _id_map(spec.get("mailboxIds"), "mailboxIds", created_ids, keys="mailbox ids")
                 )
-                _check_mailboxes(mb, owned)
+                _check_mailboxes(mb, owned, limit=ctx.max_mailboxes_per_email)
                 kws = {
                     keyword(k)
                     for k in _id_map(spec.get("keywords") or {}, "keywords", {}, keys="keywords")
@@ -531,7 +548,9 @@ async def import_emails(
                 received = _received_at(spec.get("receivedAt"), now)
             except (compose.Invalid, MethodError) as exc:
                 props = getattr(exc, "properties", [])
-                not_created[cid] = set_error("invalidProperties", str(exc), properties=props)
+                kind = getattr(exc, "type", "invalidProperties")
+                kind = kind if isinstance(exc, compose.Invalid) else "invalidProperties"
+                not_created[cid] = set_error(kind, str(exc), properties=props)
                 continue
             blob_id = _resolve(spec["blobId"], created_ids)
             data = await read_blob(ctx, conn, account_id, blob_id)

@@ -16,7 +16,15 @@ from jmapc.methods import (
     EmailSet,
     SearchSnippetGet,
 )
-from jmapc.models import EmailQueryFilterCondition, EmailQueryFilterOperator, Operator
+from jmapc.models import (
+    Email,
+    EmailAddress,
+    EmailBodyPart,
+    EmailBodyValue,
+    EmailQueryFilterCondition,
+    EmailQueryFilterOperator,
+    Operator,
+)
 
 from mta.context import MtaContext
 from tests.mta.jmap.conftest import Mailbox, Server, run
@@ -143,3 +151,35 @@ async def test_upload_import_download_and_destroy(
     gone = await run(client.request, EmailSet(destroy=[made["id"]]))
     assert gone.destroyed == [made["id"]]
     assert (await run(client.request, EmailGet(ids=[made["id"]]))).not_found == [made["id"]]
+
+
+async def test_create_a_draft_and_read_it_back_in_one_request(
+    jmap_server: Server, alice: Mailbox, mta_ctx: MtaContext
+) -> None:
+    box, _ = await _box(mta_ctx, alice)
+    client = jmap_server.client(alice.email)
+    draft = Email(
+        mailbox_ids={box.roles["drafts"]: True},
+        keywords={"$draft": True},
+        mail_from=[EmailAddress(name="Alice", email=alice.email)],
+        to=[EmailAddress(name="Bob", email="bob@remote.test")],
+        subject="Agenda for Monday",
+        text_body=[EmailBodyPart(part_id="body", type="text/plain")],
+        body_values={"body": EmailBodyValue(value="1. Budget\n2. Hiring\n")},
+    )
+    results = await run(client.request, [
+        EmailSet(create={"draft": draft}),
+        EmailGet(ids=["#draft"], properties=["subject", "to", "keywords", "mailboxIds", "bodyValues"],
+                 fetch_text_body_values=True),
+    ])  # fmt: skip
+    created = results[0].response.created["draft"]
+    got = results[1].response.data[0]
+    assert got.id == created.id and got.subject == "Agenda for Monday"
+    assert got.to[0].email == "bob@remote.test" and got.keywords == {"$draft": True}
+    assert got.mailbox_ids == {box.roles["drafts"]: True}
+    assert "2. Hiring" in next(iter(got.body_values.values())).value
+    # The draft is found by its words, then destroyed.
+    found = await run(client.request, EmailQuery(filter=EmailQueryFilterCondition(body="hiring")))
+    assert found.ids == [created.id]
+    gone = await run(client.request, EmailSet(destroy=[created.id]))
+    assert gone.destroyed == [created.id]
