@@ -26,7 +26,7 @@ from common.blobs import blob_id_of
 from common.db import Conn
 from common.ids import short_id
 from mail.directory import Mailbox
-from mta import authentication
+from mta import authentication, vacation
 from mta.authentication import results
 from mta.context import MtaContext
 from mta.message import ParsedMessage, parse_message, read_message
@@ -129,7 +129,23 @@ async def deliver(ctx: MtaContext, inbound: Inbound) -> Report:
 
     # Shares its transaction (and its fsync) with deliveries arriving at the same time.
     result: Report = await ctx.committer.run(store_all)
+    await _vacation(ctx, inbound, parsed, result, now)
     return result
+
+
+async def _vacation(
+    ctx: MtaContext, inbound: Inbound, parsed: ParsedMessage, report: Report, now: datetime
+) -> None:
+    """Vacation replies (mta/vacation.py), after the commit: never a reason to refuse mail."""
+    emails_by = {mb.address_id: mb.email for _, mb in inbound.recipients}
+    delivered = {a: (e, emails_by[a]) for a, e in report.email_ids.items() if a in emails_by}
+    try:
+        async with ctx.runtime.db.connection() as conn:
+            await vacation.respond(
+                conn, mail_from=inbound.mail_from, parsed=parsed, delivered=delivered, now=now
+            )
+    except Exception:
+        log.exception("vacation reply failed (the message itself was delivered)")
 
 
 def _rcpt_of(inbound: Inbound, mailbox: Mailbox) -> str:
