@@ -16,8 +16,12 @@ from mail.discovery.routes import routes as discovery
 from mail.domains.routes import routes as domains
 from mail.filters.routes import routes as filters
 from mail.mailboxes.routes import routes as mailboxes
+from mail.overview.routes import routes as overview
+from mail.recovery.routes import routes as recovery
 from mail.sending.routes import routes as sending
 from mail.suppressions.routes import routes as suppressions
+from mail.transfers.routes import routes as transfers
+from mail.webhooks.routes import routes as webhooks
 from mail.webmail.routes import routes as webmail
 from mail.wellknown.routes import routes as wellknown
 
@@ -34,6 +38,10 @@ ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (
     sending,
     apikeys,
     suppressions,
+    transfers,
+    webhooks,
+    recovery,
+    overview,
     # Webmail: the mailbox owner's API under /api/mail/ (docs/mail.md, "Webmail").
     webmail,
 )

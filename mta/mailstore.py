@@ -23,6 +23,7 @@ from common.crypto import Sealer
 from common.db import Conn
 from common.runtime import Runtime
 from mail import directory
+from mta.imports import Imported, Importer, OverQuota, Target, message_id_of
 from mta.jmap.email import blobs as _email_blobs
 from mta.jmap.email import get as _email_get
 from mta.jmap.email import query as _email_query
@@ -48,16 +49,21 @@ __all__ = [
     "OUTBOUND_CHANNEL",
     "SUPPRESSION_SORTS",
     "Activity",
+    "DailyCount",
     "EmailContext",
     "Event",
     "Filter",
     "Folder",
+    "Imported",
+    "Importer",
     "MethodError",
     "OutboundStatus",
+    "OverQuota",
     "RecipientStatus",
     "Script",
     "SieveError",
     "Suppression",
+    "Target",
     "activity_page",
     "add_suppression",
     "cancel_scheduled",
@@ -76,6 +82,9 @@ __all__ = [
     "email_set",
     "email_state",
     "enqueue",
+    "event_counts_since",
+    "event_daily_counts",
+    "event_time",
     "filter_page",
     "find_folder",
     "folders",
@@ -83,18 +92,22 @@ __all__ = [
     "get_filter",
     "insert_filter",
     "mark_events_dispatched",
+    "message_id_of",
     "outbound_sealer",
     "outbound_status",
     "outbound_statuses",
     "read_message_blob",
     "read_message_part",
+    "recent_events",
     "record_event",
     "reschedule",
+    "roll_up_event_counts",
     "suppressed",
     "suppression_page",
     "undispatched_events",
     "update_filter",
     "usage",
+    "usage_of",
 ]
 
 # Folders: Inbox, Drafts, Sent... (create_default_mailboxes, in the address's transaction).
@@ -224,3 +237,14 @@ find_folder = mailboxes.find_path
 create_folder = mailboxes.create_path
 delete_folder = mailboxes.delete_folder
 email_state = changes.state
+# Imports (mail transfers): ``Importer(runtime).store(address_id, Target(role=...|path=...),
+# raw, keywords=..., received_at=..., quota_bytes=..., also=checkpoint)`` stores one
+# message the way delivery does, skipping one already there (mta/imports.py).
+# The Overview: counts by type and UTC day, the newest events, an account's usage.
+DailyCount = events.DailyCount
+event_daily_counts = events.daily_counts
+roll_up_event_counts = events.roll_up
+event_counts_since = events.counts_since
+recent_events = events.recent
+usage_of = quota.usage_of
+event_time = events.iso

@@ -32,6 +32,8 @@ AUTH_PATHS = frozenset(
         "/api/auth/password/forgot",
         "/api/auth/password/reset",
         "/api/mail/login",
+        "/api/recover/request",
+        "/api/recover/reset",
     }
 )
 

@@ -10,6 +10,7 @@ still holds (``mta.changes_pruned``) or is not one of ours, the answer is
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
@@ -17,6 +18,15 @@ from typing import Any
 from common.db import Conn, execute, fetch_all, fetch_val
 from mta.jmap.registry import MethodCall
 from mta.store import changes as change_log
+
+
+def is_uuid(value: str) -> bool:
+    """Whether an id can name a row (ours are uuids): others are simply not found."""
+    try:
+        uuid.UUID(value)
+    except (ValueError, TypeError, AttributeError):
+        return False
+    return len(value) == 36
 
 
 async def state(conn: Conn, address_id: str, type_name: str) -> str:

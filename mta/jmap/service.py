@@ -20,12 +20,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from aiohttp import web
 
 from common.jobs import Job
+from common.openapi import array, integer, obj, operation, publish, string
 from common.ratelimit import RateLimiter
 from common.runtime import Runtime
 from common.web import read_body
@@ -34,12 +36,41 @@ from mta.jmap import api, auth, blobs, push, session, websocket
 from mta.jmap.catalog import load_methods
 from mta.jmap.context import JmapContext
 from mta.jmap.methods import prune_changes
+from mta.jmap.openapi import DOCS_PATH, OPENAPI_PATH, PROFILE
 from mta.jmap.registry import Principal
 
 PRINCIPAL = web.RequestKey("jmap_principal", Principal)
 PRUNE_JOB = "mta.jmap_prune"
 PRUNE_EVERY_SECONDS = 3600
 PATHS = ("/jmap", "/.well-known/jmap")
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str
+    path: str
+    handler: str  # the JmapService method
+
+
+ROUTES = (
+    Route("GET", "/.well-known/jmap", "session"),
+    Route("POST", "/jmap", "api"),
+    Route("POST", "/jmap/upload/{accountId}", "upload"),
+    Route("GET", "/jmap/download/{accountId}/{blobId}/{name}", "download"),
+    Route("GET", "/jmap/eventsource", "eventsource"),
+    Route("GET", "/jmap/ws", "websocket"),
+)
+# Served without credentials: the routes' own description.
+PUBLIC = frozenset({OPENAPI_PATH, DOCS_PATH})
+REQUEST = obj(
+    {
+        "using": array(string()),
+        "methodCalls": array({"type": "array", "minItems": 3, "maxItems": 3}),
+        "createdIds": obj(additional=string()),
+    },
+    required=["using", "methodCalls"],
+    additional=True,
+)
 
 
 class Slots:
@@ -99,12 +130,9 @@ class JmapService:
 
     def create_app(self, *, prefix: str = "") -> web.Application:
         app = web.Application(middlewares=[self._authenticate], client_max_size=1024**2)
-        app.router.add_get("/.well-known/jmap", self.session)
-        app.router.add_post("/jmap", self.api)
-        app.router.add_post("/jmap/upload/{accountId}", self.upload)
-        app.router.add_get("/jmap/download/{accountId}/{blobId}/{name}", self.download)
-        app.router.add_get("/jmap/eventsource", self.eventsource)
-        app.router.add_get("/jmap/ws", self.websocket)
+        for route in ROUTES:
+            app.router.add_route(route.method, route.path, getattr(self, route.handler))
+        publish(app, PROFILE, json_path=OPENAPI_PATH, html_path=DOCS_PATH)
         return app
 
     # -- every request -----------------------------------------------------------------
@@ -112,6 +140,8 @@ class JmapService:
     async def _authenticate(self, request: web.Request, handler: Any) -> web.StreamResponse:
         if request.method == "OPTIONS":
             return web.Response(status=204, headers=_cors(request))
+        if request.path in PUBLIC:
+            return await handler(request)
         try:
             principal = await self.auth.principal(request)
         except auth.AuthFailed as failed:
@@ -129,10 +159,22 @@ class JmapService:
         return response
 
     # -- routes ------------------------------------------------------------------------
+    @operation(
+        summary="The JMAP session: capabilities, accounts, URLs (RFC 8620 2)",
+        response=obj(additional=True),
+        auth="jmap",
+    )
     async def session(self, request: web.Request) -> web.Response:
         body = session.session_object(request, self.ctx, request[PRINCIPAL])
         return web.json_response(body, headers={"Cache-Control": "no-cache, no-store"})
 
+    @operation(
+        summary="A JMAP request: method calls in order (RFC 8620 3)",
+        body=REQUEST,
+        body_required=True,
+        response=obj({"methodResponses": array({"type": "array"})}, additional=True),
+        auth="jmap",
+    )
     async def api(self, request: web.Request) -> web.Response:
         principal: Principal = request[PRINCIPAL]
         limit = self.ctx.limits.max_size_request
@@ -167,6 +209,18 @@ class JmapService:
             raise web.HTTPNotFound(text="no such account")
         return account
 
+    @operation(
+        summary="Upload a blob, streamed (RFC 8620 6.1)",
+        body={"type": "string", "format": "binary"},
+        body_media="application/octet-stream",
+        body_required=False,
+        status=201,
+        response=obj(
+            {"accountId": string(), "blobId": string(), "type": string(), "size": integer()},
+            required=["accountId", "blobId", "type", "size"],
+        ),
+        auth="jmap",
+    )
     async def upload(self, request: web.Request) -> web.Response:
         principal: Principal = request[PRINCIPAL]
         account = self._account(request)
@@ -192,15 +246,41 @@ class JmapService:
             self.uploads.give(principal.key)
         return web.json_response(result, status=201)
 
+    @operation(
+        summary="Download a blob, streamed, as an attachment (RFC 8620 6.2)",
+        query={"type": string(max_length=200)},
+        response={"type": "string", "format": "binary"},
+        response_media="application/octet-stream",
+        auth="jmap",
+    )
     async def download(self, request: web.Request) -> web.StreamResponse:
         account = self._account(request)
         return await blobs.download(
             request, self.ctx, account, request.match_info["blobId"], request.match_info["name"]
         )
 
+    @operation(
+        summary="JMAP over WebSocket, subprotocol jmap (RFC 8887)",
+        status=101,
+        response={"type": "string"},
+        response_media="text/plain",
+        auth="jmap",
+    )
     async def websocket(self, request: web.Request) -> web.StreamResponse:
         return await websocket.serve(request, self.ctx, self.hub, request[PRINCIPAL], self.limiter)
 
+    @operation(
+        summary="Push as server-sent events: state and ping (RFC 8620 7.3)",
+        query={
+            "types": string(max_length=500),
+            "closeafter": string(enum=("state", "no")),
+            "ping": string(pattern="^[0-9]{1,6}$"),
+        },
+        response={"type": "string"},
+        response_media="text/event-stream",
+        errors=(400,),
+        auth="jmap",
+    )
     async def eventsource(self, request: web.Request) -> web.StreamResponse:
         return await push.event_source(request, self.ctx, self.hub, request[PRINCIPAL])
 

@@ -336,3 +336,38 @@ async def test_max_changes_pages_through_history(jmap_server: Server, alice: Mai
         if not page["hasMoreChanges"]:
             break
     assert len(seen) == 5 and len(set(seen)) == 5
+
+
+async def test_thread_counts_follow_seen_and_moves(
+    jmap_server: Server, alice: Mailbox, smtp_port: int
+) -> None:
+    a = alice.address_id
+    for subject, msgid, parent in (
+        ("a", "c1@r", None),
+        ("re: a", "c2@r", "c1@r"),
+        ("b", "d1@r", None),
+    ):
+        assert (
+            await send(
+                smtp_port, "carol@remote.test", [alice.email], message(subject, msgid, parent)
+            )
+        )["data"][0] == 250
+    props = ["role", "totalEmails", "unreadEmails", "totalThreads", "unreadThreads"]
+
+    async def inbox() -> dict[str, Any]:
+        (got,) = await call(
+            jmap_server, alice, ["Mailbox/get", {"accountId": a, "properties": props}, "0"]
+        )
+        return next(m for m in got["list"] if m["role"] == "inbox")
+
+    assert [(await inbox())[p] for p in props[1:]] == [3, 3, 2, 2]
+    (query,) = await call(
+        jmap_server, alice, ["Email/query", {"accountId": a, "filter": {"subject": "b"}}, "0"]
+    )
+    (lone,) = query["ids"]
+    await call(
+        jmap_server,
+        alice,
+        ["Email/set", {"accountId": a, "update": {lone: {"keywords/$seen": True}}}, "0"],
+    )
+    assert [(await inbox())[p] for p in props[1:]] == [3, 2, 2, 1]
