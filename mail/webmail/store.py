@@ -61,12 +61,6 @@ async def resolve(conn: Conn, token_hash: str, now: datetime) -> WebmailSession 
     return WebmailSession.from_optional(row)
 
 
-async def get(conn: Conn, session_id: str) -> WebmailSession | None:
-    return WebmailSession.from_optional(
-        await fetch_one(conn, f"{_SELECT} WHERE s.id = %s", (session_id,))
-    )
-
-
 async def touch(conn: Conn, session_id: str, now: datetime, ip: str, user_agent: str) -> None:
     await execute(
         conn,
