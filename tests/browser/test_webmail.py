@@ -161,6 +161,16 @@ def test_sign_in_read_reply_with_attachment_and_live_arrival(
     deliver("Fresh news", "It just arrived.")
     page.get_by_role("button", name="Fresh news").wait_for(timeout=15_000)
     assert page.evaluate("window.__sameDocument") is True
+    # Keyboard: open it, flag it (s), delete it (#): it leaves the Inbox for Trash.
+    page.get_by_role("button", name="Fresh news").click()
+    page.frame_locator("#read-body").get_by_text("It just arrived.").wait_for()
+    page.locator("#messages").focus()
+    page.keyboard.press("s")
+    page.locator('[data-action="flag"][aria-pressed="true"]').wait_for()
+    page.keyboard.press("#")
+    page.get_by_role("button", name="Fresh news").wait_for(state="detached")
+    page.locator("#folders a", has_text="Trash").click()
+    page.get_by_role("button", name="Fresh news").wait_for()
     page.locator("#folders a", has_text="Sent").click()
     page.get_by_role("button", name="Re: Lunch on Friday?").wait_for()
 
