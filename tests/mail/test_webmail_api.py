@@ -488,3 +488,16 @@ async def test_attachments_past_25_mb_are_refused(client, alice):
     data.add_field("attachments", b"x" * (25_000_001), filename="big.bin")
     resp = await client.post("/api/mail/drafts", data=data)
     assert resp.status == 413 and (await resp.json())["name"] == "quota_exceeded"
+
+
+async def test_another_mailboxs_folder_cannot_be_deleted_or_listed(client, alice, bob):
+    await sign_in(client, alice.email)
+    made = await bob.db.fetch_val(
+        "INSERT INTO mta.mailboxes (address_id, name, sort_order, created_at)"
+        " VALUES (%s, 'Private', 100, now()) RETURNING id::text",
+        (bob.address_id,),
+    )
+    assert (await client.delete(f"/api/mail/folders/{made}")).status == 404
+    listed = await client.get("/api/mail/messages", params={"folder_id": made})
+    assert listed.status == 404
+    assert await bob.db.fetch_val("SELECT count(*) FROM mta.mailboxes WHERE id = %s", (made,)) == 1
