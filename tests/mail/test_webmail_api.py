@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from datetime import timedelta
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
@@ -15,7 +14,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.mail.factories import cookie, make_account, make_session
+from tests.mail.factories import PASSWORD, cookie, make_account, make_session
 from tests.mail.webmail_helpers import Mailbox, make_mailbox, sign_in
 from tests.mta.conftest import dns_server, mta_config, mta_ctx  # noqa: F401
 
@@ -501,3 +500,13 @@ async def test_another_mailboxs_folder_cannot_be_deleted_or_listed(client, alice
     listed = await client.get("/api/mail/messages", params={"folder_id": made})
     assert listed.status == 404
     assert await bob.db.fetch_val("SELECT count(*) FROM mta.mailboxes WHERE id = %s", (made,)) == 1
+
+
+async def test_the_cookie_is_secure_under_https(make_client, alice):
+    secure = await make_client(
+        {"RATE_LIMIT_PER_SECOND": "1000", "AUTH_RATE_LIMIT_PER_SECOND": "1000"},
+        public_url="https://mail.example.com",
+    )
+    resp = await secure.post("/api/mail/login", json={"email": alice.email, "password": PASSWORD})
+    assert resp.status == 200
+    assert resp.cookies["svc_webmail"]["secure"]
