@@ -15,6 +15,7 @@ from jmapc.methods import (
     EmailSubmissionChanges,
     EmailSubmissionGet,
     EmailSubmissionQuery,
+    EmailSubmissionQueryChanges,
     EmailSubmissionSet,
     IdentityGet,
 )
@@ -25,6 +26,7 @@ from jmapc.models import (
     EmailBodyPart,
     EmailBodyValue,
     EmailSubmission,
+    EmailSubmissionQueryFilterCondition,
     Envelope,
 )
 
@@ -253,3 +255,49 @@ async def test_a_vacation_reply_reaches_the_sender(
     assert got.message["Auto-Submitted"] == "auto-replied"
     assert got.message["Subject"] == "Away" and got.message["In-Reply-To"].startswith("<q-")
     assert "dkim=pass" in dkim_verify(dns_server, got.data)
+
+
+async def test_destroy_on_success_query_filters_and_query_changes(
+    jmap_server: Server, alice: Mailbox, box: Box, worker: OutboundWorker
+) -> None:
+    client = jmap_server.client(alice.email)
+    ident = await identity_id(jmap_server, alice)
+    held = Envelope(
+        mail_from=Address(email=alice.email, parameters={"HOLDFOR": "600"}),
+        rcpt_to=[Address(email="bob@remote.test")],
+    )
+    results = await run(client.request, [
+        EmailSet(create={"a": draft(box, alice.email), "b": draft(box, alice.email)}),
+        EmailSubmissionSet(
+            create={
+                "now": EmailSubmission(identity_id=ident, email_id="#a"),
+                "later": EmailSubmission(identity_id=ident, email_id="#b", envelope=held),
+            },
+            on_success_destroy_email=["#now"],
+        ),
+    ])  # fmt: skip
+    first = results[0].response.created
+    subs = results[1].response.created
+    # onSuccessDestroyEmail: the sent draft is gone, the held one stays.
+    assert results[2].response.destroyed == [first["a"].id]
+    left = await run(client.request, EmailGet(ids=[first["a"].id, first["b"].id]))
+    assert [e.id for e in left.data] == [first["b"].id] and left.not_found == [first["a"].id]
+
+    pending = await run(
+        client.request,
+        EmailSubmissionQuery(filter=EmailSubmissionQueryFilterCondition(undo_status="pending")),
+    )
+    assert pending.ids == [subs["later"].id]
+    by_email = await run(
+        client.request,
+        EmailSubmissionQuery(filter=EmailSubmissionQueryFilterCondition(email_ids=[first["a"].id])),
+    )
+    assert by_email.ids == [subs["now"].id]
+    # Sending the queued one moves its state; queryChanges names it.
+    assert await worker.drain() == 1
+    since = await run(
+        client.request,
+        EmailSubmissionQueryChanges(since_query_state=pending.query_state),
+    )
+    assert subs["now"].id in since.removed
+    assert {a.id for a in since.added} == {subs["now"].id}
