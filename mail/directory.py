@@ -37,6 +37,7 @@ __all__ = [
     "Principal",
     "SigningKey",
     "account_addresses",
+    "address_quota",
     "authenticate",
     "key_sealer",
     "lookup_recipient",
@@ -219,3 +220,24 @@ async def signing_key(conn: Conn, sealer: Sealer, domain: str) -> SigningKey | N
         algorithm=key.algorithm,
         private_key=open_private_key(sealer, key.private_key_sealed),
     )
+
+
+async def address_quota(conn: Conn, address_id: str) -> tuple[int | None, int]:
+    """(quota in bytes or None for unlimited, bytes used) of one hosted address.
+
+    JMAP's Email/set create and Email/import answer overQuota past it
+    (RFC 8621 4.6, 4.8), as delivery refuses mail to a full mailbox.
+    """
+    row = await _QUOTA.fetch_one(conn, {"address_id": address_id})
+    if row is None:
+        return None, 0
+    return (row["quota_bytes"] or None), int(row["used_bytes"])
+
+
+_QUOTA = Prepared(
+    """
+    SELECT a.quota_bytes, coalesce(q.used_bytes, 0) AS used_bytes
+      FROM mail.addresses a LEFT JOIN mta.quota_usage q ON q.address_id = a.id
+     WHERE a.id = %(address_id)s
+    """
+)

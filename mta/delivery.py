@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from email.message import Message
 from functools import cache
 
@@ -137,12 +137,22 @@ async def _vacation(
     ctx: MtaContext, inbound: Inbound, parsed: ParsedMessage, report: Report, now: datetime
 ) -> None:
     """Vacation replies (mta/vacation.py), after the commit: never a reason to refuse mail."""
-    emails_by = {mb.address_id: mb.email for _, mb in inbound.recipients}
-    delivered = {a: (e, emails_by[a]) for a, e in report.email_ids.items() if a in emails_by}
+    boxes = {mb.address_id: mb for _, mb in inbound.recipients}
+    delivered = {
+        a: (e, boxes[a].email, boxes[a].account_id)
+        for a, e in report.email_ids.items()
+        if a in boxes
+    }
     try:
-        async with ctx.runtime.db.connection() as conn:
+        # One transaction: the once-per-period mark and the queued reply commit together.
+        async with ctx.runtime.db.transaction() as conn:
             await vacation.respond(
-                conn, mail_from=inbound.mail_from, parsed=parsed, delivered=delivered, now=now
+                conn,
+                mail_from=inbound.mail_from,
+                parsed=parsed,
+                delivered=delivered,
+                now=now,
+                lifetime=timedelta(seconds=ctx.config.outbound_max_lifetime),
             )
     except Exception:
         log.exception("vacation reply failed (the message itself was delivered)")

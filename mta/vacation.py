@@ -14,21 +14,24 @@ is enabled and in its dates. No reply goes to:
   editing or re-enabling the response starts the count again.
 
 The reply has a null envelope sender, ``Auto-Submitted: auto-replied``, and
-``In-Reply-To``/``References`` to the original. There is no outbound queue yet
-(the sending issue): replies are recorded in ``mta.auto_replies`` with status
-``pending``, the raw message beside its envelope, for the sending work to
-pick up exactly like Sieve redirects (``mta.redirects``).
+``In-Reply-To``/``References`` to the original. It goes out through the
+outbound queue (mta/store/outbound.py, source 'system': signed with the
+domain's DKIM key, no email.* events, no DSN since its sender is null) in
+the delivery's reply transaction; ``mta.auto_replies`` keeps the record
+(status 'sent' once queued, ``outbound_id`` naming the queued message).
 """
 
 from __future__ import annotations
 
 import logging
+import uuid
 from datetime import datetime, timedelta
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 
 from common.db import Conn, execute, fetch_all, fetch_one
 from mta.message import ParsedMessage, header_values
+from mta.store import outbound
 
 log = logging.getLogger(__name__)
 
@@ -65,15 +68,16 @@ async def respond(
     *,
     mail_from: str,
     parsed: ParsedMessage,
-    delivered: dict[str, tuple[str | None, str]],
+    delivered: dict[str, tuple[str | None, str, str]],
     now: datetime,
+    lifetime: timedelta = outbound.DEFAULT_LIFETIME,
 ) -> int:
-    """Record the vacation replies this delivery earns; the number recorded.
+    """Queue the vacation replies this delivery earns; the number queued.
 
     ``delivered`` maps address id -> (the email stored for it or None when a
-    filter discarded it, the address).
+    filter discarded it, the address, the panel account that owns it).
     """
-    ids = [a for a, (email_id, _) in delivered.items() if email_id is not None]
+    ids = [a for a, (email_id, *_) in delivered.items() if email_id is not None]
     if not ids:
         return 0
     rows = await fetch_all(
@@ -91,7 +95,7 @@ async def respond(
     )
     sent = 0
     for row in rows:
-        email_id, address = delivered[row["address_id"]]
+        email_id, address, account_id = delivered[row["address_id"]]
         if not should_answer(mail_from, parsed, address) or await _junk(conn, email_id):
             continue
         sender = mail_from.strip().lower()
@@ -118,13 +122,28 @@ async def respond(
             html=row["html_body"],
             now=now,
         )
+        outbound_id = str(uuid.uuid4())
+        # RFC 3834 3.3 / RFC 5230 5: a null envelope sender, so nothing answers the answer.
+        await outbound.enqueue(
+            conn,
+            message_id=outbound_id,
+            account_id=account_id,
+            address_id=row["address_id"],
+            source="system",
+            mail_from="",
+            recipients=[mail_from.strip()],
+            raw=reply,
+            now=now,
+            lifetime=lifetime,
+        )
         await execute(
             conn,
             """
-            INSERT INTO mta.auto_replies (address_id, kind, mail_from, rcpt_to, message, created_at)
-            VALUES (%s, 'vacation', '', %s, %s, %s)
+            INSERT INTO mta.auto_replies
+                (address_id, kind, mail_from, rcpt_to, message, created_at, status, outbound_id)
+            VALUES (%s, 'vacation', '', %s, %s, %s, 'sent', %s)
             """,
-            (row["address_id"], mail_from.strip(), reply, now),
+            (row["address_id"], mail_from.strip(), reply, now, outbound_id),
         )
         sent += 1
     return sent

@@ -16,6 +16,7 @@ MODULES = (
     "mta.jmap.vacation",
     "mta.jmap.push",
     "mta.jmap.email",
+    "mta.jmap.submission",
 )
 
 

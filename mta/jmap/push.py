@@ -38,7 +38,15 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "mta_changes"
 PUSH_LOCK = 0x6A6D6170  # "jmap": the advisory lock of the process that POSTs pushes
-TYPES = ("Email", "Mailbox", "Thread", "Identity", "VacationResponse", "EmailDelivery")
+TYPES = (
+    "Email",
+    "Mailbox",
+    "Thread",
+    "Identity",
+    "VacationResponse",
+    "EmailDelivery",
+    "EmailSubmission",
+)
 MAX_SUBSCRIPTION_DAYS = 7
 MAX_SUBSCRIPTIONS = 50
 
@@ -56,7 +64,9 @@ async def account_states(conn: Conn, address_id: str) -> dict[str, str]:
           (SELECT max(id) FROM mta.changes WHERE address_id = %(a)s
               AND type_name = 'VacationResponse') AS "VacationResponse",
           (SELECT max(id) FROM mta.changes WHERE address_id = %(a)s AND type_name = 'Email'
-              AND change = 'created') AS "EmailDelivery"
+              AND change = 'created') AS "EmailDelivery",
+          (SELECT max(id) FROM mta.changes WHERE address_id = %(a)s
+              AND type_name = 'EmailSubmission') AS "EmailSubmission"
         """,
         {"a": address_id},
     )

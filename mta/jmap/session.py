@@ -66,7 +66,12 @@ def account_capabilities(ctx: JmapContext) -> dict[str, Any]:
             "emailQuerySortOptions": EMAIL_SORTS,
             "mayCreateTopLevelMailbox": True,
         },
-        SUBMISSION: {"maxDelayedSend": 0, "submissionExtensions": {}},
+        # FUTURERELEASE (RFC 4865) is how a client delays a send: its EHLO
+        # arguments are the longest hold in seconds (mta/jmap/submission.py).
+        SUBMISSION: {
+            "maxDelayedSend": limits.max_delayed_send,
+            "submissionExtensions": {"FUTURERELEASE": [str(limits.max_delayed_send)]},
+        },
         VACATION: {},
     }
     return out

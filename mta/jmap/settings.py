@@ -24,6 +24,9 @@ class JmapSettings:
     max_mailbox_depth: int = 10
     max_size_mailbox_name: int = 255
     max_size_attachments_per_email: int = 50 * 1024 * 1024
+    # EmailSubmission: how far ahead a send may be held (FUTURERELEASE), in
+    # seconds; Stalwart allows 30 days too.
+    max_delayed_send: int = 30 * 24 * 3600
     # Authenticated requests (API calls, uploads, downloads) per principal per
     # minute. A client's initial sync or a folder full of attachments makes
     # bursts of a few hundred; 1,200/min (20/s sustained) is far above them
@@ -52,6 +55,7 @@ def load_jmap_settings(settings: Settings) -> JmapSettings:
         max_calls_in_request=read_int(env, "JMAP_MAX_CALLS_IN_REQUEST", 16, minimum=1),
         max_objects_in_get=read_int(env, "JMAP_MAX_OBJECTS_IN_GET", 500, minimum=1),
         max_objects_in_set=read_int(env, "JMAP_MAX_OBJECTS_IN_SET", 500, minimum=1),
+        max_delayed_send=read_int(env, "JMAP_MAX_DELAYED_SEND", 30 * 24 * 3600, minimum=0),
         requests_per_minute=read_int(env, "JMAP_REQUESTS_PER_MINUTE", 1200, minimum=1),
         min_ping_seconds=read_int(env, "JMAP_MIN_PING_SECONDS", 5, minimum=1),
         max_stream_seconds=read_int(env, "JMAP_MAX_STREAM_SECONDS", 3600, minimum=10),

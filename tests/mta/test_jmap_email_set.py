@@ -185,7 +185,8 @@ async def test_import_and_copy(mta_ctx: MtaContext):
     imported = res["created"]["i1"]
     assert imported["size"] == len(raw)
     assert res["notCreated"]["i2"]["type"] == "invalidEmail"
-    assert res["notCreated"]["i3"]["type"] == "blobNotFound"
+    assert res["notCreated"]["i3"]["type"] == "invalidProperties"
+    assert res["notCreated"]["i3"]["properties"] == ["blobId"]
     (item,) = (
         await box.call(
             get.get, {"ids": [imported["id"]], "properties": ["receivedAt", "subject", "blobId"]}
@@ -284,3 +285,37 @@ async def test_create_from_a_body_structure_with_an_inline_image(mta_ctx: MtaCon
     assert [p["type"] for p in item["textBody"]] == ["text/plain"]
     assert [p["type"] for p in item["htmlBody"]] == ["text/html"]
     assert [p["cid"] for p in item["attachments"]] == ["logo@x"]
+
+
+async def test_create_and_import_past_the_quota_answer_over_quota(mta_ctx: MtaContext):
+    box = await make_box(mta_ctx)
+    first = await box.deliver(message("fills it", "x" * 2000))
+    raw = message("Imported", "y" * 2000)
+    async with box.db.connection() as conn:
+        used = await fetch_one(
+            conn, "SELECT used_bytes FROM mta.quota_usage WHERE address_id = %s", (box.account_id,)
+        )
+        assert used is not None
+    # Room for 100 more bytes: nothing of 2 kB fits.
+    await box.db.execute(
+        "UPDATE mail.addresses SET quota_bytes = %s WHERE id = %s",
+        (used["used_bytes"] + 100, box.account_id),
+    )
+
+    async def read(account_id: str, blob_id: str) -> bytes | None:
+        return raw if blob_id == "b1" else None
+
+    box.email.uploads = read
+    res = await box.call(write.import_emails, {"emails": {
+        "i": {"blobId": "b1", "mailboxIds": {box.roles["archive"]: True}}}})  # fmt: skip
+    assert res["created"] is None and res["notCreated"]["i"]["type"] == "overQuota"
+    res = await box.call(write.set_emails, {"create": {"d": {
+        "mailboxIds": {box.roles["drafts"]: True}, "subject": "big",
+        "bodyValues": {"b": {"value": "z" * 2000}},
+        "textBody": [{"partId": "b", "type": "text/plain"}]}}})  # fmt: skip
+    assert res["created"] is None and res["notCreated"]["d"]["type"] == "overQuota"
+    # Freeing room (destroying the stored one) lets the import in.
+    await box.call(write.set_emails, {"destroy": [first]})
+    res = await box.call(write.import_emails, {"emails": {
+        "i": {"blobId": "b1", "mailboxIds": {box.roles["archive"]: True}}}})  # fmt: skip
+    assert set(res["created"]) == {"i"}

@@ -15,6 +15,7 @@ from typing import Any
 
 from common.blobs import blob_id_of
 from common.db import Conn, execute, fetch_all, transaction
+from mail import directory
 from mta.jmap.email import compose
 from mta.jmap.email.blobs import read_blob
 from mta.jmap.email.context import EmailContext, is_id
@@ -136,6 +137,9 @@ async def _insert(
     received_at: datetime,
     now: datetime,
 ) -> dict[str, Any]:
+    quota, used = await directory.address_quota(conn, account_id)
+    if quota is not None and used + len(data) > quota:
+        raise compose.Invalid("the mailbox is over its quota", [], type="overQuota")
     blob_id = await _store_raw(ctx, conn, data, now)
     assert blob_id == blob_id_of(data)
     email_id = await emails.insert(
@@ -155,6 +159,13 @@ async def _insert(
         conn, "SELECT thread_id::text FROM mta.emails WHERE id = %s", (email_id,)
     )
     return {"id": email_id, "blobId": blob_id, "threadId": rows[0]["thread_id"], "size": len(data)}
+
+
+def _invalid(exc: compose.Invalid) -> dict[str, Any]:
+    """The SetError of a create the server refused (invalidProperties, overQuota, ...)."""
+    if exc.type == "invalidProperties":
+        return set_error(exc.type, str(exc), properties=exc.properties)
+    return set_error(exc.type, str(exc))
 
 
 def _check_mailboxes(
@@ -266,9 +277,7 @@ async def set_emails(
                 )
                 created_ids[cid] = created[cid]["id"]
             except compose.Invalid as exc:
-                not_created[cid] = set_error(
-                    "invalidProperties", str(exc), properties=exc.properties
-                )
+                not_created[cid] = _invalid(exc)
             except compose.BlobMissing as exc:
                 not_created[cid] = set_error("blobNotFound", notFound=[exc.blob_id])
         await _update(
@@ -487,9 +496,13 @@ async def copy_emails(
                 not_created[cid] = set_error(kind, str(exc), properties=props)
                 continue
             data = await ctx.raw.get(source["blob_id"])
-            created[cid] = await _insert(
-                ctx, conn, account_id, data, sorted(mb), sorted(kws), received, now
-            )
+            try:
+                created[cid] = await _insert(
+                    ctx, conn, account_id, data, sorted(mb), sorted(kws), received, now
+                )
+            except compose.Invalid as exc:
+                not_created[cid] = _invalid(exc)
+                continue
             created_ids[cid] = created[cid]["id"]
         new_state = await changes.state(conn, account_id, "Email")
     response = {
@@ -555,14 +568,22 @@ async def import_emails(
             blob_id = _resolve(spec["blobId"], created_ids)
             data = await read_blob(ctx, conn, account_id, blob_id)
             if data is None:
-                not_created[cid] = set_error("blobNotFound", notFound=[blob_id])
+                # RFC 8621 4.8: a blobId not found is invalidProperties (blobNotFound
+                # is Email/set's, for parts), as the jmap-test-suite expects too.
+                not_created[cid] = set_error(
+                    "invalidProperties", f"no blob {blob_id}", properties=["blobId"]
+                )
                 continue
             if not _looks_like_message(data):
                 not_created[cid] = set_error("invalidEmail", "the blob is not an RFC 5322 message")
                 continue
-            created[cid] = await _insert(
-                ctx, conn, account_id, data, sorted(mb), sorted(kws), received, now
-            )
+            try:
+                created[cid] = await _insert(
+                    ctx, conn, account_id, data, sorted(mb), sorted(kws), received, now
+                )
+            except compose.Invalid as exc:
+                not_created[cid] = _invalid(exc)
+                continue
             created_ids[cid] = created[cid]["id"]
         new_state = await changes.state(conn, account_id, "Email")
     return {
