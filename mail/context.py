@@ -9,7 +9,7 @@ sealer and the resolver.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from aiohttp import web
 
@@ -19,6 +19,7 @@ from common.db import Database
 from common.ratelimit import RateLimiter
 from common.runtime import Runtime
 from common.settings import Settings
+from mail.billing.settings import BillingSettings
 from mail.dns.lookup import Resolver
 from mail.dns.providers.base import Publisher
 from mail.dns.providers.cloudflare import CloudflarePublisher
@@ -40,6 +41,8 @@ class MailContext:
     # Seals DKIM private keys at rest (purpose mail.dkim).
     dkim_sealer: Sealer
     resolver: Resolver
+    # Plans file and payment provider (mail/billing/settings.py).
+    billing: BillingSettings = field(default_factory=BillingSettings)
 
     @property
     def db(self) -> Database:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from aiohttp import web
 
@@ -20,6 +21,8 @@ from mail.accounts.public import PublicAccounts
 from mail.apikeys.access import api_key_middleware
 from mail.auth import store as sessions_store
 from mail.auth.sessions import session_middleware
+from mail.billing import jobs as billing_jobs
+from mail.billing.settings import load_billing_settings
 from mail.context import MAIL, MailContext
 from mail.dkim.keys import dkim_sealer
 from mail.dns.lookup import Resolver
@@ -59,6 +62,7 @@ class MailService:
             hosting=hosting,
             dkim_sealer=dkim_sealer(runtime.settings.secret),
             resolver=Resolver(hosting.dns_resolvers, timeout=hosting.dns_timeout_seconds),
+            billing=load_billing_settings(runtime.settings),
         )
         # The public face of accounts for other packages (the gateway's OAuth host).
         self.accounts = PublicAccounts(self.context)
@@ -68,6 +72,8 @@ class MailService:
         runtime.jobs.register(
             domains_service.CHECK_JOB, self._dns_check, every=hosting.dns_check_interval_seconds
         )
+        # Billing: subscriptions past their period renew or lapse (mail/billing/).
+        billing_jobs.register(self.context)
 
     def create_app(self, *, prefix: str = "") -> web.Application:
         # Mail always sits at a root: mail clients look for its paths there.
@@ -92,7 +98,13 @@ class MailService:
         return app
 
     def lifespan(self) -> AbstractAsyncContextManager[None] | None:
-        return None
+        return self._lifespan()
+
+    @asynccontextmanager
+    async def _lifespan(self) -> AsyncIterator[None]:
+        # The operator's PLANS_FILE (or the built-in free plan) into mail.plans.
+        await billing_jobs.sync_plans(self.context)
+        yield
 
     async def _forgot(self, job: Job) -> None:
         await accounts_service.run_forgot_job(self.context, job)
