@@ -22,9 +22,9 @@ from typing import Any
 
 from common.db import Conn, execute, fetch_one
 from common.records import Record
+from mail import directory
 from mail.billing.plans import BUILTIN_FREE, FEATURES, LIMITS
 from mail.errors import plan_required, quota_exceeded
-from mail import directory
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from mail.billing import entitlement
-from tests.mail.billing_helpers import plans_file, settings, stripe_standin  # noqa: F401
+from tests.mail.billing_helpers import plans_file, settings  # noqa: F401
 from tests.mail.factories import signed_in
 from tests.mail.hosting_fixtures import add_domain, cloudflare, dns_server  # noqa: F401
 from tests.mail.sending_helpers import api_key, bearer, sending_domain
