@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 export XDG_RUNTIME_DIR ?= /tmp/svc-runtime-$(shell id -u)
 
-.PHONY: run test dev start typecheck tidy lint docs password clean browser bench-submission
+.PHONY: run test dev start typecheck tidy lint docs password clean browser bench-submission imap-server
 
 $(STAMP): requirements/base.txt requirements/dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -27,8 +27,16 @@ browser:
 			--no-install-recommends chromium fonts-dejavu-core; } || \
 		{ test -z "$$CI" && echo "chromium is missing: the browser tests will be skipped"; }
 
+# The transfer tests (tests/mail/test_transfers*.py) import from a real IMAP
+# server: Debian's Dovecot, installed here when missing (same rules as chromium).
+imap-server:
+	@test -x /usr/sbin/dovecot || { \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends dovecot-imapd; } || \
+		{ test -z "$$CI" && echo "dovecot is missing: the transfer tests will be skipped"; }
+
 # The fast checks run first, so CI holds the same style `make lint` holds.
-test: $(STAMP) browser lint typecheck docs  ## checks, then the whole suite, one worker (and one throw-away PostgreSQL) per core
+test: $(STAMP) browser imap-server lint typecheck docs  ## checks, then the whole suite, one worker (and one throw-away PostgreSQL) per core
 	$(PY) -m pytest -n auto
 
 dev: $(STAMP)  ## like run, restarting when a .py file changes

@@ -19,6 +19,7 @@ from mail.filters.routes import routes as filters
 from mail.mailboxes.routes import routes as mailboxes
 from mail.sending.routes import routes as sending
 from mail.suppressions.routes import routes as suppressions
+from mail.transfers.routes import routes as transfers
 from mail.wellknown.routes import routes as wellknown
 
 ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (
@@ -34,6 +35,7 @@ ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (
     sending,
     apikeys,
     suppressions,
+    transfers,
     # Plans, entitlement, subscriptions, the payment provider (docs/mail.md, "Billing").
     billing,
 )

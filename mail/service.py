@@ -35,6 +35,7 @@ from mail.routes import ROUTE_TABLES
 from mail.sending import service as sending_service
 from mail.sending import store as sending_store
 from mail.settings import load_mail_settings
+from mail.transfers.runner import TransferRunner
 from mail.web.csrf import csrf_middleware
 from mail.web.ratelimit import rate_limit_middleware
 
@@ -72,6 +73,10 @@ class MailService:
         runtime.jobs.register(
             domains_service.CHECK_JOB, self._dns_check, every=hosting.dns_check_interval_seconds
         )
+        # Mail transfers from other IMAP servers (mail/transfers/runner.py): started by jobs,
+        # run as tasks of this process, handed back when it stops.
+        self.transfers = TransferRunner(self.context)
+        self.transfers.register(runtime.jobs)
         # Billing: subscriptions past their period renew or lapse (mail/billing/).
         billing_jobs.register(self.context)
 
@@ -104,7 +109,13 @@ class MailService:
     async def _lifespan(self) -> AsyncIterator[None]:
         # The operator's PLANS_FILE (or the built-in free plan) into mail.plans.
         await billing_jobs.sync_plans(self.context)
-        yield
+        if self.runtime.settings.run_workers:
+            # Transfers another process handed back when it stopped resume now.
+            await self.transfers.start()
+        try:
+            yield
+        finally:
+            await self.transfers.close()
 
     async def _forgot(self, job: Job) -> None:
         await accounts_service.run_forgot_job(self.context, job)

@@ -21,6 +21,7 @@ from typing import Any
 from common.crypto import Sealer
 from common.db import Conn
 from mail import directory
+from mta.imports import Imported, Importer, OverQuota, Target, message_id_of
 from mta.sieve.compiler import MAX_SCRIPT_BYTES, Script, SieveError, compile_script
 from mta.store import activity, events, mailboxes, outbound, quota, suppressions
 from mta.store import filters as _filters
@@ -41,11 +42,15 @@ __all__ = [
     "Event",
     "Filter",
     "Folder",
+    "Imported",
+    "Importer",
     "OutboundStatus",
+    "OverQuota",
     "RecipientStatus",
     "Script",
     "SieveError",
     "Suppression",
+    "Target",
     "activity_page",
     "add_suppression",
     "cancel_scheduled",
@@ -61,6 +66,7 @@ __all__ = [
     "get_filter",
     "insert_filter",
     "mark_events_dispatched",
+    "message_id_of",
     "outbound_sealer",
     "outbound_status",
     "outbound_statuses",
@@ -171,3 +177,6 @@ suppression_page = suppressions.page
 add_suppression = suppressions.add
 delete_suppression = suppressions.delete
 suppressed = suppressions.suppressed
+# Imports (mail transfers): ``Importer(runtime).store(address_id, Target(role=...|path=...),
+# raw, keywords=..., received_at=..., quota_bytes=..., also=checkpoint)`` stores one
+# message the way delivery does, skipping one already there (mta/imports.py).

@@ -127,3 +127,37 @@ def test_tcp_connector_still_resolves_through_resolve_host():
     assert list(inspect.signature(method).parameters)[:4] == ["self", "host", "port", "traces"]
     # _create_direct_connection is where a connection asks for its addresses.
     assert "_resolve_host" in aiohttp.TCPConnector._create_direct_connection.__code__.co_names
+
+
+# mail/transfers/imap.py over aioimaplib: the client connects to the address the
+# SSRF rule checked (create_client overridden, with server_hostname for TLS),
+# moves the state after EXAMINE (aioimaplib leaves it at AUTH) and upgrades the
+# transport for STARTTLS (aioimaplib sends the command but cannot upgrade).
+AIOIMAPLIB_VERSION = "2.0.3"
+
+
+def test_the_pinned_aioimaplib_is_the_one_installed():
+    assert version("aioimaplib") == AIOIMAPLIB_VERSION, (
+        "aioimaplib changed: re-check mail/transfers/imap.py (_Client, examine_folder, "
+        "_starttls) against its IMAP4 and IMAP4ClientProtocol, then update this test"
+    )
+
+
+def test_aioimaplib_still_has_what_the_transfer_client_uses():
+    import aioimaplib
+    from aioimaplib.aioimaplib import IMAP4ClientProtocol
+
+    assert "_client_task" in aioimaplib.IMAP4.__annotations__
+    params = inspect.signature(aioimaplib.IMAP4.create_client).parameters
+    assert list(params) == ["self", "host", "port", "loop", "conn_lost_cb", "ssl_context"]
+    for name in ("execute", "new_tag", "simple_command", "capability"):
+        assert callable(getattr(IMAP4ClientProtocol, name)), name
+    loop = asyncio.new_event_loop()
+    try:
+        protocol = IMAP4ClientProtocol(loop, None)
+        for name in ("state", "capabilities", "transport", "loop"):
+            assert hasattr(protocol, name), name
+    finally:
+        loop.close()
+    assert aioimaplib.SELECTED == "SELECTED"
+    assert "loop" in inspect.signature(aioimaplib.Command).parameters

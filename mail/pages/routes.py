@@ -36,6 +36,7 @@ NAV: list[tuple[str, str]] = [
     ("/emails", "Sent email"),
     ("/api-keys", "API keys"),
     ("/suppressions", "Suppressions"),
+    ("/transfers", "Transfers"),
 ]
 
 
@@ -195,6 +196,23 @@ async def email(request: web.Request) -> web.Response:
     return render(
         request, "email.html", title="Sent email", email_id=request.match_info["email_id"]
     )
+
+
+@routes.get("/transfers")
+@page
+@signed_in
+async def transfers(request: web.Request) -> web.Response:
+    """Mail transfers: the start form and the list (docs/mail.md#transfers)."""
+    return render(request, "transfers.html", title="Transfers")
+
+
+@routes.get("/transfers/{transfer_id}")
+@page
+@signed_in
+async def transfer(request: web.Request) -> web.Response:
+    """One transfer with live progress; the module reads it from the API (404 said there)."""
+    transfer_id = request.match_info["transfer_id"][:64]
+    return render(request, "transfer.html", title="Transfer", transfer_id=transfer_id)
 
 
 @routes.get(assets.PREFIX + "/{version:[0-9a-f]{12}}/{name:.+}")

@@ -94,6 +94,13 @@ def gateway(
     gateway_process: Callable[..., GatewayProcess], database_url: str, gateway_env: dict[str, str]
 ) -> GatewayProcess:
     """The real gateway process on its own database, its public URL its own address."""
+    return start_gateway(gateway_process, database_url, **gateway_env)
+
+
+def start_gateway(
+    gateway_process: Callable[..., GatewayProcess], database_url: str, **env: str
+) -> GatewayProcess:
+    """The ``gateway`` fixture's process; a test module overriding it adds its own ``env``."""
     port = free_port()
     return gateway_process(  # type: ignore[no-any-return]
         env={
@@ -104,7 +111,7 @@ def gateway(
             # for a person; the tests follow them from the log (helpers.mailed_link).
             "APP_ENV": "development",
             **HIGH_LIMITS,
-            **gateway_env,
+            **env,
         }
     )
 
