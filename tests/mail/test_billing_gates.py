@@ -192,3 +192,14 @@ async def test_a_downgrade_deletes_nothing_and_makes_the_excess_read_only(client
         f"/api/domains/{left['id']}", json={"description": "y"}, headers=headers
     )
     assert resp.status == 200, await resp.text()
+
+
+async def test_transfers_feature_402(client, runtime):
+    from tests.mail.transfer_fixtures import make_destination
+
+    account, headers = await signed_in(runtime)
+    address_id = await make_destination(runtime, account)
+    body = {"address_id": address_id, "host": "imap.example.org", "username": "b", "password": "p"}
+    resp = await client.post("/api/transfers", json=body, headers=headers)
+    await error_of(resp, 402, "plan_required", "transfers")
+    assert await runtime.db.fetch_val("SELECT count(*) FROM mail.transfers") == 0
