@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from common.openapi import obj, operation, string
+from common.openapi import array, boolean, integer, obj, operation, string
 from common.web import json_response
 from mail.apikeys.access import require_session
 from mail.billing import serializers, service, webhook
@@ -19,6 +19,25 @@ routes = web.RouteTableDef()
 
 PLAN_BODY = {"plan_id": string(min_length=1, max_length=40)}
 METHOD_BODY = {"payment_method_id": string(min_length=1, max_length=255)}
+# Plans and payment methods are few: the whole list, not pages.
+WHOLE_LIST = obj(
+    {"object": {"const": "list"}, "data": array({"type": "object"})}, required=["object", "data"]
+)
+# Stripe's event envelope (docs.stripe.com/api/events/object); read only once the signature holds.
+STRIPE_EVENT = obj(
+    {
+        "id": string(),
+        "object": string(),
+        "type": string(),
+        "created": integer(),
+        "livemode": boolean(),
+        "api_version": string(nullable=True),
+        "pending_webhooks": integer(),
+        "data": {"type": "object"},
+        "request": {"type": ["object", "null"]},
+    },
+    required=["id", "type", "data"],
+)
 TAX_BODY = {
     "type": string(enum=sorted(service.TAX_ID_FORMATS)),
     "value": string(min_length=1, max_length=64),
@@ -26,7 +45,7 @@ TAX_BODY = {
 
 
 @routes.get("/api/plans")
-@operation(response=LIST, auth="session", errors=[403])
+@operation(response=WHOLE_LIST, auth="session", errors=[403])
 async def list_plans(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     require_session(request)
@@ -92,7 +111,7 @@ async def checkout_setup(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/billing/payment-methods")
-@operation(response=LIST, auth="session", errors=[403])
+@operation(response=WHOLE_LIST, auth="session", errors=[403])
 async def list_payment_methods(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, _ = require_session(request)
@@ -179,7 +198,7 @@ async def put_tax_id(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/webhooks/payments")
-@operation(body={"type": "object"}, errors=[400])
+@operation(body=STRIPE_EVENT, errors=[400])
 async def payment_webhook(request: web.Request) -> web.Response:
     """Stripe's events: authenticated by Stripe-Signature over the raw body, not by a session."""
     ctx = mail_context(request)
