@@ -11,11 +11,14 @@ tax ids (validated per type, as Stripe does).
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import time
 from typing import Any
 
+import aiohttp
+import stripe
 from aiohttp import web
 
 
@@ -58,6 +61,12 @@ class StripeStandIn:
         self.invoices: dict[str, dict[str, Any]] = {}
         self.tax_ids: dict[str, dict[str, Any]] = {}
         self.requests: list[tuple[str, str, dict[str, Any], dict[str, str]]] = []
+        # The hosted checkout: Stripe's address by default; the browser test serves
+        # it here (GET /pay/:id completes the session, sends the signed events to
+        # webhook_url as Stripe would, and redirects to success_url).
+        self.hosted_base = "https://checkout.stripe.com/c/pay"
+        self.webhook_url = ""
+        self.webhook_secret = ""
 
     def _id(self, prefix: str) -> str:
         return f"{prefix}_{secrets.token_hex(8)}"
@@ -112,10 +121,13 @@ class StripeStandIn:
         r.add_get("/v1/invoices", self.list_invoices)
         r.add_post("/v1/customers/{id}/tax_ids", self.create_tax_id)
         r.add_delete("/v1/customers/{id}/tax_ids/{tax}", self.delete_tax_id)
+        r.add_get("/pay/{id}", self.pay)
         return app
 
     @web.middleware
     async def _auth(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.path.startswith("/pay/"):  # the hosted page: a person's browser, no key
+            return await handler(request)
         if request.headers.get("Authorization") != f"Bearer {self.key}":
             return error(401, "invalid_request_error", "Invalid API Key provided")
         form = (
@@ -194,7 +206,7 @@ class StripeStandIn:
             "client_reference_id": form.get("client_reference_id"),
             "metadata": form.get("metadata", {}),
             "status": "open",
-            "url": f"https://checkout.stripe.com/c/pay/{sid}",
+            "url": f"{self.hosted_base}/{sid}",
             "success_url": form["success_url"],
             "cancel_url": form.get("cancel_url"),
             "line_items": form.get("line_items"),
@@ -287,3 +299,49 @@ class StripeStandIn:
             return self._missing("tax_id", tid)
         del self.tax_ids[tid]
         return web.json_response({"id": tid, "object": "tax_id", "deleted": True})
+
+    async def pay(self, request: web.Request) -> web.StreamResponse:
+        """The hosted checkout, completed at once with a test card."""
+        session = self.sessions[request.match_info["id"]]
+        now = int(time.time())
+        session["status"] = "complete"
+        events: list[tuple[str, dict[str, Any]]] = []
+        if session["mode"] == "subscription":
+            price = session["line_items"]["0"]["price"]
+            meta = (session.get("subscription_data") or {}).get("metadata", {})
+            sub = self.add_subscription(session["customer"], price, meta, now + 30 * 86400)
+            session["subscription"] = sub["id"]
+            events = [
+                ("checkout.session.completed", session),
+                ("customer.subscription.created", sub),
+            ]
+        else:
+            pm = self.add_card()
+            self.methods[pm]["customer"] = session["customer"]
+            events = [
+                ("checkout.session.completed", session),
+                ("payment_method.attached", self.methods[pm]),
+            ]
+        async with aiohttp.ClientSession() as client:
+            for type_, obj in events:
+                payload = json.dumps(
+                    {
+                        "id": self._id("evt"),
+                        "object": "event",
+                        "type": type_,
+                        "created": now,
+                        "data": {"object": obj},
+                    }
+                )
+                header = stripe.WebhookSignature.generate_signature_header(
+                    payload, self.webhook_secret, timestamp=now
+                )
+                async with client.post(
+                    self.webhook_url,
+                    data=payload.encode(),
+                    headers={"Stripe-Signature": header, "Content-Type": "application/json"},
+                ) as resp:
+                    assert resp.status == 200, await resp.text()
+        raise web.HTTPSeeOther(
+            session["success_url"].replace("{CHECKOUT_SESSION_ID}", session["id"])
+        )
