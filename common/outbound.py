@@ -18,6 +18,7 @@ import ipaddress
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp.abc import ResolveResult
@@ -49,6 +50,34 @@ def is_public_address(value: str | Address) -> bool:
         or ip.is_unspecified
         or not ip.is_global
     )
+
+
+MAX_URL = 2000
+
+
+def url_problem(value: object, *, allow_private: bool) -> str | None:
+    """Why ``value`` cannot be a webhook target, or None.
+
+    The connect-time check (:class:`_GuardedConnector`) is the rule; this only
+    refuses at once what could never be reached, so the person typing the
+    URL hears it on save rather than at the first delivery.
+    """
+    if not isinstance(value, str) or not value or len(value) > MAX_URL:
+        return f"must be an http or https URL of at most {MAX_URL} characters"
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "must be an http or https URL"
+    if parts.username or parts.password:
+        return "must not carry credentials; the signature authenticates the sender"
+    if not allow_private:
+        host = parts.hostname
+        try:
+            literal = ipaddress.ip_address(host)
+        except ValueError:
+            literal = None
+        if (literal is not None and not is_public_address(literal)) or host == "localhost":
+            return "private, loopback and link-local targets are refused"
+    return None
 
 
 class _GuardedConnector(aiohttp.TCPConnector):

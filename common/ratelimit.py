@@ -74,13 +74,25 @@ class RateLimiter:
         For budgets of failures (SMTP AUTH): the attempt is checked before the
         password is, and only a failure is counted with :meth:`hit`.
         """
+        return not (await self.peek(key, limit, window_seconds)).allowed
+
+    async def peek(self, key: str, limit: int, window_seconds: float = 1.0) -> Decision:
+        """The budget of ``key`` in the current window, without spending any of it.
+
+        For limits that count failures only (a JMAP client authenticates every
+        request): ask first, ``hit`` when the attempt failed.
+        """
         now = self.clock.now()
         start_ts = math.floor(now.timestamp() / window_seconds) * window_seconds
         hits = await self.db.fetch_val(
             "SELECT hits FROM common.rate_limits WHERE key = %s AND window_start = %s",
             (key, datetime.fromtimestamp(start_ts, UTC)),
         )
-        return hits is not None and hits >= limit
+        hits = int(hits or 0)
+        reset = max(1, math.ceil(start_ts + window_seconds - now.timestamp()))
+        return Decision(
+            allowed=hits < limit, limit=limit, remaining=max(0, limit - hits), reset_seconds=reset
+        )
 
     async def sweep(self) -> int:
         return await self.db.execute(

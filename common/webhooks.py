@@ -15,9 +15,12 @@ import base64
 import hashlib
 import hmac
 import secrets
+import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from common.crypto import constant_time_equals
+from common.outbound import OutboundClient
 
 SECRET_PREFIX = "whsec_"
 SECRET_BYTES = 32
@@ -74,3 +77,47 @@ def verify(
         for candidate in given.split()
         if candidate.startswith("v1,")
     )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One signed POST as the sender records it."""
+
+    status: int | None
+    ok: bool
+    error: str
+    duration_ms: int
+    # The start of the receiver's answer (OutboundClient reads at most MAX_ANSWER_BYTES).
+    response: str
+
+
+async def send(
+    client: OutboundClient,
+    url: str,
+    secret: str,
+    message_id: str,
+    body: bytes,
+    timestamp: int,
+    *,
+    user_agent: str,
+    excerpt_chars: int = 1000,
+) -> Outcome:
+    """Sign ``body`` and POST it; anything but a 2xx (a redirect too) is a failure."""
+    headers = signed_headers(secret, message_id, timestamp, body)
+    headers["User-Agent"] = user_agent
+    started = time.monotonic()
+    status: int | None = None
+    error = ""
+    response = ""
+    try:
+        answer = await client.post(url, body, headers)
+        status = answer.status
+        response = answer.body.decode("utf-8", "replace")[:excerpt_chars]
+        if not 200 <= status < 300:
+            error = f"the receiver answered {status}" + (
+                " (redirects are not followed)" if 300 <= status < 400 else ""
+            )
+    except Exception as exc:  # refused target, DNS, connect, timeout: all recorded
+        error = f"{type(exc).__name__}: {exc}"[:2000]
+    duration = int((time.monotonic() - started) * 1000)
+    return Outcome(status, not error, error, duration, response)

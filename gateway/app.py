@@ -3,6 +3,7 @@
 Default layout on one host (docs/architecture.md):
   /oauth, /admin/oauth, /.well-known/oauth-authorization-server[/oauth] -> oauth
   /cms                                                                  -> content
+  /.well-known/jmap, /jmap                                              -> jmap (mta/jmap)
   /healthz                                                              -> the gateway
   everything else                                                       -> mail
 Host mounts (HOST_MOUNTS=host=service) serve a service at the root of a host.
@@ -22,6 +23,7 @@ from common.runtime import Runtime, Service
 from common.web import json_response
 from gateway.mounts import Everything, PathPrefixes, mount_by_rule
 from gateway.services import OAUTH_PREFIXES, Daemon, build_daemons, build_services
+from mta.jmap.service import PATHS as JMAP_PATHS
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +57,9 @@ def build_app(runtime: Runtime, *, only: str | None = None) -> web.Application:
             root, PathPrefixes(OAUTH_PREFIXES), services["oauth"].create_app(prefix="/oauth")
         )
         root.add_subapp(CMS_PREFIX, services["content"].create_app(prefix=CMS_PREFIX))
-        owned = (*OAUTH_PREFIXES, CMS_PREFIX, HEALTH_PATH)
+        # JMAP at its absolute paths (/.well-known/jmap, /jmap/...), before mail's catch-all.
+        mount_by_rule(root, PathPrefixes(JMAP_PATHS), services["jmap"].create_app())
+        owned = (*OAUTH_PREFIXES, CMS_PREFIX, HEALTH_PATH, *JMAP_PATHS)
         mount_by_rule(root, Everything(owned), services["mail"].create_app())
     root[runtime_key] = runtime
     root[services_key] = chosen

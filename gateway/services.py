@@ -13,6 +13,7 @@ from common.jobs import Job
 from common.runtime import Runtime, Service
 from content import ContentService
 from mail import Account, MailService, PublicAccounts
+from mta.jmap.service import JmapService
 from mta.service import MtaService
 from oauth.config import USER_ID_KEY
 from oauth.settings import load_oauth_settings
@@ -129,6 +130,7 @@ def build_services(runtime: Runtime) -> dict[str, Service]:
         "oauth": OAuthService(runtime, mail.accounts),
         "content": ContentService(runtime),
         "mail": mail,
+        "jmap": JmapService(runtime),
     }
 
 

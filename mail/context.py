@@ -16,6 +16,7 @@ from aiohttp import web
 from common.clock import Clock
 from common.crypto import Sealer
 from common.db import Database
+from common.outbound import OutboundClient
 from common.ratelimit import RateLimiter
 from common.runtime import Runtime
 from common.settings import Settings
@@ -41,6 +42,10 @@ class MailContext:
     # Seals DKIM private keys at rest (purpose mail.dkim).
     dkim_sealer: Sealer
     resolver: Resolver
+    # Seals webhook signing secrets at rest (purpose mail.webhook): deliveries sign with them.
+    webhook_sealer: Sealer
+    # Every call that leaves the process (webhook deliveries): the SSRF-safe client.
+    outbound: OutboundClient
     # Plans file and payment provider (mail/billing/settings.py).
     billing: BillingSettings = field(default_factory=BillingSettings)
 

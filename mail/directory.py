@@ -40,6 +40,7 @@ __all__ = [
     "Mailbox",
     "Principal",
     "SigningKey",
+    "account_addresses",
     "account_used_bytes",
     "authenticate",
     "key_sealer",
@@ -200,6 +201,7 @@ class Principal:
     address_id: str
     account_id: str
     email: str
+    display_name: str = ""
 
 
 async def authenticate(conn: Conn, email: str, password: str) -> Principal | None:
@@ -213,7 +215,25 @@ async def authenticate(conn: Conn, email: str, password: str) -> Principal | Non
     ok = await verify_password(row.password_hash if row else None, password)
     if row is None or not ok:
         return None
-    return Principal(address_id=row.id, account_id=row.account_id, email=f"{local}@{domain}")
+    return Principal(
+        address_id=row.id,
+        account_id=row.account_id,
+        email=f"{local}@{domain}",
+        display_name=row.display_name,
+    )
+
+
+async def account_addresses(conn: Conn, account_number: int) -> list[Principal]:
+    """Every address the panel account numbered ``account_number`` owns (OAuth ``sub``).
+
+    JMAP gives each as its own account to a Bearer token of that panel account.
+    """
+    return [
+        Principal(
+            address_id=a.id, account_id=a.account_id, email=a.email, display_name=a.display_name
+        )
+        for a in await addresses_store.for_account_number(conn, account_number)
+    ]
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,12 @@ from mail.discovery.routes import routes as discovery
 from mail.domains.routes import routes as domains
 from mail.filters.routes import routes as filters
 from mail.mailboxes.routes import routes as mailboxes
+from mail.overview.routes import routes as overview
+from mail.recovery.routes import routes as recovery
 from mail.sending.routes import routes as sending
 from mail.suppressions.routes import routes as suppressions
 from mail.transfers.routes import routes as transfers
+from mail.webhooks.routes import routes as webhooks
 from mail.wellknown.routes import routes as wellknown
 
 ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (
@@ -36,6 +39,9 @@ ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (
     apikeys,
     suppressions,
     transfers,
+    webhooks,
+    recovery,
+    overview,
     # Plans, entitlement, subscriptions, the payment provider (docs/mail.md, "Billing").
     billing,
 )

@@ -11,6 +11,7 @@ from common.crypto import Sealer
 from common.jobs import Job
 from common.migrations import MigrationSet
 from common.openapi import publish
+from common.outbound import OutboundClient
 from common.ratelimit import RateLimiter
 from common.runtime import Runtime
 from common.web import error_middleware
@@ -31,6 +32,7 @@ from mail.domains.settings import load_hosting_settings
 from mail.openapi import PROFILE
 from mail.outbox.store import outbox_sealer
 from mail.pages import install as install_pages
+from mail.recovery import service as recovery_service
 from mail.routes import ROUTE_TABLES
 from mail.sending import service as sending_service
 from mail.sending import store as sending_store
@@ -38,6 +40,9 @@ from mail.settings import load_mail_settings
 from mail.transfers.runner import TransferRunner
 from mail.web.csrf import csrf_middleware
 from mail.web.ratelimit import rate_limit_middleware
+from mail.webhooks import delivery as webhook_delivery
+from mail.webhooks.store import webhook_sealer
+from mta import mailstore
 
 MIGRATIONS = MigrationSet.beside(__file__)
 
@@ -46,6 +51,8 @@ SWEEP_JOB = "mail.sweep"
 OPENAPI_PATH = "/api/openapi.json"
 DOCS_PATH = "/api/docs"
 SWEEP_EVERY_SECONDS = 3600
+ROLLUP_JOB = "mail.event_rollup"
+ROLLUP_EVERY_SECONDS = 3600
 
 
 class MailService:
@@ -54,15 +61,18 @@ class MailService:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         hosting = load_hosting_settings(runtime.settings)
+        config = load_mail_settings(runtime.settings)
         self.context = MailContext(
             runtime=runtime,
-            config=load_mail_settings(runtime.settings),
+            config=config,
             limiter=RateLimiter(runtime.db, runtime.clock),
             totp_sealer=Sealer(runtime.settings.secret, "mail.totp"),
             outbox_sealer=outbox_sealer(runtime.settings.secret),
             hosting=hosting,
             dkim_sealer=dkim_sealer(runtime.settings.secret),
             resolver=Resolver(hosting.dns_resolvers, timeout=hosting.dns_timeout_seconds),
+            webhook_sealer=webhook_sealer(runtime.settings.secret),
+            outbound=OutboundClient(allow_private=config.webhook_allow_private),
             billing=load_billing_settings(runtime.settings),
         )
         # The public face of accounts for other packages (the gateway's OAuth host).
@@ -77,6 +87,17 @@ class MailService:
         # run as tasks of this process, handed back when it stops.
         self.transfers = TransferRunner(self.context)
         self.transfers.register(runtime.jobs)
+        # Webhooks: the event log fanned out to endpoints, then one job per try.
+        runtime.jobs.register(
+            webhook_delivery.FANOUT_JOB,
+            self._webhook_fan_out,
+            every=webhook_delivery.FANOUT_EVERY_SECONDS,
+        )
+        runtime.jobs.register(webhook_delivery.DELIVER_JOB, self._webhook_deliver)
+        # The Overview's daily counts: closed days of the event log, rolled up.
+        runtime.jobs.register(ROLLUP_JOB, self._roll_up_events, every=ROLLUP_EVERY_SECONDS)
+        # Mailbox recovery: the lookup and the link happen in a job (identical answers).
+        runtime.jobs.register(recovery_service.REQUEST_JOB, self._recovery_request)
         # Billing: subscriptions past their period renew or lapse (mail/billing/).
         billing_jobs.register(self.context)
 
@@ -113,9 +134,28 @@ class MailService:
             # Transfers another process handed back when it stopped resume now.
             await self.transfers.start()
         try:
-            yield
+            if self.runtime.settings.run_workers:
+                # A process that runs the workers fans events out as they commit.
+                async with webhook_delivery.listen(self.context):
+                    yield
+            else:
+                yield
         finally:
             await self.transfers.close()
+            await self.context.outbound.close()
+
+    async def _roll_up_events(self, job: Job) -> None:
+        async with self.runtime.db.transaction() as conn:
+            await mailstore.roll_up_event_counts(conn, self.runtime.clock.now())
+
+    async def _recovery_request(self, job: Job) -> None:
+        await recovery_service.run_request_job(self.context, job)
+
+    async def _webhook_fan_out(self, job: Job) -> None:
+        await webhook_delivery.fan_out(self.context)
+
+    async def _webhook_deliver(self, job: Job) -> None:
+        await webhook_delivery.run_delivery_job(self.context, job)
 
     async def _forgot(self, job: Job) -> None:
         await accounts_service.run_forgot_job(self.context, job)

@@ -35,6 +35,8 @@ class MailSettings:
     security_policy: str = ""
     # The issuer shown in authenticator apps.
     totp_issuer: str = "localhost"
+    # Webhooks may target private, loopback and link-local addresses (development, tests).
+    webhook_allow_private: bool = False
 
 
 def load_mail_settings(settings: Settings) -> MailSettings:
@@ -51,6 +53,7 @@ def load_mail_settings(settings: Settings) -> MailSettings:
         security_expires=_read_datetime(env, "SECURITY_TXT_EXPIRES"),
         security_policy=read_str(env, "SECURITY_POLICY_URL"),
         totp_issuer=read_str(env, "TOTP_ISSUER", host),
+        webhook_allow_private=read_bool(env, "WEBHOOK_ALLOW_PRIVATE", False),
     )
 
 

@@ -1,7 +1,9 @@
-"""``python -m mta smtp|submission|outbound``: one daemon in a process of its own.
+"""``python -m mta smtp|submission|outbound|jmap``: one daemon in a process of its own.
 
 ``smtp`` is the inbound daemon (SMTP_PORT), ``submission`` the submission
-daemon (SUBMISSION_PORT and SUBMISSIONS_PORT), ``outbound`` the queue worker.
+daemon (SUBMISSION_PORT and SUBMISSIONS_PORT), ``outbound`` the queue worker;
+``jmap`` the JMAP server (session, API, upload, download, EventSource) on
+JMAP_HOST:JMAP_PORT (default 4400), the same routes the gateway serves.
 
 Against the gateway's database (DATABASE_URL, already migrated by the
 gateway) and the same DATA_DIR blob store; run as many as the load needs.
@@ -77,10 +79,46 @@ async def run_smtp(settings: Settings, daemon: str = "smtp") -> None:
         await db.close()
 
 
+async def run_jmap(settings: Settings) -> None:
+    from aiohttp import web
+
+    from common.settings import read_int, read_str
+    from mta.jmap.service import JmapService
+
+    if not settings.database_url:
+        raise StartupError("DATABASE_URL is required (the gateway owns the embedded database)")
+    db = await Database.connect(settings.database_url, size=settings.db_pool_size)
+    try:
+        if await db.fetch_val("SELECT to_regclass('mta.uploads') IS NOT NULL") is not True:
+            raise StartupError("the database is not migrated; start the gateway once first")
+        clock = Clock()
+        runtime = Runtime(settings=settings, db=db, clock=clock, jobs=JobQueue(db, clock))
+        service = JmapService(runtime)
+        app = service.create_app()
+        runner = web.AppRunner(app)
+        await runner.setup()
+        host = read_str(settings.environ, "JMAP_HOST", settings.host)
+        port = read_int(settings.environ, "JMAP_PORT", 4400, minimum=0, maximum=65535)
+        site = web.TCPSite(runner, host, port)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        async with service.lifespan():  # type: ignore[union-attr]
+            await site.start()
+            bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            print(f"mta jmap listening on port {bound}", flush=True)
+            await stop.wait()
+            log.info("shutting down")
+            await runner.cleanup()
+    finally:
+        await db.close()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mta")
     parser.add_argument(
-        "daemon", choices=("smtp", "submission", "outbound"), help="which daemon to run"
+        "daemon", choices=("smtp", "submission", "outbound", "jmap"), help="which daemon to run"
     )
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -99,7 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         loop_factory = None  # type: ignore[assignment]
     try:
         with asyncio.Runner(loop_factory=loop_factory) as runner:
-            runner.run(run_smtp(settings, args.daemon))
+            if args.daemon == "jmap":
+                runner.run(run_jmap(settings))
+            else:
+                runner.run(run_smtp(settings, args.daemon))
     except (StartupError, SettingsError) as exc:
         print(f"mta: refusing to start: {exc}", file=sys.stderr)
         return 1

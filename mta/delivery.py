@@ -26,14 +26,14 @@ from common.blobs import blob_id_of
 from common.db import Conn
 from common.ids import short_id
 from mail.directory import Mailbox
-from mta import authentication
+from mta import authentication, vacation
 from mta.authentication import results
 from mta.context import MtaContext
 from mta.message import ParsedMessage, parse_message, read_message
 from mta.sieve.compiler import SieveError
 from mta.sieve.interpreter import Envelope, Incoming, Outcome, SieveRuntimeError, run
 from mta.smtp import received
-from mta.store import activity, emails, mailboxes, redirects
+from mta.store import activity, counters, emails, events, mailboxes, redirects
 from mta.store import filters as filter_store
 
 log = logging.getLogger(__name__)
@@ -129,7 +129,23 @@ async def deliver(ctx: MtaContext, inbound: Inbound) -> Report:
 
     # Shares its transaction (and its fsync) with deliveries arriving at the same time.
     result: Report = await ctx.committer.run(store_all)
+    await _vacation(ctx, inbound, parsed, result, now)
     return result
+
+
+async def _vacation(
+    ctx: MtaContext, inbound: Inbound, parsed: ParsedMessage, report: Report, now: datetime
+) -> None:
+    """Vacation replies (mta/vacation.py), after the commit: never a reason to refuse mail."""
+    emails_by = {mb.address_id: mb.email for _, mb in inbound.recipients}
+    delivered = {a: (e, emails_by[a]) for a, e in report.email_ids.items() if a in emails_by}
+    try:
+        async with ctx.runtime.db.connection() as conn:
+            await vacation.respond(
+                conn, mail_from=inbound.mail_from, parsed=parsed, delivered=delivered, now=now
+            )
+    except Exception:
+        log.exception("vacation reply failed (the message itself was delivered)")
 
 
 def _rcpt_of(inbound: Inbound, mailbox: Mailbox) -> str:
@@ -267,7 +283,41 @@ async def _store_one(
         replace(event, email_id=email_id),
         now,
     )
+    if email_id is not None:
+        # The account's webhooks hear of it (mta/store/events.py): appended with
+        # the batch's other rows when the group commit flushes, in this transaction.
+        received = events.pending(
+            plan.mailbox.account_id,
+            "email.received",
+            received_data(email_id, parsed, now),
+            now,
+            email_id=email_id,
+        )
+        batch = counters.deferred_for(conn)
+        if batch is not None:
+            batch.events.append(received)
+        else:
+            await events.append_many(conn, [received])
     return email_id
+
+
+def _mailbox_text(addr: dict[str, str]) -> str:
+    return f"{addr['name']} <{addr['email']}>" if addr.get("name") else addr["email"]
+
+
+def received_data(email_id: str, parsed: ParsedMessage, now: datetime) -> dict[str, object]:
+    """Resend's email.received ``data``: metadata only, never the body."""
+    return {
+        "email_id": email_id,
+        "created_at": events.iso(now),
+        "from": ", ".join(_mailbox_text(a) for a in parsed.from_addrs),
+        "to": [a["email"] for a in parsed.to_addrs],
+        "cc": [a["email"] for a in parsed.cc_addrs],
+        "bcc": [],
+        "message_id": parsed.message_id or "",
+        "subject": parsed.subject,
+        "has_attachments": parsed.has_attachment,
+    }
 
 
 async def _folder(conn: Conn, address_id: str, path: str, create: bool, now: datetime) -> str:

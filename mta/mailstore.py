@@ -39,6 +39,7 @@ __all__ = [
     "OUTBOUND_CHANNEL",
     "SUPPRESSION_SORTS",
     "Activity",
+    "DailyCount",
     "Event",
     "Filter",
     "Folder",
@@ -60,6 +61,9 @@ __all__ = [
     "delete_suppression",
     "email_events",
     "enqueue",
+    "event_counts_since",
+    "event_daily_counts",
+    "event_time",
     "filter_page",
     "folders",
     "get_event",
@@ -70,13 +74,16 @@ __all__ = [
     "outbound_sealer",
     "outbound_status",
     "outbound_statuses",
+    "recent_events",
     "record_event",
     "reschedule",
+    "roll_up_event_counts",
     "suppressed",
     "suppression_page",
     "undispatched_events",
     "update_filter",
     "usage",
+    "usage_of",
 ]
 
 # Folders: Inbox, Drafts, Sent... (create_default_mailboxes, in the address's transaction).
@@ -180,3 +187,11 @@ suppressed = suppressions.suppressed
 # Imports (mail transfers): ``Importer(runtime).store(address_id, Target(role=...|path=...),
 # raw, keywords=..., received_at=..., quota_bytes=..., also=checkpoint)`` stores one
 # message the way delivery does, skipping one already there (mta/imports.py).
+# The Overview: counts by type and UTC day, the newest events, an account's usage.
+DailyCount = events.DailyCount
+event_daily_counts = events.daily_counts
+roll_up_event_counts = events.roll_up
+event_counts_since = events.counts_since
+recent_events = events.recent
+usage_of = quota.usage_of
+event_time = events.iso

@@ -40,6 +40,9 @@ class ParsedMessage:
     preview: str
     has_attachment: bool
     message: Message = field(repr=False)
+    bcc_addrs: list[dict[str, str]] = field(default_factory=list)
+    # Words of the text body parts, for full-text search (body_search column).
+    body_text: str = field(default="", repr=False)
 
     @property
     def thread_keys(self) -> list[str]:
@@ -93,6 +96,8 @@ def parse_message(raw: bytes) -> ParsedMessage:
         preview=_preview(msg),
         has_attachment=_has_attachment(msg),
         message=msg,
+        bcc_addrs=_addresses(msg, "Bcc"),
+        body_text=search_text(msg),
     )
 
 
@@ -229,6 +234,37 @@ def _preview(msg: Message) -> str:
     if subtype == "html":
         text = _TAGS.sub(" ", text)
     return _clean(text)[:PREVIEW_LENGTH]
+
+
+SEARCH_TEXT_MAX = 100_000
+
+
+def search_text(msg: Message) -> str:
+    """The text of every inline text/plain part (text/html ones, tags out, when there
+    is no plain text), up to ``SEARCH_TEXT_MAX`` characters, for the body index."""
+    try:
+        plain: list[str] = []
+        html: list[str] = []
+        for part in msg.walk():
+            if part.is_multipart() or part.get_content_maintype() != "text":
+                continue
+            if (part.get("Content-Disposition") or "").lower().startswith("attachment"):
+                continue
+            subtype = part.get_content_subtype()
+            if subtype not in ("plain", "html"):
+                continue
+            payload = part.get_payload(decode=True)
+            if not isinstance(payload, bytes):
+                continue
+            try:
+                text = payload.decode(part.get_content_charset() or "utf-8", errors="replace")
+            except LookupError:
+                text = payload.decode("utf-8", errors="replace")
+            (plain if subtype == "plain" else html).append(text)
+    except Exception:
+        return ""
+    text = " ".join(plain) if plain else _TAGS.sub(" ", " ".join(html))
+    return storable(text[:SEARCH_TEXT_MAX])
 
 
 def _has_attachment(msg: Message) -> bool:

@@ -32,6 +32,8 @@ COLLECT_BATCH = 1000
 # process that missed one (or that runs jobs but not the worker loop).
 OUTBOUND_JOB = "mta.outbound"
 OUTBOUND_EVERY_SECONDS = 60
+INDEX_JOB = "mta.index_bodies"
+INDEX_EVERY_SECONDS = 60
 
 
 class MtaService:
@@ -49,6 +51,8 @@ class MtaService:
             runtime.jobs.register(COLLECT_JOB, self._collect, every=COLLECT_EVERY_SECONDS)
         if OUTBOUND_JOB not in runtime.jobs.kinds and self.ctx.config.outbound_enabled:
             runtime.jobs.register(OUTBOUND_JOB, self._outbound, every=OUTBOUND_EVERY_SECONDS)
+        if INDEX_JOB not in runtime.jobs.kinds:
+            runtime.jobs.register(INDEX_JOB, self._index_bodies, every=INDEX_EVERY_SECONDS)
 
     async def _prune(self, job: Job) -> None:
         keep = timedelta(days=self.ctx.config.activity_days)
@@ -60,6 +64,17 @@ class MtaService:
 
     async def _outbound(self, job: Job) -> None:
         await self.outbound.drain()
+
+    async def _index_bodies(self, job: Job) -> None:
+        # Imported here: the JMAP Email package is not needed to run SMTP alone.
+        from mta.jmap.email.backlog import BATCH, index_bodies
+
+        # Up to 2,000 a minute: a large old mailbox is searchable within the hour
+        # without the job holding a connection for long.
+        async with self.runtime.db.connection() as conn:
+            for _ in range(10):
+                if await index_bodies(conn, self.ctx.blobs) < BATCH:
+                    break
 
     def lifespan(self) -> AbstractAsyncContextManager[None] | None:
         config = self.ctx.config

@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from common.openapi import array, boolean, obj, operation, string
+from common.outbound import MAX_URL
 from common.web import json_response
 from content.auth.credentials import admin_route
 from content.auth.principal import Principal
@@ -19,7 +20,7 @@ NO_STORE = {"Cache-Control": "no-store"}
 
 _FIELDS = {
     "name": string(min_length=1, max_length=100),
-    "url": string(max_length=service.MAX_URL),
+    "url": string(max_length=MAX_URL),
     "events": array(string(enum=list(EVENTS))),
     "enabled": boolean(),
 }

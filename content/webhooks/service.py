@@ -11,16 +11,13 @@ attempt, and fails on anything but a 2xx so the queue retries with backoff.
 
 from __future__ import annotations
 
-import ipaddress
-import time
 from typing import Any
-from urllib.parse import urlsplit
 
 from common.crypto import Sealer
 from common.ids import short_id
 from common.jobs import Job
-from common.outbound import OutboundClient, is_public_address
-from common.webhooks import generate_secret, signed_headers
+from common.outbound import OutboundClient, url_problem
+from common.webhooks import generate_secret, send
 from content.auth.credentials import require
 from content.auth.principal import Principal
 from content.context import Context
@@ -33,7 +30,6 @@ from content.writes import write
 SEAL_PURPOSE = "content.webhook"
 # Characters of the secret a listing shows ("whsec_" and four more).
 HINT_CHARS = 10
-MAX_URL = 2000
 KEYS = {"name", "url", "events", "enabled"}
 
 
@@ -46,28 +42,11 @@ def sealer(ctx: Context) -> Sealer:
 
 
 def _check_url(value: Any, p: Problems, allow_private: bool) -> str | None:
-    if not isinstance(value, str) or not value or len(value) > MAX_URL:
-        p.add("url", f"must be an http or https URL of at most {MAX_URL} characters")
+    problem = url_problem(value, allow_private=allow_private)
+    if problem is not None:
+        p.add("url", problem)
         return None
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        p.add("url", "must be an http or https URL")
-        return None
-    if parts.username or parts.password:
-        p.add("url", "must not carry credentials; the signature authenticates the sender")
-        return None
-    if not allow_private:
-        # The connect-time check (common/outbound.py) is the rule; this only
-        # refuses at once what could never be reached.
-        host = parts.hostname
-        try:
-            literal = ipaddress.ip_address(host)
-        except ValueError:
-            literal = None
-        if (literal is not None and not is_public_address(literal)) or host == "localhost":
-            p.add("url", "private, loopback and link-local targets are refused")
-            return None
-    return value
+    return str(value)
 
 
 def _check(
@@ -186,20 +165,15 @@ def delivery_handler(ctx: Context, client: OutboundClient) -> Any:
         message_id, event = str(job.payload["message"]), str(job.payload["event"])
         body = str(job.payload["body"]).encode()
         now = ctx.clock.now()
-        headers = signed_headers(sealer(ctx).open(sealed), message_id, int(now.timestamp()), body)
-        headers["User-Agent"] = "cms-webhooks/1"
-        started = time.monotonic()
-        status: int | None = None
-        error = ""
-        try:
-            answer = await client.post(row.url, body, headers)
-            status = answer.status
-            if not 200 <= status < 300:
-                error = f"the receiver answered {status}" + (
-                    " (redirects are not followed)" if 300 <= status < 400 else ""
-                )
-        except Exception as exc:
-            error = f"{type(exc).__name__}: {exc}"
+        outcome = await send(
+            client,
+            row.url,
+            sealer(ctx).open(sealed),
+            message_id,
+            body,
+            int(now.timestamp()),
+            user_agent="cms-webhooks/1",
+        )
         async with ctx.db.connection() as conn:
             await store.record_attempt(
                 conn,
@@ -208,12 +182,12 @@ def delivery_handler(ctx: Context, client: OutboundClient) -> Any:
                 event=event,
                 attempt=job.attempts,
                 at=now,
-                status=status,
-                ok=not error,
-                error=error,
-                duration_ms=int((time.monotonic() - started) * 1000),
+                status=outcome.status,
+                ok=outcome.ok,
+                error=outcome.error,
+                duration_ms=outcome.duration_ms,
             )
-        if error:
-            raise DeliveryFailed(error)
+        if not outcome.ok:
+            raise DeliveryFailed(outcome.error)
 
     return deliver

@@ -19,6 +19,7 @@ from mail.domains import service as domains
 from mail.errors import conflict, validation_error
 from mail.web.lists import ListParams
 from mail.web.ownership import found
+from mail.webhooks import emit
 from mta import mailstore
 
 
@@ -77,7 +78,8 @@ async def create(
         # Inbox, Drafts, Sent... exist from the start (the mailbox store's defaults).
         await mailstore.create_default_mailboxes(conn, address_id, now)
         row = await store.get(conn, address_id)
-    assert row is not None
+        assert row is not None
+        await emit.address_event(conn, "address.created", row, now)
     return row
 
 
@@ -95,7 +97,10 @@ async def update(
         await entitlement.require_within(conn, account_id, "addresses", now=ctx.clock.now())
         await store.update(conn, row.id, changes, ctx.clock.now())
         updated = await store.get(conn, row.id)
-    assert updated is not None
+        assert updated is not None
+        if set(changes) - {"password_hash"}:
+            # A password change is not news for webhooks (it carries nothing to tell).
+            await emit.address_event(conn, "address.updated", updated, ctx.clock.now())
     return updated
 
 
@@ -103,6 +108,7 @@ async def delete(ctx: MailContext, account_id: str, address_id: str) -> None:
     # Its mailboxes, messages and their rows in schema mta cascade in this statement.
     async with ctx.db.transaction() as conn:
         row = await owned(conn, account_id, address_id, for_update=True)
+        await emit.address_event(conn, "address.deleted", row, ctx.clock.now())
         await store.delete(conn, row.id)
 
 
@@ -125,5 +131,6 @@ async def set_recovery(
             raise validation_error("the recovery address must be another mailbox than this one")
         await store.update(conn, row.id, {"recovery_email": recovery_email}, ctx.clock.now())
         updated = await store.get(conn, row.id)
-    assert updated is not None
+        assert updated is not None
+        await emit.address_event(conn, "address.updated", updated, ctx.clock.now())
     return updated

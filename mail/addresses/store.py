@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from common.db import Conn, execute, fetch_one, fetch_val
+from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
 from common.records import Record
 from mail.domains import sql
 from mail.web.lists import ListParams, Sorts
@@ -58,6 +58,7 @@ class Credentials(Record):
     id: str
     account_id: str
     password_hash: str
+    display_name: str = ""
 
 
 EDITABLE = frozenset({"display_name", "quota_bytes"})
@@ -120,7 +121,7 @@ async def credentials(conn: Conn, local_part: str, domain: str) -> Credentials |
     """The password hash of ``local_part@domain``: for mail/directory.py's authenticate only."""
     row = await fetch_one(
         conn,
-        "SELECT a.id::text, d.account_id::text, a.password_hash FROM "
+        "SELECT a.id::text, d.account_id::text, a.password_hash, a.display_name FROM "
         + _FROM
         + " WHERE d.name = %s AND a.local_part = %s",
         (domain, local_part),
@@ -161,3 +162,16 @@ async def update(conn: Conn, address_id: str, changes: dict[str, Any], now: date
 async def delete(conn: Conn, address_id: str) -> int:
     """Remove the address; its mailbox rows (schema mta) go by ON DELETE CASCADE."""
     return await execute(conn, "DELETE FROM mail.addresses WHERE id = %s", (address_id,))
+
+
+async def for_account_number(conn: Conn, number: int) -> list[Address]:
+    """The addresses of the panel account with this number, oldest first (JMAP over OAuth)."""
+    rows = await fetch_all(
+        conn,
+        f"""
+        SELECT {_COLUMNS} FROM {_FROM} JOIN mail.accounts acc ON acc.id = d.account_id
+         WHERE acc.number = %s ORDER BY a.created_at, d.name, a.local_part
+        """,
+        (number,),
+    )
+    return [Address.from_row(r) for r in rows]

@@ -73,6 +73,7 @@ _COUNTS = {
     "addresses": """SELECT count(*) FROM mail.addresses x
                       JOIN mail.domains d ON d.id = x.domain_id WHERE d.account_id = %(a)s""",
     "api_keys": "SELECT count(*) FROM mail.api_keys WHERE account_id = %(a)s",
+    "webhooks": "SELECT count(*) FROM mail.webhooks WHERE account_id = %(a)s",
     "sends_per_month": """SELECT coalesce((SELECT sends FROM mail.billing_usage
                             WHERE account_id = %(a)s AND period = %(period)s), 0)""",
 }

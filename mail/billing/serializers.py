@@ -38,10 +38,10 @@ def subscription(row: BillingAccount) -> dict[str, Any]:
     }
 
 
-def entitlement(ent: Entitlement, row: BillingAccount) -> dict[str, Any]:
+def usage(ent: Entitlement) -> dict[str, Any]:
+    """The plan with its features, limits and the usage of each: the entitlement and the Overview."""
     over = ent.over()
     return {
-        "object": "entitlement",
         "plan": plan(ent.plan),
         "features": {f: ent.plan.has(f) for f in FEATURES},
         "limits": {name: ent.plan.limit(name) for name in LIMITS},
@@ -55,8 +55,11 @@ def entitlement(ent: Entitlement, row: BillingAccount) -> dict[str, Any]:
         },
         # After a downgrade: these resources are read-only until back under.
         "over_limits": over,
-        "subscription": subscription(row),
     }
+
+
+def entitlement(ent: Entitlement, row: BillingAccount) -> dict[str, Any]:
+    return {"object": "entitlement", **usage(ent), "subscription": subscription(row)}
 
 
 def payment_method(m: PaymentMethod) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from mail.domains.store import Domain
 from mail.errors import conflict, not_found, validation_error
 from mail.web.lists import ListParams
 from mail.web.ownership import found, parse_uuid
+from mail.webhooks import emit
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +128,9 @@ async def add(ctx: MailContext, *, account_id: str, name: str, description: str)
         )
         await insert_key(conn, ctx, domain_id, rsa, active=True, now=now)
         await insert_key(conn, ctx, domain_id, ed, active=False, now=now)
+        created = await store.get(conn, domain_id)
+        assert created is not None
+        await emit.domain_event(conn, "domain.created", created, now)
     return await _reread(ctx, domain_id)
 
 
@@ -139,7 +143,8 @@ async def update(
         await entitlement.require_within(conn, account_id, "domains", now=ctx.clock.now())
         await store.update(conn, row.id, changes, ctx.clock.now())
         updated = await store.get(conn, row.id)
-    assert updated is not None
+        assert updated is not None
+        await emit.domain_event(conn, "domain.updated", updated, ctx.clock.now())
     return updated
 
 
@@ -148,6 +153,7 @@ async def delete(ctx: MailContext, account_id: str, domain_id: str) -> None:
     # (mta tables reference mail.addresses ON DELETE CASCADE) go together.
     async with ctx.db.transaction() as conn:
         row = await owned(conn, account_id, domain_id)
+        await emit.domain_event(conn, "domain.deleted", row, ctx.clock.now())
         await store.delete(conn, row.id)
 
 
@@ -257,8 +263,13 @@ async def check(ctx: MailContext, domain_id: str, now: datetime) -> None:
     # The lookups happen outside any transaction: DNS can take seconds.
     found = await ctx.resolver.lookup_many((r.name, r.type) for r in records)
     overall = status.overall([status.evaluate(r, found[r.key]) for r in records])
-    async with ctx.db.connection() as conn:
+    async with ctx.db.transaction() as conn:
         await store.save_check(conn, domain_id, status=overall, found=found, now=now)
+        if overall != domain.dns_status:
+            # A status change is news for webhooks (Resend: domain.updated).
+            checked = await store.get(conn, domain_id)
+            if checked is not None:
+                await emit.domain_event(conn, "domain.updated", checked, now)
 
 
 async def check_due(ctx: MailContext, now: datetime) -> int:

@@ -72,3 +72,26 @@ def security_notice(to: str, what: str) -> Outgoing:
             " password now and review your active sessions.\n"
         ),
     )
+
+
+def mailbox_recovery(to: str, mailbox: str, link: str, *, minutes: int) -> Outgoing:
+    """To a mailbox's recovery address (mail/recovery/): the one-time reset link."""
+    return Outgoing(
+        kind="mailbox_recovery",
+        to=to,
+        subject=f"Reset the password of {mailbox}",
+        text=(
+            f"Someone asked to reset the password of the mailbox {mailbox}, which"
+            f" names this address for recovery. To choose a new password, open this"
+            f" link:\n\n{link}\n\nThe link works once and expires in {minutes} minutes."
+            " If you did not ask for this, ignore this message; the password stays"
+            " as it is.\n"
+        ),
+        link=link,
+    )
+
+
+def mailbox_reset_notice(to: str, mailbox: str) -> Outgoing:
+    return security_notice(
+        to, f"the password of the mailbox {mailbox} was reset by its recovery link"
+    )

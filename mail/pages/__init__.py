@@ -13,6 +13,7 @@ import aiohttp_jinja2
 import jinja2
 from aiohttp import web
 
+import mail.pages.hooks  # noqa: F401  (webhooks and recovery screens add themselves)
 from mail.pages import assets, panel  # noqa: F401  (panel adds its screens to routes)
 from mail.pages.routes import routes
 

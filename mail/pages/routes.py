@@ -37,6 +37,7 @@ NAV: list[tuple[str, str]] = [
     ("/api-keys", "API keys"),
     ("/suppressions", "Suppressions"),
     ("/transfers", "Transfers"),
+    ("/webhooks", "Webhooks"),
     # Plans, usage, subscription, payment methods, transactions, tax id (mail/billing/).
     ("/billing", "Billing"),
 ]

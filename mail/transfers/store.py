@@ -144,6 +144,20 @@ async def page(conn: Conn, account_id: str, params: ListParams) -> tuple[list[Tr
     return [Transfer.from_row(r) for r in rows], total
 
 
+async def active(conn: Conn, account_id: str, limit: int = 20) -> list[Transfer]:
+    """The account's queued and running transfers, newest first (the Overview's list)."""
+    rows = await fetch_all(
+        conn,
+        f"""
+        SELECT {_COLUMNS} FROM {_FROM}
+         WHERE t.account_id = %s AND t.state IN ('queued', 'running')
+         ORDER BY t.created_at DESC LIMIT %s
+        """,
+        (account_id, limit),
+    )
+    return [Transfer.from_row(r) for r in rows]
+
+
 async def cancel(conn: Conn, account_id: str, transfer_id: str, now: datetime) -> bool:
     """Cancel an active transfer; its password goes in the same statement."""
     n = await execute(

@@ -30,6 +30,8 @@ AUTH_PATHS = frozenset(
         "/api/auth/signup",
         "/api/auth/password/forgot",
         "/api/auth/password/reset",
+        "/api/recover/request",
+        "/api/recover/reset",
     }
 )
 

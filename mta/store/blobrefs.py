@@ -13,6 +13,7 @@ async def unreferenced(conn: Conn, limit: int) -> list[str]:
         SELECT c.blob_id FROM mta.blob_candidates c
          WHERE NOT EXISTS (SELECT 1 FROM mta.emails e WHERE e.blob_id = c.blob_id)
            AND NOT EXISTS (SELECT 1 FROM mta.redirects r WHERE r.blob_id = c.blob_id)
+           AND NOT EXISTS (SELECT 1 FROM mta.uploads u WHERE u.blob_id = c.blob_id)
          ORDER BY c.created_at LIMIT %s
         """,
         (limit,),
@@ -31,5 +32,6 @@ async def referenced_candidates(conn: Conn) -> int:
         """
         DELETE FROM mta.blob_candidates c
          WHERE EXISTS (SELECT 1 FROM mta.emails e WHERE e.blob_id = c.blob_id)
+            OR EXISTS (SELECT 1 FROM mta.uploads u WHERE u.blob_id = c.blob_id)
         """,
     )

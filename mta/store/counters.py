@@ -22,6 +22,7 @@ from collections import defaultdict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from common.db import Conn, Prepared, execute
 
@@ -52,6 +53,8 @@ _FLUSH = Prepared(
 class Deferred:
     boxes: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
     quota: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+    # The batch's event log rows (events.Pending), inserted with one statement at flush.
+    events: list[Any] = field(default_factory=list)
 
     def email_added(self, address_id: str, mailbox_ids: list[str], size: int, seen: bool) -> None:
         for mailbox_id in mailbox_ids:
@@ -63,6 +66,10 @@ class Deferred:
         usage[1] += 1
 
     async def flush(self, conn: Conn) -> None:
+        if self.events:
+            from mta.store import events  # the event log, not a counter: imported where used
+
+            await events.append_many(conn, self.events)
         if not self.boxes and not self.quota:
             return
         boxes = sorted(self.boxes.items())

@@ -88,14 +88,15 @@ def _insert_sql(usage: str) -> str:
             INSERT INTO mta.emails
                 (address_id, blob_id, thread_id, size, received_at, keywords, message_id,
                  in_reply_to, "references", subject, from_addrs, to_addrs, cc_addrs, sent_at,
-                 preview, has_attachment, envelope_from)
+                 preview, has_attachment, envelope_from, bcc_addrs, body_search)
             VALUES (%(a)s, %(blob)s, (SELECT id FROM thread), %(size)s, %(received)s, %(keywords)s, %(mid)s,
                     %(irt)s, %(refs)s, %(subject)s, %(from)s, %(to)s, %(cc)s, %(sent)s,
-                    %(preview)s, %(attach)s, %(env_from)s)
+                    %(preview)s, %(attach)s, %(env_from)s, %(bcc)s,
+                    to_tsvector('simple', %(body)s))
             RETURNING id
         ), member AS (
-            INSERT INTO mta.email_mailboxes (mailbox_id, email_id, received_at, seen)
-            SELECT m, (SELECT id FROM e), %(received)s, %(seen)s
+            INSERT INTO mta.email_mailboxes (mailbox_id, email_id, received_at, seen, thread_id)
+            SELECT m, (SELECT id FROM e), %(received)s, %(seen)s, (SELECT id FROM thread)
               FROM unnest(%(mailboxes)s::text[]::uuid[]) AS m{usage}
         ), change AS (
             INSERT INTO mta.changes (address_id, type_name, object_id, change, created_at)
@@ -146,6 +147,9 @@ async def insert(conn: Conn, new: NewEmail, now: datetime) -> str:
             "preview": p.preview,
             "attach": p.has_attachment,
             "env_from": new.envelope_from[:320],
+            "bcc": Json(p.bcc_addrs),
+            # Bcc names and addresses are searched with the body (RFC 8621 4.4.1 text).
+            "body": " ".join([p.body_text, *(f"{a['name']} {a['email']}" for a in p.bcc_addrs)]),
             "seen": "$seen" in keywords,
             # As text[]: a prepared statement's uuid[] parameter takes no text array.
             "mailboxes": mailbox_ids,

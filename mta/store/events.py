@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from common.db import Conn, execute, fetch_all, fetch_one
+from common.db import Conn, Prepared, execute, fetch_all, fetch_one, fetch_val
 from common.records import Record
 
 # The channel a fan-out LISTENs on; the payload is the event id.
@@ -33,7 +33,7 @@ class Event(Record):
 _COLUMNS = "id::text, account_id::text, type, email_id::text, payload, created_at, dispatched_at"
 
 
-def _iso(moment: datetime) -> str:
+def iso(moment: datetime) -> str:
     """Resend's timestamps: ISO 8601 in UTC with milliseconds."""
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -48,7 +48,7 @@ async def record(
     email_id: str | None = None,
 ) -> Event:
     """Append one event; its payload is ``{"type", "created_at", "data"}``."""
-    payload = {"type": type_, "created_at": _iso(now), "data": data}
+    payload = {"type": type_, "created_at": iso(now), "data": data}
     row = await fetch_one(
         conn,
         f"""
@@ -62,6 +62,57 @@ async def record(
     event = Event.from_row(row)
     await execute(conn, "SELECT pg_notify(%(c)s, %(id)s)", {"c": CHANNEL, "id": event.id})
     return event
+
+
+@dataclass(frozen=True)
+class Pending:
+    """An event to append with others (a delivery batch's, at its flush)."""
+
+    account_id: str
+    type: str
+    email_id: str | None
+    payload: str
+    created_at: datetime
+
+
+def pending(
+    account_id: str,
+    type_: str,
+    data: dict[str, Any],
+    now: datetime,
+    *,
+    email_id: str | None = None,
+) -> Pending:
+    payload = {"type": type_, "created_at": iso(now), "data": data}
+    return Pending(account_id, type_, email_id, json.dumps(payload), now)
+
+
+# Prepared, one statement for a whole delivery batch. Its NOTIFY carries no
+# event id: listeners only need waking, once per transaction.
+_APPEND_MANY = Prepared(
+    f"""
+    WITH e AS (
+        INSERT INTO mta.events (account_id, type, email_id, payload, created_at)
+        SELECT * FROM unnest(%(a)s::text[]::uuid[], %(t)s::text[], %(e)s::text[]::uuid[],
+                             %(p)s::text[]::jsonb[], %(c)s::timestamptz[])
+    )
+    SELECT pg_notify('{CHANNEL}', '')
+    """
+)
+
+
+async def append_many(conn: Conn, rows: list[Pending]) -> None:
+    """:func:`record` for a hot path (inbound delivery): many rows, nothing read back."""
+    await _APPEND_MANY.execute(
+        conn,
+        {
+            "a": [r.account_id for r in rows],
+            "t": [r.type for r in rows],
+            "e": [r.email_id for r in rows],
+            "p": [r.payload for r in rows],
+            "c": [r.created_at for r in rows],
+        },
+    )
 
 
 async def get(conn: Conn, account_id: str, event_id: str) -> Event | None:
@@ -111,5 +162,109 @@ async def for_email(conn: Conn, account_id: str, email_id: str) -> list[Event]:
          ORDER BY created_at, seq
         """,
         {"e": email_id, "a": account_id},
+    )
+    return [Event.from_row(row) for row in rows]
+
+
+@dataclass(frozen=True)
+class DailyCount(Record):
+    day: date
+    type: str
+    count: int
+
+
+# A day is rolled up once it has been over for this long (a writer's clock
+# may lag a little; an event of a rolled-up day would not be counted).
+ROLLUP_MARGIN = timedelta(hours=1)
+
+
+def _midnight(day: date) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=UTC)
+
+
+async def roll_up(conn: Conn, now: datetime) -> int:
+    """Count every closed day not yet counted into mta.event_days; returns the days rolled.
+
+    Runs in the caller's transaction, the state row locked, so two processes
+    never count a day twice.
+    """
+    rolled = await fetch_one(conn, "SELECT rolled_until FROM mta.event_rollup FOR UPDATE")
+    assert rolled is not None
+    start: date = rolled["rolled_until"]
+    until = (now - ROLLUP_MARGIN).date()
+    if start != date.min and start >= until:
+        return 0
+    params = {"until": _midnight(until), "start": None if start == date.min else _midnight(start)}
+    await execute(
+        conn,
+        """
+        INSERT INTO mta.event_days (account_id, day, type, count)
+        SELECT account_id, (created_at AT TIME ZONE 'UTC')::date, type, count(*)
+          FROM mta.events
+         WHERE created_at < %(until)s
+           AND (%(start)s::timestamptz IS NULL OR created_at >= %(start)s)
+         GROUP BY 1, 2, 3
+        ON CONFLICT (account_id, type, day) DO UPDATE SET count = EXCLUDED.count
+        """,
+        params,
+    )
+    await execute(conn, "UPDATE mta.event_rollup SET rolled_until = %s", (until,))
+    return 1 if start == date.min else (until - start).days
+
+
+async def daily_counts(
+    conn: Conn, account_id: str, types: list[str], since: date
+) -> list[DailyCount]:
+    """Events of these types per UTC day from ``since``: rolled-up days plus a live count."""
+    rolled: date = await fetch_val(conn, "SELECT rolled_until FROM mta.event_rollup")
+    live_from = since if rolled == date.min else max(since, rolled)
+    # Constant bounds (not a join with the state row), so both halves are index range scans.
+    rows = await fetch_all(
+        conn,
+        """
+        SELECT day, type, count FROM mta.event_days
+         WHERE account_id = %(a)s AND type = ANY(%(t)s) AND day >= %(since)s AND day < %(live)s
+        UNION ALL
+        SELECT (created_at AT TIME ZONE 'UTC')::date, type, count(*)
+          FROM mta.events
+         WHERE account_id = %(a)s AND type = ANY(%(t)s) AND created_at >= %(live_at)s
+         GROUP BY 1, 2
+        """,
+        {
+            "a": account_id,
+            "t": types,
+            "since": since,
+            "live": live_from,
+            "live_at": _midnight(live_from),
+        },
+    )
+    return [DailyCount.from_row(row) for row in rows]
+
+
+async def counts_since(
+    conn: Conn, account_id: str, types: list[str], since: datetime
+) -> dict[str, int]:
+    """Events of these types since ``since``, by type."""
+    rows = await fetch_all(
+        conn,
+        """
+        SELECT type, count(*) AS count FROM mta.events
+         WHERE account_id = %(a)s AND type = ANY(%(t)s) AND created_at >= %(since)s
+         GROUP BY type
+        """,
+        {"a": account_id, "t": types, "since": since},
+    )
+    return {str(row["type"]): int(row["count"]) for row in rows}
+
+
+async def recent(conn: Conn, account_id: str, limit: int) -> list[Event]:
+    """The account's newest events (events_account)."""
+    rows = await fetch_all(
+        conn,
+        f"""
+        SELECT {_COLUMNS} FROM mta.events WHERE account_id = %(a)s
+         ORDER BY created_at DESC, id DESC LIMIT %(limit)s
+        """,
+        {"a": account_id, "limit": limit},
     )
     return [Event.from_row(row) for row in rows]

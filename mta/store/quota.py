@@ -25,3 +25,14 @@ async def usage(conn: Conn, address_id: str) -> tuple[int, int]:
         (address_id,),
     )
     return (int(row["used_bytes"]), int(row["emails"])) if row else (0, 0)
+
+
+async def usage_of(conn: Conn, address_ids: list[str]) -> tuple[int, int]:
+    """Bytes and messages of several addresses together (an account's, for the Overview)."""
+    row = await fetch_one(
+        conn,
+        "SELECT coalesce(sum(used_bytes), 0) AS b, coalesce(sum(emails), 0) AS n"
+        " FROM mta.quota_usage WHERE address_id = ANY(%s::uuid[])",
+        (address_ids,),
+    )
+    return (int(row["b"]), int(row["n"])) if row else (0, 0)

@@ -203,3 +203,22 @@ async def test_transfers_feature_402(client, runtime):
     resp = await client.post("/api/transfers", json=body, headers=headers)
     await error_of(resp, 402, "plan_required", "transfers")
     assert await runtime.db.fetch_val("SELECT count(*) FROM mail.transfers") == 0
+
+
+async def test_webhooks_feature_402_and_limit_413(client, runtime):
+    _, headers = await signed_in(runtime)
+    hook = {"endpoint": "https://hooks.example.org/mail"}
+    resp = await client.post("/api/webhooks", json=hook, headers=headers)
+    await error_of(resp, 402, "plan_required", "webhooks")
+    await runtime.db.execute(
+        """UPDATE mail.plans SET features = features || '{"webhooks": true}',
+                                 limits = limits || '{"webhooks": 1}' WHERE id = 'starter'"""
+    )
+    assert (await client.post("/api/webhooks", json=hook, headers=headers)).status == 201
+    resp = await client.post("/api/webhooks", json=hook, headers=headers)
+    await error_of(resp, 413, "quota_exceeded", "webhooks")
+    ent = await (await client.get("/api/entitlement", headers=headers)).json()
+    assert ent["usage"]["webhooks"] == {"used": 1, "limit": 1, "over": False}
+    overview = await (await client.get("/api/overview", headers=headers)).json()
+    assert overview["plan"]["usage"]["webhooks"] == ent["usage"]["webhooks"]
+    assert overview["plan"]["plan"]["id"] == "starter"

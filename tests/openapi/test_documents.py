@@ -20,6 +20,7 @@ from mail.auth import routes as auth_routes
 from mail.domains import routes as domains_routes
 from mail.filters import routes as filters_routes
 from mail.routes import ROUTE_TABLES as MAIL_TABLES
+from mta.jmap.service import ROUTES as JMAP_ROUTES
 from oauth import rfc8414
 from oauth.app import DEFAULT_ADMIN_BASE_PATH, DEFAULT_BASE_PATH
 from oauth.routes import ROUTES as OAUTH_ROUTES
@@ -28,15 +29,22 @@ DOCUMENTS = {
     "mail": "/api/openapi.json",
     "content": "/cms/api/openapi.json",
     "oauth": "/oauth/openapi.json",
+    "jmap": "/jmap/openapi.json",
 }
 # The mail route modules that read JSON bodies through mail.web.body.read_body.
 ROUTE_MODULES = (accounts_routes, addresses_routes, auth_routes, domains_routes, filters_routes)
-PAGES = {"mail": "/api/docs", "content": "/cms/api/docs", "oauth": "/oauth/docs"}
+PAGES = {
+    "mail": "/api/docs",
+    "content": "/cms/api/docs",
+    "oauth": "/oauth/docs",
+    "jmap": "/jmap/docs",
+}
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 SHAPES = {
     "mail": ["statusCode", "name", "message"],
     "content": ["error", "code", "details"],
     "oauth": ["error", "error_description"],
+    "jmap": ["type", "status", "detail"],
 }
 
 
@@ -48,6 +56,11 @@ def declared(service: str) -> set[tuple[str, str]]:
     if service == "content":
         routes = {(r.method, "/cms" + r.path) for table in CONTENT_TABLES for r in table}
         return routes | {("GET", "/cms/api/openapi.json"), ("GET", "/cms/api/docs")}
+    if service == "jmap":
+        return {(r.method, r.path) for r in JMAP_ROUTES} | {
+            ("GET", "/jmap/openapi.json"),
+            ("GET", "/jmap/docs"),
+        }
     out = {("GET", "/oauth/openapi.json"), ("GET", "/oauth/docs")}
     for route in OAUTH_ROUTES:
         if route.mount == "well_known":

@@ -1,0 +1,1 @@
+"""JMAP (RFC 8620 core, RFC 8621 mail, push) over the mailbox store."""
