@@ -45,6 +45,7 @@ __all__ = [
     "authenticate",
     "key_sealer",
     "lookup_recipient",
+    "push_allowed",
     "reserve_sends",
     "return_sends",
     "signing_key",
@@ -287,3 +288,24 @@ async def return_sends(conn: Conn, account_id: str, count: int, now: datetime) -
     from mail.billing import entitlement
 
     await entitlement.release_sends(conn, account_id, count, now)
+
+
+_PUSH = Prepared(
+    """
+    SELECT bool_and(coalesce((p.features ->> 'jmap_push')::boolean, false)) AS allowed
+      FROM mail.addresses a
+      JOIN mail.domains d ON d.id = a.domain_id
+      JOIN mail.plans p ON p.id = mail.plan_of(d.account_id)
+     WHERE a.id = ANY(%(ids)s::text[]::uuid[])
+    """
+)
+
+
+async def push_allowed(conn: Conn, address_ids: list[str]) -> bool:
+    """Whether the plans of these addresses' accounts include ``jmap_push`` (mail/billing/).
+
+    No plan row (billing never synchronised, a daemon alone): allowed, as the
+    built-in plan limits nothing.
+    """
+    row = await _PUSH.fetch_one(conn, {"ids": address_ids})
+    return row is None or row["allowed"] is None or bool(row["allowed"])
