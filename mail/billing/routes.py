@@ -163,8 +163,10 @@ async def list_transactions(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, _ = require_session(request)
     params = parse_list_params(request.query, TRANSACTION_SORTS)
-    items, total = await service.transactions(ctx, account, params)
-    return json_response(list_envelope([serializers.transaction(t) for t in items], params, total))
+    items, total = await service.list_transactions(ctx, account, params)
+    return json_response(
+        list_envelope([serializers.transaction_object(t) for t in items], params, total)
+    )
 
 
 @routes.get("/api/billing/transactions/{transaction_id}")
@@ -173,8 +175,8 @@ async def get_transaction(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, _ = require_session(request)
     transaction_id = parse_id(request, "transaction_id", "transaction")
-    found = await service.transaction(ctx, account, transaction_id)
-    return json_response(serializers.transaction(found))
+    found = await service.read_transaction(ctx, account, transaction_id)
+    return json_response(serializers.transaction_object(found))
 
 
 @routes.get("/api/billing/tax-id")

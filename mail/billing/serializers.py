@@ -76,7 +76,7 @@ def payment_method(m: PaymentMethod) -> dict[str, Any]:
     }
 
 
-def transaction(t: Transaction) -> dict[str, Any]:
+def transaction_object(t: Transaction) -> dict[str, Any]:
     return {
         "object": "transaction",
         "id": t.id,

@@ -296,7 +296,7 @@ async def remove_method(ctx: MailContext, account: Account, method_id: str) -> N
 # --- transactions -------------------------------------------------------------------
 
 
-async def transactions(
+async def list_transactions(
     ctx: MailContext, account: Account, params: ListParams
 ) -> tuple[list[Transaction], int]:
     async with ctx.db.connection() as conn:
@@ -305,7 +305,7 @@ async def transactions(
         )
 
 
-async def transaction(ctx: MailContext, account: Account, transaction_id: str) -> Transaction:
+async def read_transaction(ctx: MailContext, account: Account, transaction_id: str) -> Transaction:
     async with ctx.db.connection() as conn:
         found = await store.transaction(conn, account.id, transaction_id)
     if found is None:

@@ -117,6 +117,12 @@ def test_billing_screens(
     page.get_by_text("No invoice or charge yet.").wait_for()
     tab.check("billing-cancelled-card-tax")
 
+    # The Overview shows the same plan and usage (one entitlement function).
+    page.goto("/")
+    page.locator("#overview-plan").filter(has_text="Pro").wait_for()
+    page.get_by_label("domains").wait_for()
+    assert page.get_by_label("domains").get_attribute("max") == "10"
+
     # Checkout abandoned: the page says nothing changed.
     page.goto("/billing?checkout=cancelled")
     page.get_by_text("Checkout was cancelled: nothing changed.").wait_for()
