@@ -120,8 +120,9 @@ def test_billing_screens(
     # The Overview shows the same plan and usage (one entitlement function).
     page.goto("/")
     page.locator("#overview-plan").filter(has_text="Pro").wait_for()
-    page.get_by_label("domains").wait_for()
-    assert page.get_by_label("domains").get_attribute("max") == "10"
+    bar = page.get_by_role("progressbar", name="domains")
+    bar.wait_for()
+    assert bar.get_attribute("max") == "10"
 
     # Checkout abandoned: the page says nothing changed.
     page.goto("/billing?checkout=cancelled")
