@@ -39,11 +39,14 @@ PROFILE = Profile(
         "session": {"type": "apiKey", "in": "cookie", "name": COOKIE_NAME},
         # The sending API's key (docs/mail.md, "Sending API"): Authorization: Bearer re_...
         "api_key": {"type": "http", "scheme": "bearer"},
+        # Webmail (docs/mail.md, "Webmail"): the mailbox's own 12-hour cookie.
+        "webmail": {"type": "apiKey", "in": "cookie", "name": "svc_webmail"},
     },
     security={
         "session": [{"session": []}],
         # Sending routes: a key; the reads, cancel and reschedule also take a session.
         "api_key": [{"api_key": []}, {"session": []}],
+        "webmail": [{"webmail": []}],
     },
     with_body=frozenset({400, 413, 422}),
     with_auth=frozenset({401}),

@@ -23,6 +23,7 @@ from mail.sending.routes import routes as sending
 from mail.suppressions.routes import routes as suppressions
 from mail.transfers.routes import routes as transfers
 from mail.webhooks.routes import routes as webhooks
+from mail.webmail.routes import routes as webmail
 from mail.wellknown.routes import routes as wellknown
 
 ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (
@@ -42,6 +43,8 @@ ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (
     webhooks,
     recovery,
     overview,
+    # Webmail: the mailbox owner's API under /api/mail/ (docs/mail.md, "Webmail").
+    webmail,
     # Plans, entitlement, subscriptions, the payment provider (docs/mail.md, "Billing").
     billing,
 )

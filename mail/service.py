@@ -42,6 +42,9 @@ from mail.web.csrf import csrf_middleware
 from mail.web.ratelimit import rate_limit_middleware
 from mail.webhooks import delivery as webhook_delivery
 from mail.webhooks.store import webhook_sealer
+from mail.webmail import store as webmail_store
+from mail.webmail.live import install as install_webmail_live
+from mail.webmail.sessions import webmail_middleware
 from mta import mailstore
 
 MIGRATIONS = MigrationSet.beside(__file__)
@@ -109,6 +112,7 @@ class MailService:
             middlewares=[
                 error_middleware(errors.render),
                 session_middleware,
+                webmail_middleware,
                 # A Bearer API key on /api/ (replaces the cookie's account; mail/apikeys/).
                 api_key_middleware,
                 rate_limit_middleware,
@@ -121,6 +125,8 @@ class MailService:
         publish(app, PROFILE, json_path=OPENAPI_PATH, html_path=DOCS_PATH)
         # The pages for people (mail/pages/): outside /api and outside the document.
         install_pages(app)
+        # Webmail's live updates: one LISTEN connection per process (mail/webmail/live.py).
+        install_webmail_live(app, self.runtime.db.dsn)
         return app
 
     def lifespan(self) -> AbstractAsyncContextManager[None] | None:
@@ -167,6 +173,7 @@ class MailService:
         now = self.runtime.clock.now()
         async with self.runtime.db.connection() as conn:
             await sessions_store.sweep(conn, now)
+            await webmail_store.sweep(conn, now)
             await accounts_store.sweep_tokens(conn, now)
             # Idempotency-Key answers are kept 24 hours (docs/mail.md, "Sending API").
             await sending_store.sweep_keys(conn, now - sending_service.IDEMPOTENCY_WINDOW)

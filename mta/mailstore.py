@@ -18,21 +18,31 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from common.blobs import LocalBlobStore
 from common.crypto import Sealer
 from common.db import Conn
+from common.runtime import Runtime
 from mail import directory
 from mta.imports import Imported, Importer, OverQuota, Target, message_id_of
+from mta.jmap.email import blobs as _email_blobs
+from mta.jmap.email import get as _email_get
+from mta.jmap.email import query as _email_query
+from mta.jmap.email import write as _email_write
+from mta.jmap.email.context import EmailContext, UploadReader
+from mta.jmap.email.errors import MethodError
 from mta.sieve.compiler import MAX_SCRIPT_BYTES, Script, SieveError, compile_script
-from mta.store import activity, events, mailboxes, outbound, quota, suppressions
+from mta.store import activity, changes, events, mailboxes, outbound, quota, suppressions
 from mta.store import filters as _filters
 from mta.store.activity import Activity
 from mta.store.events import Event
 from mta.store.filters import Filter
 from mta.store.mailboxes import Folder, create_default_mailboxes
 from mta.store.outbound import OutboundStatus, RecipientStatus, outbound_sealer
+from mta.store.raw import RawMessages
 from mta.store.suppressions import Suppression
 
 __all__ = [
+    "CHANGES_CHANNEL",
     "EVENTS_CHANNEL",
     "FILTER_SORTS",
     "MAX_SCRIPT_BYTES",
@@ -40,11 +50,13 @@ __all__ = [
     "SUPPRESSION_SORTS",
     "Activity",
     "DailyCount",
+    "EmailContext",
     "Event",
     "Filter",
     "Folder",
     "Imported",
     "Importer",
+    "MethodError",
     "OutboundStatus",
     "OverQuota",
     "RecipientStatus",
@@ -57,14 +69,24 @@ __all__ = [
     "cancel_scheduled",
     "compile_script",
     "create_default_mailboxes",
+    "create_folder",
+    "default_folders",
     "delete_filter",
+    "delete_folder",
     "delete_suppression",
+    "email_context",
     "email_events",
+    "email_get",
+    "email_import",
+    "email_query",
+    "email_set",
+    "email_state",
     "enqueue",
     "event_counts_since",
     "event_daily_counts",
     "event_time",
     "filter_page",
+    "find_folder",
     "folders",
     "get_event",
     "get_filter",
@@ -74,6 +96,8 @@ __all__ = [
     "outbound_sealer",
     "outbound_status",
     "outbound_statuses",
+    "read_message_blob",
+    "read_message_part",
     "recent_events",
     "record_event",
     "reschedule",
@@ -184,6 +208,35 @@ suppression_page = suppressions.page
 add_suppression = suppressions.add
 delete_suppression = suppressions.delete
 suppressed = suppressions.suppressed
+
+
+# --- Webmail (mail/webmail/): the JMAP Email functions, one implementation of
+# mail semantics behind two front doors (docs/mail.md, "Webmail"). Each takes
+# (EmailContext, conn, address_id, JMAP arguments) and answers JMAP arguments.
+def email_context(runtime: Runtime, uploads: UploadReader | None = None) -> EmailContext:
+    """The Email functions' context for a process that is not the mta (the gateway's mail)."""
+    ctx = EmailContext(
+        raw=RawMessages(runtime.db, LocalBlobStore(runtime.settings.blob_dir)),
+        clock=runtime.clock,
+    )
+    if uploads is not None:
+        ctx.uploads = uploads
+    return ctx
+
+
+email_get = _email_get.get
+email_query = _email_query.query
+email_set = _email_write.set_emails
+email_import = _email_write.import_emails
+read_message_blob = _email_blobs.read_blob
+read_message_part = _email_blobs.read_part
+# Every change the store logs NOTIFYs this channel with the address id (live updates).
+CHANGES_CHANNEL = "mta_changes"
+default_folders = mailboxes.ensure_defaults
+find_folder = mailboxes.find_path
+create_folder = mailboxes.create_path
+delete_folder = mailboxes.delete_folder
+email_state = changes.state
 # Imports (mail transfers): ``Importer(runtime).store(address_id, Target(role=...|path=...),
 # raw, keywords=..., received_at=..., quota_bytes=..., also=checkpoint)`` stores one
 # message the way delivery does, skipping one already there (mta/imports.py).

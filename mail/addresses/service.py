@@ -13,6 +13,7 @@ from common.db import Conn
 from common.passwords import hash_password
 from mail.addresses import store
 from mail.addresses.store import Address
+from mail.addresses.webmail_sessions import end_webmail_sessions
 from mail.billing import entitlement
 from mail.context import MailContext
 from mail.domains import service as domains
@@ -119,7 +120,11 @@ async def change_password(
         # Check before the slow hash, so a wrong address answers at once.
         await owned(conn, account_id, address_id)
     password_hash = await hash_password(password)
-    return await update(ctx, account_id, address_id, {"password_hash": password_hash})
+    updated = await update(ctx, account_id, address_id, {"password_hash": password_hash})
+    # A new password signs the mailbox out of webmail everywhere.
+    async with ctx.db.connection() as conn:
+        await end_webmail_sessions(conn, address_id, ctx.clock.now())
+    return updated
 
 
 async def set_recovery(

@@ -14,7 +14,11 @@ import jinja2
 from aiohttp import web
 
 import mail.pages.hooks  # noqa: F401  (webhooks and recovery screens add themselves)
-from mail.pages import assets, panel  # noqa: F401  (panel adds its screens to routes)
+from mail.pages import (  # noqa: F401  (panel and webmail add their screens to routes)
+    assets,
+    panel,
+    webmail,
+)
 from mail.pages.routes import routes
 
 

@@ -22,6 +22,7 @@ from common.web import Handler
 from mail.auth.sessions import AUTH
 from mail.context import mail_context
 from mail.errors import rate_limit_exceeded
+from mail.webmail.sessions import WEBMAIL
 
 # POST paths limited per IP as sign-in attempts (credential guessing, mail bombing).
 AUTH_PATHS = frozenset(
@@ -30,6 +31,7 @@ AUTH_PATHS = frozenset(
         "/api/auth/signup",
         "/api/auth/password/forgot",
         "/api/auth/password/reset",
+        "/api/mail/login",
         "/api/recover/request",
         "/api/recover/reset",
     }
@@ -40,6 +42,9 @@ def principal_key(request: web.Request, ip: str) -> str:
     auth = request.get(AUTH)
     if auth is not None:
         return f"mail:account:{auth.account.id}"
+    webmail = request.get(WEBMAIL)
+    if webmail is not None:
+        return f"mail:mailbox:{webmail.address_id}"
     return f"mail:ip:{ip}"
 
 

@@ -174,3 +174,33 @@ async def list_for_address(conn: Conn, address_id: str) -> list[dict[str, Any]]:
 async def folders(conn: Conn, address_id: str) -> list[Folder]:
     """The address's folders as records, in display order."""
     return [Folder.from_row(row) for row in await list_for_address(conn, address_id)]
+
+
+async def delete_folder(conn: Conn, address_id: str, folder_id: str, now: datetime) -> str:
+    """Delete a folder of the address (in the caller's transaction); what happened.
+
+    "deleted", or why not: "missing" (no such folder of this address),
+    "special" (a folder with a role: Inbox, Sent... stay), "has_children",
+    "not_empty" (JMAP's mailboxHasEmail: mail is moved out or deleted first,
+    never lost as a side effect).
+    """
+    row = await fetch_one(
+        conn,
+        """
+        SELECT m.role, m.total_emails,
+               EXISTS (SELECT 1 FROM mta.mailboxes c WHERE c.parent_id = m.id) AS has_child
+          FROM mta.mailboxes m WHERE m.id = %s AND m.address_id = %s FOR UPDATE
+        """,
+        (folder_id, address_id),
+    )
+    if row is None:
+        return "missing"
+    if row["role"] is not None:
+        return "special"
+    if row["has_child"]:
+        return "has_children"
+    if row["total_emails"]:
+        return "not_empty"
+    await fetch_val(conn, "DELETE FROM mta.mailboxes WHERE id = %s RETURNING id", (folder_id,))
+    await changes.record(conn, address_id, "Mailbox", [folder_id], "destroyed", now)
+    return "deleted"

@@ -1,0 +1,137 @@
+"""Live updates: server-sent events over the store's change log.
+
+Every change the store logs (a delivery over SMTP, a JMAP client's Email/set,
+this webmail's own writes) fires ``NOTIFY mta_changes, '<address id>'`` on
+commit, from whichever process wrote it (mta/migrations/0010_jmap.sql). Each
+gateway process keeps one LISTEN connection, opened when its first stream
+starts, and wakes the streams of that mailbox; a stream then sends one
+``change`` event carrying the mailbox's Email and Mailbox states (the same
+strings JMAP answers), so a page refreshes what it shows and nothing else.
+A comment line every 25 seconds keeps proxies from closing an idle stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+
+import aiopg
+from aiohttp import web
+
+from mail.context import MailContext
+from mta import mailstore
+
+log = logging.getLogger(__name__)
+
+KEEPALIVE_SECONDS = 25.0
+
+
+class Hub:
+    """One LISTEN connection per process, fanning notifications out to local streams."""
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        self.listeners: dict[str, set[asyncio.Queue[None]]] = {}
+        self.task: asyncio.Task[None] | None = None
+        self.ready = asyncio.Event()
+
+    async def ensure_started(self) -> None:
+        if self.task is None:
+            self.task = asyncio.create_task(self._run(), name="webmail-listen")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.ready.wait(), 10)
+
+    def subscribe(self, address_id: str) -> asyncio.Queue[None]:
+        queue: asyncio.Queue[None] = asyncio.Queue(maxsize=1)
+        self.listeners.setdefault(address_id, set()).add(queue)
+        return queue
+
+    def unsubscribe(self, address_id: str, queue: asyncio.Queue[None]) -> None:
+        found = self.listeners.get(address_id)
+        if found is not None:
+            found.discard(queue)
+            if not found:
+                del self.listeners[address_id]
+
+    def publish(self, address_id: str) -> None:
+        for queue in self.listeners.get(address_id, ()):
+            # A full queue already holds a wake-up: changes coalesce.
+            with contextlib.suppress(asyncio.QueueFull):
+                queue.put_nowait(None)
+
+    async def stop(self, _app: web.Application | None = None) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
+            self.task = None
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                async with aiopg.connect(self.dsn) as conn:
+                    async with conn.cursor() as cur:
+                        await cur.execute(f"LISTEN {mailstore.CHANGES_CHANNEL}")
+                    self.ready.set()
+                    while True:
+                        note = await conn.notifies.get()
+                        self.publish(note.payload)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.warning(
+                    "webmail change listener lost its connection; reconnecting", exc_info=True
+                )
+                self.ready.clear()
+                await asyncio.sleep(1)
+
+
+HUB = web.AppKey("mail.webmail.hub", Hub)
+
+
+def install(app: web.Application, dsn: str) -> None:
+    hub = Hub(dsn)
+    app[HUB] = hub
+    app.on_cleanup.append(hub.stop)
+
+
+async def states(ctx: MailContext, address_id: str) -> dict[str, str]:
+    async with ctx.db.connection() as conn:
+        return {
+            "email": await mailstore.email_state(conn, address_id, "Email"),
+            "folders": await mailstore.email_state(conn, address_id, "Mailbox"),
+        }
+
+
+async def stream(request: web.Request, ctx: MailContext, address_id: str) -> web.StreamResponse:
+    hub = request.app[HUB]
+    await hub.ensure_started()
+    queue = hub.subscribe(address_id)
+    response = web.StreamResponse(
+        headers={
+            "Content-Type": "text/event-stream",
+            "Cache-Control": "no-store",
+            "X-Accel-Buffering": "no",
+        }
+    )
+    try:
+        await response.prepare(request)
+        last = await states(ctx, address_id)
+        await response.write(f"event: ready\ndata: {json.dumps(last)}\n\n".encode())
+        while True:
+            try:
+                await asyncio.wait_for(queue.get(), KEEPALIVE_SECONDS)
+            except TimeoutError:
+                await response.write(b": keepalive\n\n")
+                continue
+            now = await states(ctx, address_id)
+            if now != last:
+                last = now
+                await response.write(f"event: change\ndata: {json.dumps(now)}\n\n".encode())
+    except ConnectionResetError:
+        pass  # the page went away
+    finally:
+        hub.unsubscribe(address_id, queue)
+    return response
