@@ -9,7 +9,7 @@ sealer and the resolver.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from aiohttp import web
 
@@ -20,6 +20,7 @@ from common.outbound import OutboundClient
 from common.ratelimit import RateLimiter
 from common.runtime import Runtime
 from common.settings import Settings
+from mail.billing.settings import BillingSettings
 from mail.dns.lookup import Resolver
 from mail.dns.providers.base import Publisher
 from mail.dns.providers.cloudflare import CloudflarePublisher
@@ -45,6 +46,8 @@ class MailContext:
     webhook_sealer: Sealer
     # Every call that leaves the process (webhook deliveries): the SSRF-safe client.
     outbound: OutboundClient
+    # Plans file and payment provider (mail/billing/settings.py).
+    billing: BillingSettings = field(default_factory=BillingSettings)
 
     @property
     def db(self) -> Database:

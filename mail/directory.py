@@ -10,6 +10,8 @@ between its protocol servers and the account data.
 * :func:`lookup_recipient`: RCPT TO, once per recipient on the hot path.
 * :func:`authenticate`: an address and its password (SMTP AUTH, JMAP next).
 * :func:`signing_key`: a hosted domain's active DKIM key (signing outbound mail).
+* :func:`reserve_sends`: the plan's sends_per_month, asked by submission
+  before it queues a message (mail/billing/entitlement.py decides).
 
 The recipient statement also reads three mta tables (filters, mailboxes,
 quota usage) by address id: one round trip per RCPT instead of two. It lives
@@ -21,6 +23,7 @@ are listed in docs/architecture.md as the one place mail's SQL reads mta's.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from common.crypto import Sealer
 from common.db import Conn, Prepared
@@ -29,6 +32,7 @@ from mail.addresses import store as addresses_store
 from mail.dkim import store as keys_store
 from mail.dkim.keys import dkim_sealer, open_private_key
 from mail.domains import store as domains_store
+from mail.errors import MailError
 
 __all__ = [
     "SUBADDRESS_DELIMITER",
@@ -37,10 +41,14 @@ __all__ = [
     "Principal",
     "SigningKey",
     "account_addresses",
+    "account_used_bytes",
     "address_quota",
     "authenticate",
     "key_sealer",
     "lookup_recipient",
+    "push_allowed",
+    "reserve_sends",
+    "return_sends",
     "signing_key",
 ]
 
@@ -61,6 +69,17 @@ class Mailbox:
     has_filters: bool = True
     inbox_id: str | None = None
     junk_id: str | None = None
+
+    # The plan's storage_bytes over all of the account's addresses (mail/billing/);
+    # None: unlimited.
+    plan_storage_bytes: int | None = None
+    account_used_bytes: int = 0
+
+    def over_plan_storage(self, incoming: int = 0) -> bool:
+        cap = self.plan_storage_bytes
+        if cap is None:
+            return False
+        return self.account_used_bytes + incoming > cap or self.account_used_bytes >= cap
 
     def over_quota(self, incoming: int = 0) -> bool:
         # NULL or 0 quota: unlimited.
@@ -100,7 +119,8 @@ _LOOKUP = Prepared(
                (SELECT m.id FROM mta.mailboxes m WHERE m.address_id = a.id AND m.role = 'inbox')
                    AS inbox_id,
                (SELECT m.id FROM mta.mailboxes m WHERE m.address_id = a.id AND m.role = 'junk')
-                   AS junk_id
+                   AS junk_id,
+               pl.cap AS plan_storage_bytes
           FROM cand
           -- LIMIT keeps this a lookup per candidate by the unique key: joined
           -- flat, a plan cached before the table had statistics may hash it.
@@ -111,6 +131,11 @@ _LOOKUP = Prepared(
           ) AS a
           JOIN mail.domains d ON d.id = a.domain_id
           LEFT JOIN mta.quota_usage q ON q.address_id = a.id
+          -- The account's plan (mail.plan_of: its subscription's, else the default).
+          LEFT JOIN LATERAL (
+            SELECT (p.limits ->> 'storage_bytes')::bigint AS cap
+              FROM mail.plans p WHERE p.id = mail.plan_of(d.account_id)
+          ) AS pl ON true
          ORDER BY cand.pref, cand.n
          LIMIT 1
       ) AS found ON true
@@ -141,8 +166,30 @@ async def lookup_recipient(conn: Conn, local_part: str, domain: str) -> Lookup:
             has_filters=bool(row["has_filters"]),
             inbox_id=_str(row["inbox_id"]),
             junk_id=_str(row["junk_id"]),
+            plan_storage_bytes=row["plan_storage_bytes"],
+            # Summed (a second statement) only under a plan that limits storage.
+            account_used_bytes=0
+            if row["plan_storage_bytes"] is None
+            else await account_used_bytes(conn, str(row["account_id"])),
         ),
     )
+
+
+_ACCOUNT_USED = Prepared(
+    """
+    SELECT coalesce(sum(q.used_bytes), 0) AS used
+      FROM mail.domains d
+      JOIN mail.addresses a ON a.domain_id = d.id
+      JOIN mta.quota_usage q ON q.address_id = a.id
+     WHERE d.account_id = %(account)s
+    """
+)
+
+
+async def account_used_bytes(conn: Conn, account_id: str) -> int:
+    """Bytes stored over all of an account's addresses: the plan's storage_bytes usage."""
+    row = await _ACCOUNT_USED.fetch_one(conn, {"account": account_id})
+    return int(row["used"]) if row else 0
 
 
 def _str(value: object) -> str | None:
@@ -241,3 +288,46 @@ _QUOTA = Prepared(
      WHERE a.id = %(address_id)s
     """
 )
+
+
+async def reserve_sends(conn: Conn, account_id: str, count: int, now: datetime) -> str | None:
+    """Count ``count`` sends against the account's plan, in the caller's transaction.
+
+    None when they fit; otherwise the reason, for the SMTP reply (nothing is counted).
+    """
+    # Imported here: entitlement reads storage usage through this module.
+    from mail.billing import entitlement
+
+    try:
+        await entitlement.reserve(conn, account_id, "sends_per_month", count, now=now)
+    except MailError as exc:
+        return exc.message
+    return None
+
+
+async def return_sends(conn: Conn, account_id: str, count: int, now: datetime) -> None:
+    """Give back sends reserved for mail that was then not queued."""
+    from mail.billing import entitlement
+
+    await entitlement.release_sends(conn, account_id, count, now)
+
+
+_PUSH = Prepared(
+    """
+    SELECT bool_and(coalesce((p.features ->> 'jmap_push')::boolean, false)) AS allowed
+      FROM mail.addresses a
+      JOIN mail.domains d ON d.id = a.domain_id
+      JOIN mail.plans p ON p.id = mail.plan_of(d.account_id)
+     WHERE a.id = ANY(%(ids)s::text[]::uuid[])
+    """
+)
+
+
+async def push_allowed(conn: Conn, address_ids: list[str]) -> bool:
+    """Whether the plans of these addresses' accounts include ``jmap_push`` (mail/billing/).
+
+    No plan row (billing never synchronised, a daemon alone): allowed, as the
+    built-in plan limits nothing.
+    """
+    row = await _PUSH.fetch_one(conn, {"ids": address_ids})
+    return row is None or row["allowed"] is None or bool(row["allowed"])

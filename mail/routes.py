@@ -12,6 +12,7 @@ from mail.accounts.routes import routes as accounts
 from mail.addresses.routes import routes as addresses
 from mail.apikeys.routes import routes as apikeys
 from mail.auth.routes import routes as auth
+from mail.billing.routes import routes as billing
 from mail.discovery.routes import routes as discovery
 from mail.domains.routes import routes as domains
 from mail.filters.routes import routes as filters
@@ -44,4 +45,6 @@ ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (
     overview,
     # Webmail: the mailbox owner's API under /api/mail/ (docs/mail.md, "Webmail").
     webmail,
+    # Plans, entitlement, subscriptions, the payment provider (docs/mail.md, "Billing").
+    billing,
 )

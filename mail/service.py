@@ -22,6 +22,8 @@ from mail.accounts.public import PublicAccounts
 from mail.apikeys.access import api_key_middleware
 from mail.auth import store as sessions_store
 from mail.auth.sessions import session_middleware
+from mail.billing import jobs as billing_jobs
+from mail.billing.settings import load_billing_settings
 from mail.context import MAIL, MailContext
 from mail.dkim.keys import dkim_sealer
 from mail.dns.lookup import Resolver
@@ -74,6 +76,7 @@ class MailService:
             resolver=Resolver(hosting.dns_resolvers, timeout=hosting.dns_timeout_seconds),
             webhook_sealer=webhook_sealer(runtime.settings.secret),
             outbound=OutboundClient(allow_private=config.webhook_allow_private),
+            billing=load_billing_settings(runtime.settings),
         )
         # The public face of accounts for other packages (the gateway's OAuth host).
         self.accounts = PublicAccounts(self.context)
@@ -98,6 +101,8 @@ class MailService:
         runtime.jobs.register(ROLLUP_JOB, self._roll_up_events, every=ROLLUP_EVERY_SECONDS)
         # Mailbox recovery: the lookup and the link happen in a job (identical answers).
         runtime.jobs.register(recovery_service.REQUEST_JOB, self._recovery_request)
+        # Billing: subscriptions past their period renew or lapse (mail/billing/).
+        billing_jobs.register(self.context)
 
     def create_app(self, *, prefix: str = "") -> web.Application:
         # Mail always sits at a root: mail clients look for its paths there.
@@ -129,6 +134,8 @@ class MailService:
 
     @asynccontextmanager
     async def _lifespan(self) -> AsyncIterator[None]:
+        # The operator's PLANS_FILE (or the built-in free plan) into mail.plans.
+        await billing_jobs.sync_plans(self.context)
         if self.runtime.settings.run_workers:
             # Transfers another process handed back when it stopped resume now.
             await self.transfers.start()

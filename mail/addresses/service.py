@@ -14,6 +14,7 @@ from common.passwords import hash_password
 from mail.addresses import store
 from mail.addresses.store import Address
 from mail.addresses.webmail_sessions import end_webmail_sessions
+from mail.billing import entitlement
 from mail.context import MailContext
 from mail.domains import service as domains
 from mail.errors import conflict, validation_error
@@ -62,6 +63,7 @@ async def create(
     now = ctx.clock.now()
     async with ctx.db.transaction() as conn:
         domain = await domains.owned(conn, account_id, domain_id, for_update=True)
+        await entitlement.reserve(conn, account_id, "addresses", now=now)
         if await store.exists(conn, domain_id, local_part):
             raise conflict(f"{local_part}@{domain.name} already exists")
         address_id = await store.insert(
@@ -92,6 +94,8 @@ async def update(
 ) -> Address:
     async with ctx.db.transaction() as conn:
         row = await owned(conn, account_id, address_id, for_update=True)
+        # Over the plan's addresses after a downgrade: they are read-only.
+        await entitlement.require_within(conn, account_id, "addresses", now=ctx.clock.now())
         await store.update(conn, row.id, changes, ctx.clock.now())
         updated = await store.get(conn, row.id)
         assert updated is not None

@@ -35,7 +35,9 @@ async def list_api_keys(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/api-keys")
-@operation(status=201, body=obj(KEY_FIELDS, required=["name"]), auth="session", errors=[403, 404])
+@operation(
+    status=201, body=obj(KEY_FIELDS, required=["name"]), auth="session", errors=[402, 403, 404]
+)
 async def create_api_key(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account, _ = require_session(request)

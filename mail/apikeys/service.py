@@ -15,6 +15,7 @@ from common.crypto import constant_time_equals, sha256_hex
 from mail.accounts.store import Account
 from mail.apikeys import store
 from mail.apikeys.store import ApiKey, StoredKey
+from mail.billing import entitlement
 from mail.context import MailContext
 from mail.domains import service as domains
 from mail.errors import not_found, validation_error
@@ -92,6 +93,8 @@ async def create(
             raise validation_error("domain_id can only be given with sending_access")
     token, lookup = mint()
     async with ctx.db.transaction() as conn:
+        await entitlement.require_feature(conn, account.id, "api_sending")
+        await entitlement.reserve(conn, account.id, "api_keys", now=ctx.clock.now())
         restricted = None
         if domain_id is not None:
             restricted = (await domains.owned(conn, account.id, parse_uuid(domain_id, "domain"))).id

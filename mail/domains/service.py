@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from common.db import Conn
+from mail.billing import entitlement
 from mail.context import MailContext
 from mail.dkim import keys
 from mail.dkim import store as keys_store
@@ -109,11 +110,16 @@ async def insert_key(
 
 async def add(ctx: MailContext, *, account_id: str, name: str, description: str) -> Domain:
     """Insert the domain with an active RSA key and a standby Ed25519 key (RFC 8463)."""
+    async with ctx.db.connection() as conn:
+        # 402 at once, before the key generation below.
+        await entitlement.require_feature(conn, account_id, "custom_domains")
     # Generate before the transaction: RSA takes tens of milliseconds.
     rsa = await keys.generate(keys.RSA)
     ed = await keys.generate(keys.ED25519)
     now = ctx.clock.now()
     async with ctx.db.transaction() as conn:
+        await entitlement.require_feature(conn, account_id, "custom_domains")
+        await entitlement.reserve(conn, account_id, "domains", now=now)
         if await store.exists_name(conn, name):
             # One instance, one owner per domain: whoever holds it, it's taken.
             raise conflict(f"the domain {name} is already hosted here")
@@ -133,6 +139,8 @@ async def update(
 ) -> Domain:
     async with ctx.db.transaction() as conn:
         row = await owned(conn, account_id, domain_id)
+        # Over the plan's domains after a downgrade: they are read-only.
+        await entitlement.require_within(conn, account_id, "domains", now=ctx.clock.now())
         await store.update(conn, row.id, changes, ctx.clock.now())
         updated = await store.get(conn, row.id)
         assert updated is not None

@@ -53,6 +53,8 @@ async def list_filters(request: web.Request) -> web.Response:
     status=201,
     body=obj(FILTER_FIELDS, required=["address_id", "name", "script"]),
     auth="session",
+    # 402: the plan lacks filters (mail/billing/).
+    errors=[402],
 )
 async def create_filter(request: web.Request) -> web.Response:
     ctx = mail_context(request)

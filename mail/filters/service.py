@@ -13,6 +13,7 @@ from common.db import Conn
 from mail.accounts.store import Account
 from mail.addresses import service as addresses
 from mail.addresses.store import Address
+from mail.billing import entitlement
 from mail.context import MailContext
 from mail.errors import validation_error
 from mail.web.body import optional_str, required_str
@@ -101,6 +102,7 @@ async def create(
     position: int | None,
 ) -> Filter:
     async with ctx.db.transaction() as conn:
+        await entitlement.require_feature(conn, account.id, "filters")
         address = await owned_address(conn, account, raw_address_id)
         return await insert_filter(
             conn,

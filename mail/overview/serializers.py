@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mail.billing import serializers as billing_serializers
 from mail.overview.service import Overview
 
 
@@ -82,6 +83,6 @@ def overview(o: Overview) -> dict[str, Any]:
             ],
         },
         "transfers": {"running": o.running_transfers},
-        # Billing is not built yet: the plan and its usage appear here when it is.
-        "plan": None,
+        # The plan and its usage, as GET /api/entitlement shows them (mail/billing/).
+        "plan": billing_serializers.usage(o.entitlement),
     }

@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
+from mail.billing import entitlement
+from mail.billing.entitlement import Entitlement
 from mail.context import MailContext
 from mail.domains import store as domains_store
 from mail.domains.store import Domain
@@ -58,6 +60,8 @@ class Overview:
     recent: list[Event]
     failing_webhooks: list[Webhook]
     running_transfers: list[dict[str, object]]
+    # The plan and its usage: the same function GET /api/entitlement answers from.
+    entitlement: Entitlement
 
     def rate(self, type_: str) -> float | None:
         sent = self.last_30d.get("email.sent", 0)
@@ -79,6 +83,7 @@ async def overview(ctx: MailContext, account_id: str) -> Overview:
         recent = await mailstore.recent_events(conn, account_id, RECENT)
         failing = await webhooks_store.failing(conn, account_id)
         running = await transfers.running(conn, account_id)
+        plan = await entitlement.entitlement(conn, account_id, now)
     counts = {(c.day, c.type): c.count for c in per_day}
     last_30d: dict[str, int] = {}
     for c in per_day:
@@ -102,4 +107,5 @@ async def overview(ctx: MailContext, account_id: str) -> Overview:
         recent=recent,
         failing_webhooks=failing,
         running_transfers=running,
+        entitlement=plan,
     )

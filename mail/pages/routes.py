@@ -38,6 +38,8 @@ NAV: list[tuple[str, str]] = [
     ("/suppressions", "Suppressions"),
     ("/transfers", "Transfers"),
     ("/webhooks", "Webhooks"),
+    # Plans, usage, subscription, payment methods, transactions, tax id (mail/billing/).
+    ("/billing", "Billing"),
 ]
 
 
@@ -292,3 +294,22 @@ async def address_detail(request: web.Request) -> web.Response:
     return await _hosting_page(
         request, "addresses_detail.html", load, lambda c: c["address"]["unicode_email"]
     )
+
+
+# --- billing: plans, usage, subscription, payment (mail/billing/)
+
+
+@routes.get("/billing")
+@page
+@signed_in
+async def billing(request: web.Request) -> web.Response:
+    """The plan and its usage, plans, cancel, payment methods, transactions, tax id."""
+    return render(request, "billing.html", title="Billing")
+
+
+@routes.get("/billing/return")
+@page
+@signed_in
+async def billing_return(request: web.Request) -> web.Response:
+    """Where the provider's hosted checkout comes back to."""
+    return render(request, "billing_return.html", title="Billing")

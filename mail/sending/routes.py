@@ -129,7 +129,8 @@ SENT_BATCH = obj(
     },
     required=["data"],
 )
-SEND_ERRORS = [401, 403, 409, 422]
+# 402/413: the plan lacks api_sending, or its sends_per_month are used (mail/billing/).
+SEND_ERRORS = [401, 402, 403, 409, 422]
 
 
 async def _json(request: web.Request) -> Any:

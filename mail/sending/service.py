@@ -18,6 +18,7 @@ from typing import Any
 
 from common.db import Conn
 from mail.auth.sessions import Auth
+from mail.billing import entitlement
 from mail.context import MailContext
 from mail.dkim import store as keys_store
 from mail.dns import status as dns_status
@@ -119,10 +120,15 @@ async def send(ctx: MailContext, req: Request, items: list[Any]) -> dict[str, An
                 # The first answer again, even if the body would no longer pass
                 # (a scheduled_at now in the past): nothing is checked or sent twice.
                 return dict(earlier.response)
+        await entitlement.require_feature(conn, account_id, "api_sending")
         drafts = parse_drafts(items, now, batch=batch, permissive=req.permissive)
         checked = await _check_senders(
             conn, ctx, req.auth, drafts, batch=batch, permissive=req.permissive
         )
+        # The plan's sends_per_month: every email this request records counts.
+        sends = sum(1 for item in checked if not isinstance(item, MailError))
+        if sends:
+            await entitlement.reserve(conn, account_id, "sends_per_month", sends, now=now)
         ids: list[str] = []
         errors: list[dict[str, Any]] = []
         for index, item in enumerate(checked):

@@ -48,7 +48,7 @@ async def list_transfers(request: web.Request) -> web.Response:
     status=201,
     body=obj(START_FIELDS, required=["address_id", "host", "username", "password"]),
     response=serializers.TRANSFER,
-    errors=(404, 409),
+    errors=(402, 404, 409),
     auth="session",
 )
 async def start_transfer(request: web.Request) -> web.Response:

@@ -17,6 +17,7 @@ from common import jobs
 from common.crypto import Sealer
 from mail.accounts.store import Account
 from mail.addresses import service as addresses
+from mail.billing import entitlement
 from mail.context import MailContext
 from mail.errors import conflict, not_found, validation_error
 from mail.transfers import store
@@ -72,6 +73,7 @@ async def create(
     sealed = transfer_sealer(ctx.settings.secret).seal(source["password"])
     try:
         async with ctx.db.transaction() as conn:
+            await entitlement.require_feature(conn, account.id, "transfers")
             address = await addresses.owned(conn, account.id, address_id)
             transfer_id = await store.insert(
                 conn,

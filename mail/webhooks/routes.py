@@ -60,7 +60,7 @@ async def list_webhooks(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/webhooks")
-@operation(status=201, body=obj(FIELDS, required=["endpoint"]), auth="session")
+@operation(status=201, body=obj(FIELDS, required=["endpoint"]), auth="session", errors=[402])
 async def create_webhook(request: web.Request) -> web.Response:
     ctx = mail_context(request)
     account = sessions.require(request).account

@@ -18,6 +18,7 @@ from typing import Any
 
 from common.outbound import url_problem
 from common.webhooks import Outcome, generate_secret, send
+from mail.billing import entitlement
 from mail.context import MailContext
 from mail.errors import not_found, validation_error
 from mail.web.lists import ListParams
@@ -77,6 +78,8 @@ async def create(
     """The new endpoint and its secret, which is never readable again."""
     secret = generate_secret()
     async with ctx.db.transaction() as conn:
+        await entitlement.require_feature(conn, account_id, "webhooks")
+        await entitlement.reserve(conn, account_id, "webhooks", now=ctx.clock.now())
         webhook_id = await store.insert(
             conn,
             account_id=account_id,

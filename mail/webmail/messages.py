@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from common.crypto import constant_time_equals, derive_key, hmac_sha256_hex
+from mail.billing import entitlement
 from mail.context import MailContext
 from mail.errors import MailError, conflict, not_found, validation_error
 from mail.sending import mime as sending_mime
@@ -588,6 +589,8 @@ async def send(ctx: MailContext, session: WebmailSession, compose: Compose) -> s
     # The queue first, in its own transaction: a failure after it leaves a sent
     # message without its Sent copy, never a Sent copy of mail that did not leave.
     async with ctx.db.transaction() as conn:
+        # The plan's sends_per_month (mail/billing/): one message is one send.
+        await entitlement.reserve(conn, session.account_id, "sends_per_month", now=now)
         await mailstore.enqueue(
             conn,
             message_id=email_id,

@@ -30,6 +30,7 @@ from aiohttp import web
 
 from common.db import Conn, execute, fetch_all, fetch_one
 from common.outbound import OutboundClient
+from mail import directory
 from mta.jmap import methods
 from mta.jmap.context import JmapContext
 from mta.jmap.registry import CORE, MethodCall, Principal, register, set_error
@@ -188,6 +189,12 @@ async def event_source(
     if ping:
         ping = max(ping, ctx.limits.min_ping_seconds)
     address_ids = {a.address_id: a.id for a in principal.accounts}
+    async with ctx.runtime.db.connection() as conn:
+        # The plan's jmap_push feature (mail/billing/), asked through the directory.
+        if not await directory.push_allowed(conn, list(address_ids)):
+            raise web.HTTPPaymentRequired(
+                text="plan_required: the jmap_push feature is not included in your plan"
+            )
     # Subscribed before reading the starting states: a change in between is
     # compared against them, never lost.
     queue = hub.subscribe(address_ids)
@@ -360,6 +367,11 @@ async def push_set(call: MethodCall) -> dict[str, Any]:
             if bad:
                 not_created[creation_id] = set_error(
                     "invalidProperties", properties=sorted(set(bad))
+                )
+                continue
+            if not await directory.push_allowed(conn, [a.address_id for a in principal.accounts]):
+                not_created[creation_id] = set_error(
+                    "forbidden", "plan_required: the jmap_push feature is not included in your plan"
                 )
                 continue
             if count >= MAX_SUBSCRIPTIONS:

@@ -48,6 +48,8 @@ async def decide(ctx: MtaContext, address: str, declared_size: int) -> Decision:
         return Decision(replies.RELAY_DENIED)
     if found.mailbox is None:
         return Decision(replies.UNKNOWN_USER)
+    if found.mailbox.over_plan_storage(declared_size):
+        return Decision(replies.PLAN_STORAGE_FULL, found.mailbox)
     if found.mailbox.over_quota(declared_size):
         return Decision(replies.OVER_QUOTA, found.mailbox)
     return Decision(replies.RECIPIENT_OK, found.mailbox)

@@ -20,6 +20,11 @@ BAD_RECIPIENT_SYNTAX = "553 5.1.3 Bad recipient address syntax"
 UNKNOWN_USER = "550 5.1.1 No such user here"
 RELAY_DENIED = "554 5.7.1 Relay access denied: this domain is not hosted here"
 OVER_QUOTA = "452 4.2.2 Mailbox full, try again later"
+# The account's plan (storage_bytes over all its addresses) is used up: 552 as
+# the issue asks, with the mailbox-full enhanced code (RFC 3463 X.2.2).
+PLAN_STORAGE_FULL = "552 5.2.2 Mailbox full: the account's storage allowance is used up"
+# Submission over the plan's monthly sends (RFC 3463 X.7.1: not allowed by policy).
+SENDS_EXHAUSTED = "550 5.7.1 Monthly sending allowance of the account's plan is used up"
 TOO_MANY_RECIPIENTS = "452 4.5.3 Too many recipients"
 MESSAGE_TOO_BIG = "552 5.3.4 Message size exceeds fixed maximum message size"
 TEMPORARY_FAILURE = "451 4.3.0 Temporary failure storing the message, try again later"

@@ -275,11 +275,19 @@ class SubmissionHandler:
                 lifetime=timedelta(seconds=config.outbound_max_lifetime),
             )
 
+        # The plan's sends_per_month: one message is one send, counted in its own
+        # short transaction (the queue commit below is shared with other messages).
+        async with self.ctx.runtime.db.transaction() as conn:
+            refused = await directory.reserve_sends(conn, principal.account_id, 1, now)
+        if refused is not None:
+            return replies.SENDS_EXHAUSTED
         try:
             # Committed before the 250; messages arriving together share the commit.
             await self.ctx.committer.run(queue)
         except Exception:
             log.exception("queueing submitted mail failed; answered 451")
+            async with self.ctx.runtime.db.transaction() as conn:
+                await directory.return_sends(conn, principal.account_id, 1, now)
             return QUEUE_FAILED
         if isinstance(session, InboundSession):
             session.errors = session.junk = 0

@@ -61,6 +61,8 @@ async def make_client(
 
 
 # Domains, DNS and discovery: a loopback DNS server and a Cloudflare stand-in.
+# Billing: a local server speaking Stripe's wire format (tests/mail/stripe_standin.py).
+from tests.mail.billing_helpers import stripe_standin  # noqa: E402, F401
 from tests.mail.hosting_fixtures import cloudflare, dns_server  # noqa: E402, F401
 
 # The sending API: the resend SDK pointed at the gateway under test.

@@ -60,7 +60,11 @@ async def test_the_overview_counts_mail_storage_rates_and_recent_activity(client
     resp = await client.get("/api/overview", headers=headers)
     assert resp.status == 200
     body = await resp.json()
-    assert body["object"] == "overview" and body["plan"] is None
+    assert body["object"] == "overview"
+    # The plan and its usage, from the entitlement function (the built-in plan: no limits).
+    assert body["plan"]["plan"]["id"] == "free" and body["plan"]["over_limits"] == []
+    assert body["plan"]["usage"]["domains"] == {"used": 2, "limit": None, "over": False}
+    assert body["plan"]["usage"]["addresses"]["used"] == 2
     assert body["domains"]["total"] == 2
     assert [d["name"] for d in body["domains"]["data"]] == ["over.example", "view.example"]
     assert body["domains"]["data"][0]["address_count"] == 2

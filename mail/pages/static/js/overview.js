@@ -131,6 +131,27 @@ export async function loadOverview() {
     return li;
   }));
   document.getElementById("overview-transfers-none").hidden = data.transfers.running.length > 0;
+  // The plan and its limited usage (GET /api/entitlement's numbers, mail/billing/).
+  document.getElementById("overview-plan").textContent = data.plan.plan.name;
+  const limited = Object.entries(data.plan.usage).filter(([, u]) => u.limit !== null);
+  document.getElementById("overview-usage").replaceChildren(
+    ...limited.map(([name, u]) => {
+      const item = document.createElement("li");
+      const label = document.createElement("label");
+      label.htmlFor = `overview-usage-${name}`;
+      label.textContent = name.replaceAll("_", " ");
+      const text = document.createElement("span");
+      text.className = "usage-text";
+      text.textContent = `${u.used} of ${u.limit}`;
+      const bar = document.createElement("progress");
+      bar.id = `overview-usage-${name}`;
+      bar.max = Math.max(u.limit, 1);
+      bar.value = Math.min(u.used, bar.max);
+      if (u.over) item.className = "over";
+      item.append(label, text, bar);
+      return item;
+    }),
+  );
   document.getElementById("overview-data").hidden = false;
   return data;
 }
