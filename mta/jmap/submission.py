@@ -25,6 +25,7 @@ from email.utils import getaddresses
 from typing import Any
 
 from common.db import Conn, Json, execute, fetch_all, fetch_one
+from mail import directory
 from mta.jmap import methods
 from mta.jmap.email import write
 from mta.jmap.email.methods import email_context
@@ -387,6 +388,11 @@ async def _create(
         raise Invalid(set_error("tooManyRecipients", maxRecipients=MAX_RECIPIENTS))
     now = call.now
     hold = _hold(envelope["mailFrom"].get("parameters"), now, call.limits.max_delayed_send)
+    # The plan's sends_per_month, counted in this transaction like the sending API's
+    # (one message is one send); RFC 8621 7.5's forbiddenToSend says why it is refused.
+    refused = await directory.reserve_sends(conn, account.owner_account_id, 1, now)
+    if refused is not None:
+        raise Invalid(set_error("forbiddenToSend", refused))
     submission_id = str(uuid.uuid4())
     await outbound.enqueue(
         conn,

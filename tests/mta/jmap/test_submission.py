@@ -41,6 +41,7 @@ from tests.mta.jmap.conftest import Mailbox, Server, run
 from tests.mta.jmap.test_vacation_identity import enable, mail
 from tests.mta.jmap_email import Box, make_box
 from tests.mta.sending import ReceiverHandler
+from tests.mta.test_billing_smtp import use_plans
 from tests.mta.test_outbound_delivery import dkim_verify
 
 SUBMISSION = ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:submission"]
@@ -175,6 +176,25 @@ async def test_an_address_sends_only_as_itself(
         "identity": "invalidProperties",
     }
     assert await worker.drain() == 0  # nothing was queued
+
+
+async def test_the_plans_monthly_sends_refuse_a_submission_past_them(
+    jmap_server: Server, alice: Mailbox, box: Box, worker: OutboundWorker, runtime: Runtime
+) -> None:
+    """EmailSubmission counts against sends_per_month, as submission and the API do."""
+    await use_plans(runtime.db, runtime.clock)  # the default plan allows 2 sends a month
+    client = jmap_server.client(alice.email)
+    ident = await identity_id(jmap_server, alice)
+    made = await run(client.request, EmailSet(create={"d": draft(box, alice.email)}))
+    email_id = made.created["d"].id
+    answers = []
+    for _ in range(3):
+        result = await run(client.request, EmailSubmissionSet(create={
+            "s": EmailSubmission(identity_id=ident, email_id=email_id)
+        }))  # fmt: skip
+        answers.append("created" if result.created else result.not_created["s"].type)
+    assert answers == ["created", "created", "forbiddenToSend"]
+    assert await worker.drain() == 2
 
 
 async def test_a_held_submission_is_pending_and_can_be_canceled(
