@@ -273,18 +273,32 @@ async def address_quota(conn: Conn, address_id: str) -> tuple[int | None, int]:
     """(quota in bytes or None for unlimited, bytes used) of one hosted address.
 
     JMAP's Email/set create and Email/import answer overQuota past it
-    (RFC 8621 4.6, 4.8), as delivery refuses mail to a full mailbox.
+    (RFC 8621 4.6, 4.8), as delivery refuses mail to a full mailbox. The
+    quota is the tighter of the address's own and what the account's plan
+    (``storage_bytes`` over all its addresses, mail/billing/) leaves it, so
+    every way mail is written in sees the same limit delivery does.
     """
     row = await _QUOTA.fetch_one(conn, {"address_id": address_id})
     if row is None:
         return None, 0
-    return (row["quota_bytes"] or None), int(row["used_bytes"])
+    used = int(row["used_bytes"])
+    quota: int | None = row["quota_bytes"] or None
+    if row["plan_storage_bytes"] is not None:
+        room = int(row["plan_storage_bytes"]) - await account_used_bytes(
+            conn, str(row["account_id"])
+        )
+        quota = used + max(room, 0) if quota is None else min(quota, used + max(room, 0))
+    return quota, used
 
 
 _QUOTA = Prepared(
     """
-    SELECT a.quota_bytes, coalesce(q.used_bytes, 0) AS used_bytes
-      FROM mail.addresses a LEFT JOIN mta.quota_usage q ON q.address_id = a.id
+    SELECT a.quota_bytes, coalesce(q.used_bytes, 0) AS used_bytes, d.account_id,
+           (SELECT (p.limits ->> 'storage_bytes')::bigint
+              FROM mail.plans p WHERE p.id = mail.plan_of(d.account_id)) AS plan_storage_bytes
+      FROM mail.addresses a
+      JOIN mail.domains d ON d.id = a.domain_id
+      LEFT JOIN mta.quota_usage q ON q.address_id = a.id
      WHERE a.id = %(address_id)s
     """
 )

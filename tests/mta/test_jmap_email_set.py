@@ -319,3 +319,25 @@ async def test_create_and_import_past_the_quota_answer_over_quota(mta_ctx: MtaCo
     res = await box.call(write.import_emails, {"emails": {
         "i": {"blobId": "b1", "mailboxIds": {box.roles["archive"]: True}}}})  # fmt: skip
     assert set(res["created"]) == {"i"}
+
+
+async def test_the_plans_storage_limit_also_answers_over_quota(mta_ctx: MtaContext):
+    """The account's plan (storage_bytes over all its addresses) caps JMAP writes as it caps RCPT."""
+    from tests.mta.test_billing_smtp import use_plans
+
+    box = await make_box(mta_ctx)
+    await use_plans(box.db, mta_ctx.runtime.clock)  # the test plan allows 1000 bytes per account
+    raw = message("Imported", "y" * 2000)
+
+    async def read(account_id: str, blob_id: str) -> bytes | None:
+        return raw if blob_id == "b1" else None
+
+    box.email.uploads = read
+    res = await box.call(write.import_emails, {"emails": {
+        "i": {"blobId": "b1", "mailboxIds": {box.roles["archive"]: True}}}})  # fmt: skip
+    assert res["created"] is None and res["notCreated"]["i"]["type"] == "overQuota"
+    # Without a storage limit in the plan, the same import goes in.
+    await box.db.execute("UPDATE mail.plans SET limits = limits - 'storage_bytes'")
+    res = await box.call(write.import_emails, {"emails": {
+        "i": {"blobId": "b1", "mailboxIds": {box.roles["archive"]: True}}}})  # fmt: skip
+    assert set(res["created"]) == {"i"}
