@@ -32,6 +32,7 @@ from common.crypto import SealError
 from common.db import Conn
 from common.ids import short_id
 from common.jobs import Job, JobQueue
+from mail import directory
 from mail.context import MailContext
 from mail.transfers import imap, store
 from mail.transfers.imap import SourceError, SourceFolder
@@ -314,12 +315,16 @@ class TransferRunner:
             async with self.ctx.db.transaction() as conn:
                 await checkpoint(conn, fetched.duplicate)
             return
+        # The address's quota, tightened by what the plan's storage_bytes leaves
+        # the account (mail/billing/): the limit delivery and JMAP apply.
+        async with self.ctx.db.connection() as conn:
+            quota_bytes, _ = await directory.address_quota(conn, job.address_id)
         await self.importer.store(
             job.address_id,
             target,
             fetched.raw,
             keywords=info.keywords,
             received_at=info.internal_date or self.ctx.clock.now(),
-            quota_bytes=job.quota_bytes or None,
+            quota_bytes=quota_bytes,
             also=checkpoint,
         )

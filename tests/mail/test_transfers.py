@@ -448,3 +448,20 @@ async def test_a_process_that_stops_hands_its_transfer_to_the_next(
         "SELECT count(*) FROM mta.emails WHERE address_id = %s", (address_id,)
     )
     assert count == total == 600
+
+
+async def test_the_plans_storage_limit_stops_a_transfer_too(client, runtime, imap):
+    """The plan's storage_bytes (over all the account's addresses) caps an import as it caps RCPT."""
+    from tests.mta.test_billing_smtp import use_plans
+
+    await use_plans(runtime.db, runtime.clock)  # the test plan allows 1000 bytes per account
+    await runtime.db.execute(
+        """UPDATE mail.plans SET features = features || '{"transfers": true}'"""
+    )
+    imap.add_user("hana", SOURCE_PASSWORD)
+    imap.append("hana", "INBOX", message("too much", body="z" * 3000))
+    account, headers = await signed_in(runtime)
+    address_id = await make_destination(runtime, account)
+    done = await transfer(client, runtime, start_body(address_id, imap, "hana"), headers)
+    assert done["state"] == "failed" and "over its quota" in done["error"]
+    assert not await stored(runtime, address_id)
