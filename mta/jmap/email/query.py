@@ -497,16 +497,16 @@ async def _total(conn: Conn, plan: Plan, state: str) -> int:
 
 
 async def _count(conn: Conn, plan: Plan) -> int:
-    if plan.only_mailbox and not plan.collapse:
-        # The mailbox alone: its count, kept by the store's triggers.
-        return int(
-            await fetch_val(
-                conn,
-                "SELECT total_emails FROM mta.mailboxes WHERE id = %(m)s AND address_id = %(a)s",
-                {"m": plan.mailbox, "a": plan.account_id},
-            )
-            or 0
+    if plan.only_mailbox:
+        # The mailbox alone: its count of emails, or of threads (one row per
+        # thread in mta.mailbox_threads, migration 0060), kept by the store's triggers.
+        sql = (
+            "SELECT count(*) FROM mta.mailbox_threads t JOIN mta.mailboxes m ON m.id = t.mailbox_id"
+            " WHERE t.mailbox_id = %(m)s AND m.address_id = %(a)s"
+            if plan.collapse
+            else "SELECT total_emails FROM mta.mailboxes WHERE id = %(m)s AND address_id = %(a)s"
         )
+        return int(await fetch_val(conn, sql, {"m": plan.mailbox, "a": plan.account_id}) or 0)
     return int(await fetch_val(conn, plan.count_sql(), plan.sql.params) or 0)
 
 
