@@ -360,6 +360,20 @@ async def run(args: argparse.Namespace) -> None:
     filled = (tmp / "terms.json").exists()
     pg = EmbeddedPostgres(tmp / "pgdata", delete_on_stop=not args.keep)
     pg.start()
+    if args.pg:
+        # --pg NAME=VALUE: server settings for this run (shared_buffers needs a restart).
+        import psycopg2
+
+        conn = psycopg2.connect(pg.dsn())
+        conn.autocommit = True
+        with conn.cursor() as cur:
+            cur.execute("ALTER SYSTEM RESET ALL")
+            for setting in args.pg:
+                name, _, value = setting.partition("=")
+                cur.execute(f"ALTER SYSTEM SET {name} = %s", (value,))
+        conn.close()
+        pg.stop()
+        pg.start()
     try:
         dsn = pg.ensure_database("bench")
         if filled:
@@ -388,6 +402,11 @@ async def run(args: argparse.Namespace) -> None:
             (tmp / "terms.json").write_text(json.dumps(terms))
         size = await db.fetch_val("SELECT pg_size_pretty(pg_total_relation_size('mta.emails'))")
         print(f"mta.emails: {size}; terms: {terms}")
+        shown = await db.fetch_all(
+            "SELECT name, current_setting(name) AS setting FROM pg_settings WHERE name IN"
+            " ('shared_buffers', 'work_mem', 'effective_cache_size', 'random_page_cost')"
+        )
+        print("settings:", ", ".join(f"{r['name']}={r['setting']}" for r in shown))
         ctx = EmailContext(raw=RawMessages(db, LocalBlobStore(tmp / "blobs")), clock=Clock())
         base = {"filter": {"inMailbox": inbox}, "limit": 50}
         cases: list[tuple[str, Any, dict[str, Any]]] = [
@@ -480,11 +499,10 @@ async def run(args: argparse.Namespace) -> None:
                             plan.sql.params,
                         )
                         print("\n".join("    " + r[0] for r in await cur.fetchall()))
-                        if call_args.get("calculateTotal") and not (
-                            plan.only_mailbox and not plan.collapse
-                        ):
+                        if call_args.get("calculateTotal"):
+                            count_sql, count_params = query.count_statement(plan)
                             await cur.execute(
-                                "EXPLAIN (ANALYZE, COSTS OFF) " + plan.count_sql(), plan.sql.params
+                                "EXPLAIN (ANALYZE, COSTS OFF) " + count_sql, count_params
                             )
                             print("    -- total:")
                             print("\n".join("    " + r[0] for r in await cur.fetchall()))
@@ -501,6 +519,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--plans", action="store_true")
     parser.add_argument("--keep", help="a directory to keep the filled database in, and reuse")
+    parser.add_argument(
+        "--pg",
+        action="append",
+        metavar="NAME=VALUE",
+        help="a PostgreSQL setting for the run (ALTER SYSTEM and a restart; repeatable)",
+    )
     asyncio.run(run(parser.parse_args()))
 
 

@@ -40,10 +40,10 @@ SETTABLE = {"name", "parentId", "role", "sortOrder", "isSubscribed"}
 SERVER_SET = set(PROPERTIES) - SETTABLE
 
 
-# Thread counts by (address, Mailbox state): counting distinct threads reads
-# every membership of a mailbox (0.1 s at 100,000 messages), and the Mailbox
-# state moves with every change of membership or $seen, so a cached count is
-# exact until the state moves.
+# Thread counts by (address, Mailbox state): counting a mailbox's rows of
+# mta.mailbox_threads reads narrow rows (9 ms at 55,000 threads), and
+# the Mailbox state moves with every change of membership or $seen, so a
+# cached count is exact until the state moves.
 THREAD_COUNTS: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}
 THREAD_COUNTS_MAX = 1000
 
@@ -53,15 +53,14 @@ async def _thread_counts(conn: Conn, address_id: str, state: str) -> dict[str, t
     found = THREAD_COUNTS.get(key)
     if found is not None:
         return found
-    # From the (mailbox_id, thread_id, ...) index of memberships alone (migration 0021).
+    # One row per (mailbox, thread), kept by the membership triggers (migration 0060).
     rows = await fetch_all(
         conn,
         """
         SELECT m.id::text AS id,
-               (SELECT count(DISTINCT em.thread_id) FROM mta.email_mailboxes em
-                 WHERE em.mailbox_id = m.id) AS total,
-               (SELECT count(DISTINCT em.thread_id) FROM mta.email_mailboxes em
-                 WHERE em.mailbox_id = m.id AND NOT em.seen) AS unread
+               (SELECT count(*) FROM mta.mailbox_threads t WHERE t.mailbox_id = m.id) AS total,
+               (SELECT count(*) FROM mta.mailbox_threads t
+                 WHERE t.mailbox_id = m.id AND t.unread > 0) AS unread
           FROM mta.mailboxes m WHERE m.address_id = %s
         """,
         (address_id,),

@@ -496,18 +496,23 @@ async def _total(conn: Conn, plan: Plan, state: str) -> int:
     return total
 
 
-async def _count(conn: Conn, plan: Plan) -> int:
-    if plan.only_mailbox and not plan.collapse:
-        # The mailbox alone: its count, kept by the store's triggers.
-        return int(
-            await fetch_val(
-                conn,
-                "SELECT total_emails FROM mta.mailboxes WHERE id = %(m)s AND address_id = %(a)s",
-                {"m": plan.mailbox, "a": plan.account_id},
-            )
-            or 0
+def count_statement(plan: Plan) -> tuple[str, Mapping[str, Any]]:
+    """The statement that counts the plan's total, and its parameters."""
+    if plan.only_mailbox:
+        # The mailbox alone: its count of emails, or of threads (one row per
+        # thread in mta.mailbox_threads, migration 0060), kept by the store's triggers.
+        sql = (
+            "SELECT count(*) FROM mta.mailbox_threads t JOIN mta.mailboxes m ON m.id = t.mailbox_id"
+            " WHERE t.mailbox_id = %(m)s AND m.address_id = %(a)s"
+            if plan.collapse
+            else "SELECT total_emails FROM mta.mailboxes WHERE id = %(m)s AND address_id = %(a)s"
         )
-    return int(await fetch_val(conn, plan.count_sql(), plan.sql.params) or 0)
+        return sql, {"m": plan.mailbox, "a": plan.account_id}
+    return plan.count_sql(), plan.sql.params
+
+
+async def _count(conn: Conn, plan: Plan) -> int:
+    return int(await fetch_val(conn, *count_statement(plan)) or 0)
 
 
 async def _index_of(conn: Conn, plan: Plan, ids: list[str]) -> dict[str, int]:
