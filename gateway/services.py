@@ -16,7 +16,7 @@ from mail import Account, MailService, PublicAccounts
 from mta.jmap.service import JmapService
 from mta.service import MtaService
 from oauth.config import USER_ID_KEY
-from oauth.settings import load_oauth_settings
+from oauth.settings import DEFAULT_SCOPES, load_oauth_settings
 from oauth.sweeps import SWEEP_EVERY_SECONDS, SWEEP_JOB_KIND
 
 OAUTH_PREFIXES = ("/oauth", "/admin/oauth", "/.well-known/oauth-authorization-server")
@@ -38,7 +38,11 @@ class OAuthService:
     def __init__(self, runtime: Runtime, accounts: PublicAccounts | None = None) -> None:
         self.runtime = runtime
         self.accounts = accounts
-        self.settings = load_oauth_settings(runtime.settings.environ)
+        # The mail host's own resource, JMAP, takes the `mail` scope (docs/mail.md):
+        # offered by default so an OAuth mail client works without configuration.
+        self.settings = load_oauth_settings(
+            runtime.settings.environ, default_scopes=(*DEFAULT_SCOPES, "mail")
+        )
         self._servers: dict[bool, oauth.AuthorizationServer] = {}
         runtime.jobs.register(SWEEP_JOB_KIND, self._sweep, every=SWEEP_EVERY_SECONDS)
 

@@ -24,8 +24,11 @@ class OAuthSettings:
     authorization_endpoint: str | None = None
 
 
-def load_oauth_settings(env: Mapping[str, str]) -> OAuthSettings:
-    scopes = read_list(env, "OAUTH_SCOPES") or DEFAULT_SCOPES
+def load_oauth_settings(
+    env: Mapping[str, str], default_scopes: tuple[str, ...] = DEFAULT_SCOPES
+) -> OAuthSettings:
+    """``default_scopes`` is the host's offer when OAUTH_SCOPES is not set."""
+    scopes = read_list(env, "OAUTH_SCOPES") or default_scopes
     bad = [s for s in scopes if not is_valid_scope_token(s)]
     if bad:
         raise SettingsError(f"OAUTH_SCOPES: {bad[0]!r} is not a scope token")

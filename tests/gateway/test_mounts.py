@@ -173,3 +173,10 @@ async def test_a_mail_host_mount_routes_oauth_for_its_consent_and_pairing_pages(
     assert resp.status != 404
     resp = await client.get("/pair", headers=host, allow_redirects=False)
     assert resp.status == 303 and resp.headers["Location"].startswith("/signin?next=")
+
+
+async def test_the_gateways_oauth_server_offers_the_mail_scope_jmap_takes(gateway_client):
+    """Without OAUTH_SCOPES, a mail client can ask for JMAP access (docs/mail.md)."""
+    resp = await gateway_client.get("/.well-known/oauth-authorization-server/oauth")
+    scopes = (await resp.json())["scopes_supported"]
+    assert {"openid", "profile", "email", "mail"} <= set(scopes)

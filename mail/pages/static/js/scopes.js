@@ -3,6 +3,9 @@ const WORDS = {
   openid: "Know who you are (your account number)",
   profile: "See your name",
   email: "See your email address",
+  // JMAP (docs/mail.md): every mailbox of your account, to read, organise and send.
+  mail: "Read, organise and send the mail of all your mailboxes",
+  "urn:ietf:params:jmap:mail": "Read, organise and send the mail of all your mailboxes",
 };
 
 export function showScopes(list, scopes) {
