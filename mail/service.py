@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from datetime import timedelta
 
 from aiohttp import web
 
@@ -41,6 +42,7 @@ from mail.transfers.runner import TransferRunner
 from mail.web.csrf import csrf_middleware
 from mail.web.ratelimit import rate_limit_middleware
 from mail.webhooks import delivery as webhook_delivery
+from mail.webhooks import store as webhooks_store
 from mail.webhooks.store import webhook_sealer
 from mail.webmail import store as webmail_store
 from mail.webmail.live import install as install_webmail_live
@@ -177,3 +179,4 @@ class MailService:
             await accounts_store.sweep_tokens(conn, now)
             # Idempotency-Key answers are kept 24 hours (docs/mail.md, "Sending API").
             await sending_store.sweep_keys(conn, now - sending_service.IDEMPOTENCY_WINDOW)
+            await webhooks_store.sweep(conn, now - timedelta(days=webhooks_store.RETENTION_DAYS))

@@ -397,3 +397,23 @@ async def attempts(conn: Conn, delivery_id: str) -> list[Attempt]:
         (delivery_id,),
     )
     return [Attempt.from_row(r) for r in rows]
+
+
+# Finished deliveries (and their attempts) are kept 30 days, the Overview's
+# window and what Resend shows of a webhook's history; pending and retrying ones
+# are kept until they finish, however old their event.
+RETENTION_DAYS = 30
+
+
+async def sweep(conn: Conn, before: datetime, batch: int = 5000) -> int:
+    """Delete up to ``batch`` finished deliveries whose event is older than ``before``."""
+    return await execute(
+        conn,
+        """
+        DELETE FROM mail.webhook_deliveries WHERE id IN (
+            SELECT id FROM mail.webhook_deliveries
+             WHERE status IN ('delivered', 'failed') AND event_created_at < %s
+             LIMIT %s)
+        """,
+        (before, batch),
+    )

@@ -529,3 +529,30 @@ async def test_received_mail_reaches_the_endpoint_as_email_received(panel, runti
     assert payload["data"]["from"] == "Bo <bo@sender.example>"
     assert payload["data"]["to"] == ["ann@inbox.example"]
     assert payload["data"]["subject"] == "Hello Ann"
+
+
+async def test_finished_deliveries_are_kept_30_days_and_unfinished_ones_until_they_end(
+    panel, runtime, receiver, clock
+):
+    _, url = receiver
+    _, headers = await signed_in(runtime)
+    await make_hook(panel, headers, url, events=["domain.created"])
+    await add_domain(panel, headers, "kept.example")
+    await add_domain(panel, headers, "still.example")
+    await deliver_all(panel)
+    events = await (await panel.get("/api/webhooks/events", headers=headers)).json()
+    assert [e["status"] for e in events["data"]] == ["delivered", "delivered"]
+    # One of them still retrying (an endpoint down for a long time): never swept.
+    await runtime.db.execute(
+        "UPDATE mail.webhook_deliveries SET status = 'retrying' WHERE event_id = %s",
+        (events["data"][0]["id"],),
+    )
+    clock.advance(days=29)
+    await mail_ctx(panel).runtime.jobs.run_due()
+    kept = "SELECT array_agg(event_id::text) FROM mail.webhook_deliveries"
+    assert sorted(await runtime.db.fetch_val(kept)) == sorted(e["id"] for e in events["data"])
+    clock.advance(days=2)
+    await mail_ctx(panel).runtime.jobs.run_due()
+    assert await runtime.db.fetch_val(kept) == [events["data"][0]["id"]]
+    attempts = await runtime.db.fetch_val("SELECT count(*) FROM mail.webhook_attempts")
+    assert attempts == 1  # the swept delivery's attempt went with it
