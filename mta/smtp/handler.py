@@ -33,6 +33,13 @@ class InboundEnvelope(Envelope):
         # VERP tokens of reports about mail we sent (mta/outbound/bounces.py).
         self.bounce_tokens: list[str] = []
 
+    def accept_sender(self, address: str, options: list[str], sender: str, size: int) -> None:
+        """What MAIL FROM sets once accepted (inbound and submission alike)."""
+        self.mail_from = address
+        self.mail_options.extend(options)
+        self.sender = sender
+        self.declared_size = size
+
 
 class InboundSession(Session):
     """aiosmtpd's session plus the errors this client made without delivering mail."""
@@ -186,10 +193,7 @@ class InboundHandler:
     ) -> str:
         reply, sender, size = mail.check(address, mail_options, self.ctx.config.max_message_size)
         if sender is not None:
-            envelope.mail_from = address
-            envelope.mail_options.extend(mail_options)
-            envelope.sender = sender
-            envelope.declared_size = size
+            envelope.accept_sender(address, mail_options, sender, size)
         return reply
 
     async def handle_RCPT(

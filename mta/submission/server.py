@@ -194,10 +194,7 @@ class SubmissionHandler:
             return reply
         if not may_send_as(principal.email, sender):
             return SENDER_NOT_ALLOWED.format(login=principal.email, address=sender)
-        envelope.mail_from = address
-        envelope.mail_options.extend(mail_options)
-        envelope.sender = sender
-        envelope.declared_size = size
+        envelope.accept_sender(address, mail_options, sender, size)
         return reply
 
     async def handle_RCPT(
