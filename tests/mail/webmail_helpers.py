@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from common.db import Database
-from mta import delivery
 from mta.context import MtaContext
 from mta.store import mailboxes
 from tests.mail.factories import PASSWORD, PASSWORD_HASH
 from tests.mta import factories
+from tests.mta.jmap_email import deliver_to
 
 __all__ = ["PASSWORD", "Mailbox", "make_mailbox", "sign_in"]
 
@@ -29,23 +29,7 @@ class Mailbox:
 
     async def deliver(self, raw: bytes, *, mail_from: str = "sender@remote.test") -> str:
         """Deliver ``raw`` as the SMTP daemon does after DATA; the new message's id."""
-        from mail.directory import lookup_recipient
-
-        local, _, domain = self.email.partition("@")
-        async with self.db.connection() as conn:
-            found = await lookup_recipient(conn, local, domain)
-        assert found.mailbox is not None
-        report = await delivery.deliver(
-            self.ctx,
-            delivery.Inbound(
-                raw=raw,
-                mail_from=mail_from,
-                recipients=[(self.email, found.mailbox)],
-                ip="192.0.2.1",
-                helo="remote.test",
-            ),
-        )
-        return str(report.email_ids[self.address_id])
+        return await deliver_to(self.ctx, self.email, self.address_id, raw, mail_from)
 
 
 async def make_mailbox(ctx: MtaContext, email: str) -> Mailbox:

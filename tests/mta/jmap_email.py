@@ -20,6 +20,27 @@ from tests.mta import factories
 from tests.mta.conftest import with_config
 
 
+async def deliver_to(
+    ctx: MtaContext, address: str, address_id: str, raw: bytes, mail_from: str
+) -> str:
+    """Deliver ``raw`` to ``address`` as the SMTP daemon does after DATA; the new email's id."""
+    local, _, domain = address.partition("@")
+    async with ctx.runtime.db.connection() as conn:
+        found = await lookup_recipient(conn, local, domain)
+    assert found.mailbox is not None
+    report = await delivery.deliver(
+        ctx,
+        delivery.Inbound(
+            raw=raw,
+            mail_from=mail_from,
+            recipients=[(address, found.mailbox)],
+            ip="192.0.2.1",
+            helo="remote.test",
+        ),
+    )
+    return str(report.email_ids[address_id])
+
+
 @dataclass
 class Box:
     """One address (a JMAP account) with its default mailboxes by role."""
@@ -36,21 +57,7 @@ class Box:
 
     async def deliver(self, raw: bytes, *, mail_from: str = "sender@remote.test") -> str:
         """Deliver ``raw`` as the daemon does after DATA; the new email's id."""
-        local, _, domain = self.address.partition("@")
-        async with self.db.connection() as conn:
-            found = await lookup_recipient(conn, local, domain)
-        assert found.mailbox is not None
-        report = await delivery.deliver(
-            self.ctx,
-            delivery.Inbound(
-                raw=raw,
-                mail_from=mail_from,
-                recipients=[(self.address, found.mailbox)],
-                ip="192.0.2.1",
-                helo="remote.test",
-            ),
-        )
-        return str(report.email_ids[self.account_id])
+        return await deliver_to(self.ctx, self.address, self.account_id, raw, mail_from)
 
     async def call(self, fn: Any, args: dict[str, Any], **kw: Any) -> Any:
         async with self.db.connection() as conn:
