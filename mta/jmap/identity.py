@@ -73,13 +73,10 @@ async def identity_get(call: MethodCall) -> dict[str, Any]:
             f"SELECT {COLUMNS} FROM mta.identities WHERE address_id = %s ORDER BY created_at, id",
             (account.address_id,),
         )
-    by_id = {r["id"]: r for r in rows}
-    wanted = list(by_id) if ids is None else ids
     return {
         "accountId": account.id,
         "state": state,
-        "list": [render(by_id[i], props) for i in wanted if i in by_id],
-        "notFound": [i for i in wanted if i not in by_id],
+        **methods.get_list(rows, ids, lambda row: render(row, props)),
     }
 
 

@@ -117,13 +117,10 @@ async def mailbox_get(call: MethodCall) -> dict[str, Any]:
         await ensure_defaults(conn, account.address_id, call.now)
         state = await methods.state(conn, account.address_id, "Mailbox")
         rows = await _rows(conn, account.address_id, threads=threads)
-    by_id = {r["id"]: r for r in rows}
-    wanted = list(by_id) if ids is None else ids
     return {
         "accountId": account.id,
         "state": state,
-        "list": [render(by_id[i], props) for i in wanted if i in by_id],
-        "notFound": [i for i in wanted if i not in by_id],
+        **methods.get_list(rows, ids, lambda row: render(row, props)),
     }
 
 

@@ -11,7 +11,7 @@ still holds (``mta.changes_pruned``) or is not one of ours, the answer is
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -44,6 +44,20 @@ def get_ids(call: MethodCall) -> list[str] | None:
         call.fail("requestTooLarge", f"at most {call.limits.max_objects_in_get} ids per /get")
     # "#k1" creation references name objects made earlier in this request.
     return list(dict.fromkeys(call.resolve_id(i) for i in ids))
+
+
+def get_list(
+    rows: Sequence[dict[str, Any]],
+    ids: list[str] | None,
+    render: Callable[[dict[str, Any]], dict[str, Any]],
+) -> dict[str, Any]:
+    """A /get's ``list`` and ``notFound``: ``ids`` in their order (None: every row)."""
+    by_id = {r["id"]: r for r in rows}
+    wanted = list(by_id) if ids is None else ids
+    return {
+        "list": [render(by_id[i]) for i in wanted if i in by_id],
+        "notFound": [i for i in wanted if i not in by_id],
+    }
 
 
 def properties(

@@ -288,12 +288,7 @@ async def push_get(call: MethodCall) -> dict[str, Any]:
             f"SELECT {COLUMNS} FROM mta.push_subscriptions WHERE principal = %s ORDER BY created_at",
             (call.principal.key,),
         )
-    by_id = {r["id"]: r for r in rows}
-    wanted = list(by_id) if ids is None else ids
-    return {
-        "list": [_render(by_id[i], props) for i in wanted if i in by_id],
-        "notFound": [i for i in wanted if i not in by_id],
-    }
+    return methods.get_list(rows, ids, lambda row: _render(row, props))
 
 
 def _expires(call: MethodCall, value: Any) -> Any:

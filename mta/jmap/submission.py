@@ -140,13 +140,10 @@ async def submission_get(call: MethodCall) -> dict[str, Any]:
         valid = None if ids is None else [i for i in ids if methods.is_uuid(i)]
         rows = await _rows(conn, account.address_id, valid)
         delivery = await _delivery(conn, [r["id"] for r in rows]) if rows else {}
-    by_id = {r["id"]: r for r in rows}
-    wanted = list(by_id) if ids is None else ids
     return {
         "accountId": account.id,
         "state": state,
-        "list": [render(by_id[i], delivery.get(i), props) for i in wanted if i in by_id],
-        "notFound": [i for i in wanted if i not in by_id],
+        **methods.get_list(rows, ids, lambda row: render(row, delivery.get(row["id"]), props)),
     }
 
 
