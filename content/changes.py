@@ -47,6 +47,9 @@ class Changes:
         self.origin = short_id()
         self._version = 0
         self._listeners: list[Listener] = []
+        # Work that runs once per change in the deployment: this process's own
+        # commits only (plugin hooks, content/plugins/service.py).
+        self._committed: list[Listener] = []
         # Other channels heard on the same connection that do not move the
         # version (the realtime socket's presence): channel -> callbacks.
         self._side: dict[str, list[Callable[[str], None]]] = {}
@@ -57,6 +60,10 @@ class Changes:
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
+
+    def on_commit(self, listener: Listener) -> None:
+        """Hear the changes committed by this process only, after the commit."""
+        self._committed.append(listener)
 
     def on_channel(self, channel: str, callback: Callable[[str], None]) -> None:
         """Hear ``channel``'s raw payloads too (register before :meth:`listening`)."""
@@ -72,6 +79,11 @@ class Changes:
     def committed(self, event: dict[str, Any]) -> None:
         """A change made here has committed."""
         self._bump(event)
+        for listener in list(self._committed):
+            try:
+                listener(event)
+            except Exception:
+                log.exception("content commit listener failed")
 
     def received(self, payload: str) -> None:
         try:

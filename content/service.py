@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from aiohttp import web
@@ -22,6 +22,9 @@ from content.changes import Changes
 from content.context import CONTEXT, Context
 from content.delivery import routes as delivery_routes
 from content.delivery.cache import DeliveryCache
+from content.design import routes as design_routes
+from content.design.service import Catalogue
+from content.design.surfaces import Surface, check_surfaces
 from content.entries import publishing, schedule
 from content.entries import routes as entry_routes
 from content.keys import routes as key_routes
@@ -31,6 +34,9 @@ from content.menus import routes as menu_routes
 from content.openapi import PROFILE
 from content.people import routes as people_routes
 from content.people.service import bootstrap_owner
+from content.plugins import Plugin
+from content.plugins import routes as plugin_routes
+from content.plugins.service import Plugins
 from content.preview import routes as preview_routes
 from content.preview import store as preview_store
 from content.realtime import routes as realtime_routes
@@ -69,13 +75,24 @@ ROUTE_TABLES = (
     delivery_routes.routes,
     realtime_routes.routes,
     webhook_routes.routes,
+    plugin_routes.routes,
+    design_routes.routes,
 )
 
 
 class ContentService:
     name = "content"
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        plugins: Sequence[Plugin] = (),
+        design_surfaces: Sequence[Surface] = (),
+    ) -> None:
+        """``plugins``: plugin objects of the host, loaded with PLUGIN_DIR's;
+        ``design_surfaces``: the host's design surfaces (docs/content.md).
+        A surface declared wrongly stops the start with a DeclarationError."""
         self.runtime = runtime
         self.settings = load_content_settings(runtime.settings)
         self.changes = Changes()
@@ -97,6 +114,11 @@ class ContentService:
         self.outbound = OutboundClient(allow_private=self.settings.webhook_allow_private)
         if DELIVER_JOB not in runtime.jobs.kinds:
             runtime.jobs.register(DELIVER_JOB, delivery_handler(self.context, self.outbound))
+        # Plugins are imported now (their routes join every app built below);
+        # their records are written in lifespan(). Hooks hear this process's commits.
+        self.plugins = Plugins(self.context, self.settings.plugin_dir, plugins)
+        self.changes.on_commit(self.plugins.on_commit)
+        self.design = Catalogue(check_surfaces(design_surfaces), self.plugins.active_surfaces)
 
     def content_version(self) -> int:
         """A process-local counter that changes after every content mutation."""
@@ -109,8 +131,11 @@ class ContentService:
         app[HUB] = self.hub
         app.on_shutdown.append(self._close_sockets)
         app[delivery_routes.CACHE] = self.delivery_cache
+        app[plugin_routes.PLUGINS] = self.plugins
+        app[design_routes.DESIGN] = self.design
         for table in ROUTE_TABLES:
             app.add_routes(table)
+        self.plugins.add_routes(app)
         publish(app, PROFILE, json_path=OPENAPI_PATH, html_path=DOCS_PATH)
         return app
 
@@ -129,11 +154,13 @@ class ContentService:
         # deployment starts together, so each clears them as it starts.
         async with self.runtime.db.connection() as conn:
             await preview_store.clear(conn)
+        await self.plugins.start(self.settings.plugin_autoenable)
         refresher = asyncio.create_task(self.hub.refresh_forever(), name="realtime-presence")
         try:
             async with self.changes.listening(self.runtime.db.dsn):
                 yield
         finally:
             refresher.cancel()
+            await self.plugins.close()
             await self.outbound.close()
             await self.context.blobs.close()

@@ -17,7 +17,7 @@ from content.openapi import PAGE, PAGING
 routes = web.RouteTableDef()
 
 # What anyone who reads content may see; the rest (people, keys) needs users.manage.
-CONTENT_SUBJECTS = ["entry", "type", "taxonomy", "term", "menu", "settings"]
+CONTENT_SUBJECTS = ["entry", "type", "taxonomy", "term", "menu", "settings", "design"]
 
 
 @routes.get("/api/activity")

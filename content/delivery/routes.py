@@ -27,6 +27,8 @@ from content.context import context
 from content.delivery import service
 from content.delivery.cache import Answer, DeliveryCache
 from content.delivery.expand import INCLUDES, in_scope
+from content.design import service as design_service
+from content.design.routes import DESIGN
 from content.entries.store import SORTS
 from content.errors import Forbidden, NotFound, Unauthorized
 from content.http import paging
@@ -280,3 +282,11 @@ async def preview(request: web.Request) -> web.Response:
         body = (await service.expand(conn, [row], key.type_scopes))[0]
     body["status"] = row.status
     return _answer(request, _encode(body), "private, no-store")
+
+
+@routes.get("/site/design")
+@operation(auth="delivery", response=obj({"surfaces": {"type": "object"}, "css": string()}))
+async def site_design(request: web.Request) -> web.Response:
+    """The design surfaces' effective values (overrides over defaults), and them as CSS."""
+    catalogue = request.app[DESIGN]
+    return await _serve(request, lambda conn, key: design_service.delivered(conn, catalogue))

@@ -33,6 +33,7 @@ from content.keys.service import ALL_TYPES
 from content.keys.store import DeliveryKey
 from content.realtime import store
 from content.realtime.store import Viewer
+from content.webhooks.events import SITE_EVENTS
 
 TICKET_PREFIX = "rtk_"
 TICKET_SECONDS = 30
@@ -197,6 +198,9 @@ class Hub:
 
     def on_change(self, event: dict[str, Any]) -> None:
         name = event.get("event")
+        if name in SITE_EVENTS:
+            self._site_change(event)
+            return
         if not isinstance(name, str) or not name.startswith("entry.") or "id" not in event:
             return
         topics = ("site", f"content:{event.get('type')}", f"entry:{event['id']}")
@@ -210,6 +214,18 @@ class Hub:
                     if told is None or not may_read_type(client.key, str(event.get("type"))):
                         continue
                 client.send({"topic": topic, "event": told, "data": _entry_data(event)})
+
+    def _site_change(self, event: dict[str, Any]) -> None:
+        """A design override or a plugin's state: told to people on ``site``, never to keys."""
+        kind = "design" if "design" in event else "plugin"
+        frame = {
+            "topic": "site",
+            "event": event["event"],
+            "data": {"id": event.get(kind), "slug": None, "type": kind},
+        }
+        for client in list(self.clients.values()):
+            if client.kind == "session" and "site" in client.topics:
+                client.send(frame)
 
     def on_presence(self, payload: str) -> None:
         topic = f"entry:{payload}"

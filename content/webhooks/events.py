@@ -21,7 +21,7 @@ DELIVER_JOB = "content.webhook.deliver"
 # them over about ten minutes before the delivery is marked dead.
 MAX_ATTEMPTS = 8
 
-EVENTS: tuple[str, ...] = (
+ENTRY_EVENTS: tuple[str, ...] = (
     "entry.created",
     "entry.updated",
     "entry.published",
@@ -32,11 +32,28 @@ EVENTS: tuple[str, ...] = (
     "entry.restored",
     "entry.purged",
 )
+# What changes the site's look or behaviour beyond its entries (issue 26):
+# a design override, a plugin enabled, disabled, configured or paused.
+SITE_EVENTS: tuple[str, ...] = (
+    "design.updated",
+    "plugin.enabled",
+    "plugin.disabled",
+    "plugin.updated",
+    "plugin.paused",
+)
+EVENTS: tuple[str, ...] = ENTRY_EVENTS + SITE_EVENTS
 
 
 def body(event: dict[str, Any], now: datetime) -> str:
-    """The Standard Webhooks payload: {type, timestamp, data}; names the entry, not its content."""
-    data = {k: event.get(k) for k in ("id", "slug", "type", "status")}
+    """The Standard Webhooks payload: {type, timestamp, data}; names the record, not its content.
+
+    ``data`` is ``{id, slug, type, status}`` of an entry, ``{design}`` (the
+    surface id) for a design override, ``{plugin}`` for a plugin.
+    """
+    if event["event"] in SITE_EVENTS:
+        data = {k: v for k, v in event.items() if k in ("design", "plugin")}
+    else:
+        data = {k: event.get(k) for k in ("id", "slug", "type", "status")}
     return json.dumps(
         {"type": event["event"], "timestamp": now.isoformat(), "data": data},
         separators=(",", ":"),
