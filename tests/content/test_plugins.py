@@ -93,7 +93,7 @@ async def test_plugins_are_scanned_and_autoenabled_on_a_fresh_install_only(
     start: Start, team: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING)
-    service, cms = await start()
+    _, cms = await start()
     admin = team["admin"].headers
     found = await plugins(cms, admin)
     assert set(found) == {"gallery", "crashy", "broken"}
