@@ -10,63 +10,19 @@ lifespan, so a "restart" is a second service object on the same database.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
 
-from common.settings import Settings
 from content.design.surfaces import DeclarationError
 from content.plugins import HookEvent, Plugin, PluginContext, Property, Surface
 from content.plugins.loader import MODULE_PREFIX
 from content.service import ContentService
+from tests.content.conftest import Start
 from tests.content.factories import make_agent_key, make_delivery_key, make_type
-
-PLUGIN_DIR = Path(__file__).parent / "plugin_dir"
-HOST_SURFACES = [
-    Surface(
-        "header",
-        "Site header",
-        [
-            Property("background", "color", default="#ffffff"),
-            Property("font", "font"),
-            Property("padding", "spacing", default="1rem"),
-        ],
-    )
-]
-
-Start = Callable[..., Awaitable[tuple[ContentService, Any]]]
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return dataclasses.replace(
-        settings,
-        environ={"PLUGIN_DIR": str(PLUGIN_DIR), "PLUGIN_AUTOENABLE": "gallery,broken,absent"},
-    )
-
-
-@pytest.fixture
-def start(runtime: Any, aiohttp_client: Any) -> Start:
-    """Start the CMS as the gateway does (lifespan included); call again to restart."""
-
-    async def make(**options: Any) -> tuple[ContentService, Any]:
-        service = ContentService(runtime, design_surfaces=HOST_SURFACES, **options)
-        app = service.create_app()
-
-        async def lifespan(app: web.Application) -> AsyncIterator[None]:
-            async with service.lifespan():  # type: ignore[union-attr]
-                yield
-
-        app.cleanup_ctx.append(lifespan)
-        return service, await aiohttp_client(app)
-
-    return make
 
 
 def heard() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
@@ -371,7 +327,7 @@ async def test_a_plugin_declared_wrongly_is_refused_at_load(start: Start, team: 
     assert found["gallery"]["status"] == "active"
 
 
-def test_a_host_surface_declared_wrongly_stops_the_start(runtime: Any) -> None:
+def test_a_host_surface_declared_wrongly_stops_the_start(plugin_runtime: Any) -> None:
     wrong = [Surface("header", "Header", [Property("background", "color", default="red")])]
     with pytest.raises(DeclarationError, match="the default of 'background' must be a hex colour"):
-        ContentService(runtime, design_surfaces=wrong)
+        ContentService(plugin_runtime, design_surfaces=wrong)
