@@ -31,7 +31,13 @@ from tests.openapi.credentials import credentials_for
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "12"))
 # Mail's per-second budgets would answer most generated requests 429 (documented,
 # but then nothing behind the limit is exercised).
-FUZZ_ENV = {"RATE_LIMIT_PER_SECOND": "100000", "AUTH_RATE_LIMIT_PER_SECOND": "100000"}
+FUZZ_ENV = {
+    "RATE_LIMIT_PER_SECOND": "100000",
+    "AUTH_RATE_LIMIT_PER_SECOND": "100000",
+    # The CMS's sample plugins, so their routes and the plugin admin routes are fuzzed too.
+    "PLUGIN_DIR": str(ROOT / "tests" / "content" / "plugin_dir"),
+    "PLUGIN_AUTOENABLE": "gallery",
+}
 DOCUMENTS = {
     "mail": "/api/openapi.json",
     "content": "/cms/api/openapi.json",
