@@ -94,6 +94,7 @@ class Plugins:
         self.hook_timeout = hook_timeout
         self._slots = asyncio.Semaphore(HOOK_CONCURRENCY)
         self._tasks: set[asyncio.Task[None]] = set()
+        self._running: tuple[int, dict[str, dict[str, Any]]] | None = None
 
     # --- start ---
 
@@ -152,24 +153,23 @@ class Plugins:
     async def _run_hooks(self, event: HookEvent) -> None:
         async with self._slots:
             try:
-                async with self.ctx.db.connection() as conn:
-                    rows = await store.running(conn)
+                running = await self.running()
             except Exception:
                 log.exception("reading plugin state for %s hooks failed", event.name)
                 return
             runs = [
-                self._run_hook(self.loaded[row.name], row, event)
-                for row in rows
-                if row.name in self.loaded and event.name in self.loaded[row.name].plugin.hooks
+                self._run_hook(self.loaded[name], stored, event)
+                for name, stored in running.items()
+                if name in self.loaded and event.name in self.loaded[name].plugin.hooks
             ]
             await asyncio.gather(*runs)
 
-    async def _run_hook(self, loaded: Loaded, row: PluginRow, event: HookEvent) -> None:
+    async def _run_hook(self, loaded: Loaded, stored: Mapping[str, Any], event: HookEvent) -> None:
         plugin = loaded.plugin
         hook = plugin.hooks[event.name]
         try:
             await asyncio.wait_for(
-                hook(event, self.plugin_context(plugin, row.settings)), self.hook_timeout
+                hook(event, self.plugin_context(plugin, stored)), self.hook_timeout
             )
         except asyncio.CancelledError:
             raise
@@ -223,8 +223,7 @@ class Plugins:
         plugin = loaded.plugin
 
         async def serve(request: web.Request, principal: Principal | None) -> web.StreamResponse:
-            async with self.ctx.db.connection() as conn:
-                stored = await store.is_running(conn, plugin.name)
+            stored = (await self.running()).get(plugin.name)
             if stored is None:
                 raise NotFound(f"no route {request.method} {request.path}")
             try:
@@ -279,8 +278,29 @@ class Plugins:
         """The design surfaces of the running plugins (content/design/service.py)."""
         if not any(loaded.surfaces for loaded in self.loaded.values()):
             return []
-        names = [row.name for row in await store.running(conn)]
-        return [s for name in names if name in self.loaded for s in self.loaded[name].surfaces]
+        running = await self.running(conn)
+        return [s for name in running if name in self.loaded for s in self.loaded[name].surfaces]
+
+    async def running(self, conn: Conn | None = None) -> dict[str, dict[str, Any]]:
+        """name -> stored settings of the running plugins (enabled, not paused).
+
+        Kept per content version: every change of a plugin's state notifies
+        (``plugin``), so the version moves in every process when it commits
+        and the next call reads the table again (the delivery cache's rule:
+        an answer read while the version moved is not kept).
+        """
+        version = self.ctx.changes.version()
+        if self._running is not None and self._running[0] == version:
+            return self._running[1]
+        if conn is None:
+            async with self.ctx.db.connection() as own:
+                rows = await store.running(own)
+        else:
+            rows = await store.running(conn)
+        running = {row.name: row.settings for row in rows}
+        if self.ctx.changes.version() == version:
+            self._running = (version, running)
+        return running
 
 
 # --- the admin API ------------------------------------------------------------

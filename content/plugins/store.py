@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from common.db import Conn, Json, execute, fetch_all, fetch_one, fetch_val
+from common.db import Conn, Json, execute, fetch_all, fetch_one
 from common.records import Record
 
 _COLUMNS = (
@@ -52,16 +52,6 @@ async def running(conn: Conn) -> list[PluginRow]:
         f"SELECT {_COLUMNS} FROM content.plugins WHERE enabled AND NOT paused ORDER BY name",
     )
     return [PluginRow.from_row(r) for r in rows]
-
-
-async def is_running(conn: Conn, name: str) -> dict[str, Any] | None:
-    """The settings of ``name`` when it is running, else None."""
-    value = await fetch_val(
-        conn,
-        "SELECT settings FROM content.plugins WHERE name = %s AND enabled AND NOT paused",
-        (name,),
-    )
-    return value if isinstance(value, dict) else None
 
 
 async def seen(conn: Conn, name: str, version: str, error: str | None, now: datetime) -> None:
