@@ -28,7 +28,7 @@ from content.delivery import service
 from content.delivery.cache import Answer, DeliveryCache
 from content.delivery.expand import INCLUDES, in_scope
 from content.design import service as design_service
-from content.design.routes import DESIGN
+from content.design.routes import DELIVERED, DESIGN
 from content.entries.store import SORTS
 from content.errors import Forbidden, NotFound, Unauthorized
 from content.http import paging
@@ -285,7 +285,7 @@ async def preview(request: web.Request) -> web.Response:
 
 
 @routes.get("/site/design")
-@operation(auth="delivery", response=obj({"surfaces": {"type": "object"}, "css": string()}))
+@operation(auth="delivery", response=DELIVERED)
 async def site_design(request: web.Request) -> web.Response:
     """The design surfaces' effective values (overrides over defaults), and them as CSS."""
     catalogue = request.app[DESIGN]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from common.openapi import array, boolean, obj, operation
+from common.openapi import array, boolean, obj, operation, string
 from common.web import json_response
 from content.auth.credentials import admin_route
 from content.auth.principal import Principal
@@ -26,11 +26,41 @@ PLUGINS = web.AppKey("content_plugins", Plugins)
 PLUGIN_BODY = obj(
     {"enabled": boolean(), "settings": {"type": "object"}},
 )
+_PLUGIN_FIELDS = {
+    "name": string(),
+    "label": string(),
+    "description": string(),
+    "version": string(),
+    "enabled": boolean(),
+    "status": string(enum=("active", "inactive", "paused", "failed", "missing")),
+    "settings": {"type": "object"},
+    "settingsSchema": array({"type": "object"}),
+    "hooks": array(string()),
+    "routes": array(
+        obj(
+            {"method": string(), "path": string(), "permission": string(nullable=True)},
+            required=["method", "path", "permission"],
+        )
+    ),
+    "surfaces": array(string()),
+    "error": {
+        "anyOf": [
+            obj(
+                {"message": string(), "where": string(), "at": string()},
+                required=["message", "where", "at"],
+            ),
+            {"type": "null"},
+        ]
+    },
+    "createdAt": string(),
+    "updatedAt": string(),
+}
+PLUGIN = obj(_PLUGIN_FIELDS, required=list(_PLUGIN_FIELDS))
 
 
 @routes.get("/api/plugins")
 @admin_route("plugins.manage")
-@operation(auth="admin", response=obj({"data": array({"type": "object"})}, required=["data"]))
+@operation(auth="admin", response=obj({"data": array(PLUGIN)}, required=["data"]))
 async def list_plugins(request: web.Request, principal: Principal) -> web.Response:
     """Every plugin this site has seen, with its state, settings and last error."""
     rows = await service.list_plugins(context(request), request.app[PLUGINS])
@@ -39,7 +69,7 @@ async def list_plugins(request: web.Request, principal: Principal) -> web.Respon
 
 @routes.get("/api/plugins/{name}")
 @admin_route("plugins.manage")
-@operation(auth="admin")
+@operation(auth="admin", response=PLUGIN)
 async def get_plugin(request: web.Request, principal: Principal) -> web.Response:
     plugins = request.app[PLUGINS]
     return json_response(
@@ -49,7 +79,7 @@ async def get_plugin(request: web.Request, principal: Principal) -> web.Response
 
 @routes.patch("/api/plugins/{name}")
 @admin_route("plugins.manage")
-@operation(auth="admin", body=PLUGIN_BODY, errors=(409,))
+@operation(auth="admin", body=PLUGIN_BODY, response=PLUGIN, errors=(409,))
 async def update_plugin(request: web.Request, principal: Principal) -> web.Response:
     """Enable or disable a plugin, or change its settings (only the keys it declares)."""
     body = await read_body(request)
