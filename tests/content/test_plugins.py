@@ -14,15 +14,18 @@ import logging
 import sys
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp import web
 
+from common.clock import Clock
 from content.design.surfaces import DeclarationError
 from content.plugins import HookEvent, Plugin, PluginContext, Property, Surface
 from content.plugins.loader import MODULE_PREFIX
 from content.service import ContentService
-from tests.content.conftest import Start
-from tests.content.factories import make_agent_key, make_delivery_key, make_type
+from tests.content.conftest import PLUGIN_ENV, Start
+from tests.content.factories import make_agent_key, make_delivery_key, make_type, make_user
+from tests.content.test_realtime import frame, open_socket, subscribe
 
 
 def heard() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
@@ -331,3 +334,47 @@ def test_a_host_surface_declared_wrongly_stops_the_start(plugin_runtime: Any) ->
     wrong = [Surface("header", "Header", [Property("background", "color", default="red")])]
     with pytest.raises(DeclarationError, match="the default of 'background' must be a hex colour"):
         ContentService(plugin_runtime, design_surfaces=wrong)
+
+
+async def test_processes_share_plugin_state_and_a_restart_keeps_it(
+    gateway_process: Any, database_url: str, db: Any
+) -> None:
+    """Real `python -m gateway` processes on one database, then a restart."""
+    real = Clock()
+    admin = await make_user(db, real, "admin")
+    env = {"DATABASE_URL": database_url, **PLUGIN_ENV}
+    one, two = gateway_process(env=env), gateway_process(env=env)
+
+    async with aiohttp.ClientSession() as http:
+
+        async def call(gw: Any, method: str, path: str, **kw: Any) -> tuple[int, Any]:
+            async with http.request(method, gw.base_url + "/cms" + path, **kw) as resp:
+                return resp.status, await resp.json()
+
+        # Two processes on a fresh site: the first start applies PLUGIN_AUTOENABLE, once.
+        _, log = await call(one, "GET", "/api/activity?subjectKind=plugin", headers=admin.headers)
+        assert [a["action"] for a in log["data"]] == ["plugin.enabled"]
+        assert (await call(two, "GET", "/api/plugins/gallery/ping"))[0] == 200
+        ticket = (await call(two, "POST", "/api/realtime/ticket", headers=admin.headers))[1]
+        site = await open_socket(two.base_url + "/cms", ticket["ticket"])
+        await subscribe(site, "site")
+        await call(
+            one, "PATCH", "/api/plugins/gallery", json={"settings": {"columns": 4}},
+            headers=admin.headers,
+        )  # fmt: skip
+        assert (await frame(site))["event"] == "plugin.updated"  # heard on process two
+        assert (await call(two, "GET", "/api/plugins/gallery/ping"))[1]["columns"] == 4
+        await call(
+            one, "PATCH", "/api/plugins/gallery", json={"enabled": False}, headers=admin.headers
+        )
+        assert (await frame(site))["event"] == "plugin.disabled"
+        assert (await call(two, "GET", "/api/plugins/gallery/ping"))[0] == 404
+        await site.close()
+        one.stop()
+        two.stop()
+
+        three = gateway_process(env=env)
+        status, found = await call(three, "GET", "/api/plugins/gallery", headers=admin.headers)
+        assert status == 200
+        assert (found["status"], found["settings"]["columns"]) == ("inactive", 4)
+        assert (await call(three, "GET", "/api/plugins/gallery/ping"))[0] == 404
