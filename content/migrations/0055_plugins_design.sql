@@ -27,6 +27,10 @@ CREATE TABLE plugin_install (
     autoenabled      text[]      NOT NULL,
     installed_at     timestamptz NOT NULL
 );
+-- A site that already has people when this migration runs is not a fresh
+-- install: upgrading it must not enable anything.
+INSERT INTO plugin_install (id, autoenabled, installed_at)
+SELECT true, '{}', now() WHERE EXISTS (SELECT 1 FROM users);
 
 -- Overrides of the properties of design surfaces (declared by the host or a
 -- plugin); kept while their surface is absent, delivered while it is declared.

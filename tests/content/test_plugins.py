@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
 import sys
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -19,8 +21,10 @@ import pytest
 from aiohttp import web
 
 from common.clock import Clock
+from common.db import Database
+from common.migrations import MigrationSet, migrate
 from content.design.surfaces import DeclarationError
-from content.plugins import HookEvent, Plugin, PluginContext, Property, Surface
+from content.plugins import HookEvent, Plugin, PluginContext, Property, Surface, store
 from content.plugins.loader import MODULE_PREFIX
 from content.service import ContentService
 from tests.content.conftest import PLUGIN_ENV, Start
@@ -378,3 +382,27 @@ async def test_processes_share_plugin_state_and_a_restart_keeps_it(
         assert status == 200
         assert (found["status"], found["settings"]["columns"]) == ("inactive", 4)
         assert (await call(three, "GET", "/api/plugins/gallery/ping"))[0] == 404
+
+
+async def test_a_site_upgraded_with_people_is_not_a_fresh_install(
+    empty_database_url: str, tmp_path: Path, clock: Any
+) -> None:
+    """Migration 0055 on a site that has people: PLUGIN_AUTOENABLE never applies there."""
+    import common
+    import content
+
+    earlier = tmp_path / "content-migrations"
+    earlier.mkdir()
+    for path in content.MIGRATIONS.files():
+        if path.name < "0055":
+            shutil.copy(path, earlier)
+    db = await Database.connect(empty_database_url, size=2)
+    try:
+        await migrate(db, [common.MIGRATIONS, MigrationSet("content", earlier)])
+        await make_user(db, clock, "owner")
+        applied = await migrate(db, [common.MIGRATIONS, content.MIGRATIONS])
+        assert any("0055" in name for name in applied)
+        async with db.connection() as conn:
+            assert not await store.claim_install(conn, ["gallery"], clock.now())
+    finally:
+        await db.close()
