@@ -57,6 +57,10 @@ HOOK_EVENTS: tuple[str, ...] = (
 )
 HOOK_TIMEOUT_SECONDS = 10.0
 HOOK_CONCURRENCY = 4
+# Changes waiting for their hooks in this process. Beyond this the hooks of a
+# change are skipped (and logged) rather than letting memory grow without end
+# behind a slow plugin.
+MAX_PENDING_HOOKS = 1000
 ROUTE_PREFIX = "/api/plugins"
 # Who the activity log names for what the service did on its own.
 AUTOENABLE_ACTOR = Actor(kind="system", name="PLUGIN_AUTOENABLE")
@@ -132,6 +136,11 @@ class Plugins:
         ):
             return
         data = {k: v for k, v in event.items() if k not in ("event", "origin")}
+        if len(self._tasks) >= MAX_PENDING_HOOKS:
+            log.error(
+                "plugin hooks are %d changes behind; %s %s skipped", len(self._tasks), name, data
+            )
+            return
         task = asyncio.get_running_loop().create_task(self._run_hooks(HookEvent(str(name), data)))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
