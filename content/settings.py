@@ -30,6 +30,8 @@ MAX_UPLOAD_BYTES_DEFAULT = 25 * 1024 * 1024
 MIN_PASSWORD_LENGTH = 8
 STORAGE_DRIVERS = ("local", "s3")
 _OAUTH_SUFFIXES = ("CLIENT_ID", "CLIENT_SECRET", "AUTHORIZE_URL", "TOKEN_URL", "SCOPES")
+# A plugin's name (content/plugins/interface.py), as PLUGIN_AUTOENABLE lists it.
+PLUGIN_NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
 _OAUTH_RE = re.compile(r"^(AI|SOCIAL)_OAUTH_([A-Z0-9]+)_(" + "|".join(_OAUTH_SUFFIXES) + r")$")
 
 
@@ -126,6 +128,20 @@ def _oauth_clients(env: Mapping[str, str], family: str) -> dict[str, OAuthClient
     return clients
 
 
+def _plugins(env: Mapping[str, str]) -> tuple[Path | None, tuple[str, ...]]:
+    raw = read_str(env, "PLUGIN_DIR")
+    directory = Path(raw) if raw else None
+    if directory is not None and not directory.is_dir():
+        raise SettingsError(f"PLUGIN_DIR {raw!r} is not a directory")
+    names = read_list(env, "PLUGIN_AUTOENABLE")
+    for name in names:
+        if not PLUGIN_NAME_RE.match(name):
+            raise SettingsError(
+                f"PLUGIN_AUTOENABLE lists plugin names (lowercase, digits, hyphens), got {name!r}"
+            )
+    return directory, names
+
+
 def load_content_settings(settings: Settings) -> ContentSettings:
     env = settings.environ
     driver = read_str(env, "STORAGE_DRIVER", "local").lower()
@@ -142,7 +158,7 @@ def load_content_settings(settings: Settings) -> ContentSettings:
     if s3["S3_ENDPOINT"]:
         read_url(env, "S3_ENDPOINT", "")
     public = read_url(env, "S3_PUBLIC_URL", "") if read_str(env, "S3_PUBLIC_URL") else ""
-    plugin_dir = read_str(env, "PLUGIN_DIR")
+    plugin_dir, autoenable = _plugins(env)
     return ContentSettings(
         delivery_origins=_origins(env),
         webhook_allow_private=read_bool(env, "WEBHOOK_ALLOW_PRIVATE", False),
@@ -161,8 +177,8 @@ def load_content_settings(settings: Settings) -> ContentSettings:
         max_upload_bytes=read_int(
             env, "MAX_UPLOAD_BYTES", MAX_UPLOAD_BYTES_DEFAULT, minimum=1, maximum=2**40
         ),
-        plugin_dir=Path(plugin_dir) if plugin_dir else None,
-        plugin_autoenable=read_list(env, "PLUGIN_AUTOENABLE"),
+        plugin_dir=plugin_dir,
+        plugin_autoenable=autoenable,
         bootstrap=_bootstrap(env),
         ai_oauth=_oauth_clients(env, "AI"),
         social_oauth=_oauth_clients(env, "SOCIAL"),

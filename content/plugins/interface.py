@@ -39,8 +39,9 @@ from common.db import Database
 from common.openapi import Operation
 from content.auth.principal import Principal
 from content.design.surfaces import Surface
+from content.settings import PLUGIN_NAME_RE
 
-NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
+NAME_RE = PLUGIN_NAME_RE
 SETTING_KEY_RE = re.compile(r"^[a-z][A-Za-z0-9]{0,62}$")
 SETTING_TYPES = ("string", "integer", "number", "boolean", "select", "color")
 ROUTE_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")

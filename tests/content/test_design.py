@@ -17,7 +17,15 @@ from standardwebhooks.webhooks import Webhook as ReferenceVerifier
 from common.clock import ManualClock
 from tests.content.conftest import Start
 from tests.content.factories import make_agent_key, make_delivery_key
-from tests.content.test_realtime import base, frame, open_socket, session_ticket, subscribe
+from tests.content.test_realtime import (
+    base,
+    frame,
+    key_ticket,
+    nothing_pending,
+    open_socket,
+    session_ticket,
+    subscribe,
+)
 
 
 @pytest.fixture
@@ -208,6 +216,9 @@ async def test_webhooks_and_the_socket_hear_design_and_plugin_changes(
     secret = (await created.json())["secret"]
     ws = await open_socket(base(cms), await session_ticket(cms, team["viewer"].headers))
     assert (await subscribe(ws, "site"))["type"] == "subscribed"
+    key = await make_delivery_key(runtime.db, runtime.clock, ["*"])
+    website = await open_socket(base(cms), await key_ticket(cms, key))
+    assert (await subscribe(website, "site"))["type"] == "subscribed"
     await cms.patch("/api/design/header", json={"padding": "2rem"}, headers=admin)
     assert await frame(ws) == {
         "topic": "site",
@@ -216,7 +227,10 @@ async def test_webhooks_and_the_socket_hear_design_and_plugin_changes(
     }
     await cms.patch("/api/plugins/gallery", json={"enabled": False}, headers=admin)
     assert (await frame(ws))["data"] == {"id": "gallery", "slug": None, "type": "plugin"}
+    # A delivery key hears only the spec's three entry events: websites use webhooks here.
+    await nothing_pending(website)
     await ws.close()
+    await website.close()
     await runtime.jobs.run_due()
     payloads = [
         ReferenceVerifier(secret).verify(body, headers) for headers, body in receiver.received

@@ -45,6 +45,7 @@ def test_values_are_parsed():
     assert cs.webhook_allow_private is True
     assert cs.max_upload_bytes == 1000
     assert cs.plugin_autoenable == ("seo", "forms")
+    assert cs.plugin_dir is None
     assert cs.bootstrap is not None and cs.bootstrap.email == "Owner@example.com"
     assert cs.bootstrap.name == "Owner"
     assert cs.ai_oauth["openai"].client_id == "cid"
@@ -65,6 +66,8 @@ def test_values_are_parsed():
         ({"BOOTSTRAP_EMAIL": "nope", "BOOTSTRAP_PASSWORD": "long enough"}, "BOOTSTRAP_EMAIL"),
         ({"BOOTSTRAP_EMAIL": "a@example.com", "BOOTSTRAP_PASSWORD": "short"}, "BOOTSTRAP_PASSWORD"),
         ({"AI_OAUTH_X_TOKEN_URL": "not a url"}, "AI_OAUTH_X_TOKEN_URL"),
+        ({"PLUGIN_DIR": "/no/such/plugins"}, "PLUGIN_DIR '/no/such/plugins' is not a directory"),
+        ({"PLUGIN_AUTOENABLE": "seo, Forms!"}, "PLUGIN_AUTOENABLE lists plugin names"),
     ],
 )
 def test_bad_values_refuse_to_start(env, fragment):
