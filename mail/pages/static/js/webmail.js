@@ -20,7 +20,8 @@ const state = {
   pages: 1,
   items: [],
   current: null, // the message open in the reading pane
-  selected: -1,
+  selected: -1, // the list's chosen item: its index, and its message's id
+  selectedId: null,
   filters: {},
   remote: false,
   compose: null, // {draft_id, reply_to_id, forward_id, dirty}
@@ -64,13 +65,17 @@ function status(text) {
 
 // --- signing in ---------------------------------------------------------------
 
-async function start() {
-  const me = await api("GET", "/api/mail/me");
-  if (!me.ok) return showSignin();
-  state.me = me.data;
+// `me` is the sign-in's answer when there was one (it is what /api/mail/me says).
+async function start(me) {
+  if (!me) {
+    const res = await api("GET", "/api/mail/me");
+    if (!res.ok) return showSignin();
+    me = res.data;
+  }
+  state.me = me;
   $("signin").hidden = true;
   $("app").hidden = false;
-  $("me").textContent = me.data.email;
+  $("me").textContent = me.email;
   await loadFolders();
   await loadList();
   listen();
@@ -98,7 +103,7 @@ $("signin-form").addEventListener("submit", async (event) => {
     return;
   }
   form.reset();
-  start();
+  start(res.data);
 });
 
 $("signout").addEventListener("click", async () => {
@@ -191,8 +196,9 @@ async function loadList() {
   const folder = state.folders.find((x) => x.id === state.folder);
   $("list-title").textContent = f.search ? `Search: ${f.search}` : folder ? folder.name : "Messages";
   state.items = res.data.data;
-  // The open message keeps its place in the list when the list moves around it.
-  if (state.current) state.selected = state.items.findIndex((x) => x.id === state.current.id);
+  // The selection follows its message when the list moves around it (a refresh
+  // while j/k are pressed), so the message loading next is still the one chosen.
+  if (state.selectedId) state.selected = state.items.findIndex((x) => x.id === state.selectedId);
   state.pages = Math.max(1, res.data.pages);
   $("page-info").textContent = `${res.data.total} message${res.data.total === 1 ? "" : "s"} · page ${state.page} of ${state.pages}`;
   $("prev").disabled = state.page <= 1;
@@ -216,7 +222,7 @@ function renderList() {
       el("span", { class: "subject" }, m.subject || "(no subject)"),
       el("span", { class: "preview" }, m.preview),
     );
-    if (state.current && state.current.id === m.id) button.setAttribute("aria-current", "true");
+    if (m.id === state.selectedId) button.setAttribute("aria-current", "true");
     button.addEventListener("click", () => openMessage(i));
     list.append(el("li", { class: unread ? "unread" : "" }, button));
   });
@@ -258,6 +264,7 @@ function openMessage(index) {
   const summary = state.items[index];
   if (!summary) return;
   state.selected = index;
+  state.selectedId = summary.id;
   state.remote = false;
   markSelected();
   clearTimeout(loadTimer);
@@ -276,9 +283,8 @@ async function showSelected(summary) {
 
 // The list's current item, without redrawing it.
 function markSelected() {
-  const summary = state.items[state.selected];
   $("messages").querySelectorAll("button[data-id]").forEach((b) => {
-    if (summary && b.dataset.id === summary.id) b.setAttribute("aria-current", "true");
+    if (b.dataset.id === state.selectedId) b.setAttribute("aria-current", "true");
     else b.removeAttribute("aria-current");
   });
 }
