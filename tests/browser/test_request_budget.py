@@ -181,3 +181,25 @@ def test_filters_and_webmail_by_keyboard_meet_no_429(
     assert not log.refused, log.refused
     # No screen's load comes near the burst.
     assert max(counts.values()) < BURST, counts
+
+
+def test_sign_in_without_its_script_lands_on_a_page_not_json(
+    screens: Callable[[], Screens], gateway: GatewayProcess, database_url: str
+) -> None:
+    """The script did not load (here: every module refused): the form posts natively."""
+    make_mailbox(database_url)
+    tab = screens()
+    page = tab.page
+    page.route("**/*.js", lambda route: route.abort())
+    page.goto("/signin?next=/filters")
+    sign_in(tab, OWNER, password=PASSWORD)
+    page.get_by_role("heading", name="This page did not finish loading").wait_for()
+    assert "application/json" not in page.content()
+    assert "Nothing was changed" in page.inner_text("main")
+    tab.check("signin-without-script")
+    page.unroute("**/*.js")
+    # Back to the page it came from; with its script this time, the sign-in works.
+    page.get_by_role("link", name="Back to the page").click()
+    page.wait_for_url("**/signin?next=/filters")
+    sign_in(tab, OWNER, password=PASSWORD)
+    page.wait_for_url("**/filters")
