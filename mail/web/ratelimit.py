@@ -9,9 +9,9 @@ refills at RATE_LIMIT_PER_SECOND (the spec's 10 per second, sustained) and
 holds RATE_LIMIT_BURST requests (20), so a screen that loads a few things at
 once after a quiet moment is never refused while a client that keeps going
 is held to the rate. Sign-in, sign-up and the password-reset routes also
-spend ``mail:auth-ip:<ip>``, AUTH_RATE_LIMIT_PER_SECOND (5) per second, with
-no burst beyond it. The buckets live in Postgres (common.ratelimit), so N
-processes behind a load balancer share them.
+spend ``mail:auth-ip:<ip>``, AUTH_RATE_LIMIT_PER_SECOND (5) per one-second
+window, the counter JMAP's failed sign-ins spend too. Both live in Postgres
+(common.ratelimit), so N processes behind a load balancer share them.
 
 What is not: the pages for people and their assets (handlers marked
 :func:`common.openapi.page`: HTML shells, ``/assets/...``, the webmail
@@ -94,8 +94,10 @@ async def rate_limit_middleware(request: web.Request, handler: Handler) -> web.S
     ip = client_ip(request, ctx.settings.trusted_proxies)
     decision = await spend(ctx, principal_key(request, ip))
     if request.method == "POST" and request.path in AUTH_PATHS:
+        # A one-second window, not a bucket: JMAP's failed sign-ins spend the same
+        # counter (mta/jmap/auth.py peeks at it before checking a password).
         rate = ctx.config.auth_rate_limit_per_second
-        decision = await ctx.limiter.take(f"mail:auth-ip:{ip}", rate, rate)
+        decision = await ctx.limiter.hit(f"mail:auth-ip:{ip}", rate)
         if not decision.allowed:
             raise rate_limit_exceeded(decision.headers())
     response = await handler(request)

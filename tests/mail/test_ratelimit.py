@@ -148,10 +148,6 @@ async def test_sign_in_is_limited_to_5_per_second_per_ip(make_client, clock):
     assert signup.headers["ratelimit-limit"] == "5"
     # Other routes from the same IP are not affected.
     assert (await client.get("/api/auth/signups")).status == 200
-    # No burst beyond the five: a fifth of a second buys one attempt.
-    clock.advance(0.2)
-    statuses = [(await client.post("/api/auth/login", json=creds)).status for _ in range(2)]
-    assert statuses == [422, 429]
     clock.advance(1)
     assert (await client.post("/api/auth/login", json=creds)).status == 422
 
