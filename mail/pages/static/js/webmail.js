@@ -162,8 +162,13 @@ async function deleteFolder(folder) {
   if (!confirm(`Delete the folder ${folder.name}?`)) return;
   const res = await api("DELETE", `/api/mail/folders/${folder.id}`);
   $("folder-error").textContent = res.ok ? "" : messageOf(res.data);
-  if (res.ok && state.folder === folder.id) state.folder = null;
-  if (res.ok) changed({ folders: true, list: true });
+  if (!res.ok) return;
+  if (state.folder === folder.id) {
+    // The folder shown is gone: the Inbox now, whatever the live event says.
+    state.folder = null;
+    await loadFolders();
+    await loadList();
+  } else changed({ folders: true });
 }
 
 $("new-folder").addEventListener("submit", async (event) => {
