@@ -176,6 +176,14 @@ def test_filters_and_webmail_by_keyboard_meet_no_429(
             page.wait_for_load_state("networkidle")
             counts["webmail reload"] = len(log.take())
 
+    # Read, then gone at once (a reload before the pause): still marked seen.
+    page.get_by_role("button", name="Message 1").click()
+    reading(page, 1)
+    page.reload()
+    page.get_by_role("button", name="Message 1").wait_for()
+    first = page.locator("#messages li", has=page.get_by_role("button", name="Message 1"))
+    expect(first).not_to_have_class("unread")
+
     for screen, calls in counts.items():
         print(f"API calls, {screen}: {calls}")
     assert not log.refused, log.refused

@@ -315,6 +315,20 @@ async function flushSeen() {
   if (ids.length) await api("POST", "/api/mail/messages/flags", { ids, seen: true });
 }
 
+// Leaving (or reloading) before the pause: the page's last request outlives it.
+window.addEventListener("pagehide", () => {
+  if (!seenQueue.size) return;
+  clearTimeout(seenTimer);
+  fetch("/api/mail/messages/flags", {
+    method: "POST",
+    keepalive: true,
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json", Accept: "application/json" },
+    body: JSON.stringify({ ids: [...seenQueue], seen: true }),
+  });
+  seenQueue.clear();
+});
+
 async function showMessage(id) {
   let m = state.remote ? null : cache.get(id);
   if (!m) {
