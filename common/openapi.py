@@ -169,6 +169,11 @@ def page(fn: F) -> F:
     return fn
 
 
+def is_page(handler: object) -> bool:
+    """Whether a route's handler was marked with :func:`page`."""
+    return bool(getattr(handler, PAGE_ATTRIBUTE, False))
+
+
 # --- one service's conventions -------------------------------------------------
 
 
@@ -199,7 +204,7 @@ def served_operations(app: web.Application) -> list[tuple[str, str, AbstractRout
     out: list[tuple[str, str, AbstractRoute]] = []
     for resource in app.router.resources():
         for route in resource:
-            if route.method == "HEAD" or getattr(route.handler, PAGE_ATTRIBUTE, False):
+            if route.method == "HEAD" or is_page(route.handler):
                 continue
             out.append((resource.canonical, route.method, route))
     return out

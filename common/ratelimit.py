@@ -1,10 +1,20 @@
 """Rate limits whose budget every gateway process shares.
 
-Fixed windows counted in one UNLOGGED Postgres table: a hit is a single
+Two kinds, each in one UNLOGGED Postgres table, each spent by a single
 upsert, so N processes behind a load balancer spend one budget per key, and a
-restart forgets nothing that matters. Keys say what they limit
-(``mail:principal:42``, ``cms:login-ip:203.0.113.9``). Time comes from the
-injectable clock, so tests move it instead of sleeping.
+restart forgets nothing that matters:
+
+- :meth:`RateLimiter.hit` counts attempts in fixed windows (``limit`` per
+  ``window_seconds``): for budgets of failures and of slow things (sign-in
+  codes per 15 minutes, recovery links per hour).
+- :meth:`RateLimiter.take` is a token bucket for request rates: ``rate`` per
+  second sustained, and up to ``burst`` at once after a quiet moment. It is
+  kept as GCRA (the generic cell rate algorithm, as redis-cell and
+  Shopify's leaky bucket): one integer per key, the time at which the bucket
+  would be full again, so a request is one conditional upsert.
+
+Keys say what they limit (``mail:account:42``, ``cms:login-ip:203.0.113.9``).
+Time comes from the injectable clock, so tests move it instead of sleeping.
 """
 
 from __future__ import annotations
@@ -18,6 +28,7 @@ from common.db import Database
 
 SWEEP_JOB = "common.rate_limit_sweep"
 KEEP_WINDOWS_FOR = timedelta(hours=1)
+MICROSECONDS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -25,12 +36,18 @@ class Decision:
     allowed: bool
     limit: int
     remaining: int
-    # Seconds until the current window ends and the budget refills.
+    # Seconds until the budget is whole again (the window ends, the bucket is full).
     reset_seconds: int
+    # Seconds until one more request would pass, when that is sooner than the reset
+    # (a token bucket refills a little at a time); None: at the reset.
+    wait_seconds: int | None = None
+    # The RateLimit-Policy value, for a budget whose shape the three numbers do not say.
+    policy: str | None = None
 
     @property
     def retry_after(self) -> int:
-        return max(1, self.reset_seconds)
+        wait = self.reset_seconds if self.wait_seconds is None else self.wait_seconds
+        return max(1, wait)
 
     def headers(self) -> dict[str, str]:
         """The draft IETF RateLimit headers, plus Retry-After when refused."""
@@ -39,6 +56,8 @@ class Decision:
             "ratelimit-remaining": str(self.remaining),
             "ratelimit-reset": str(self.reset_seconds),
         }
+        if self.policy is not None:
+            out["ratelimit-policy"] = self.policy
         if not self.allowed:
             out["retry-after"] = str(self.retry_after)
         return out
@@ -68,6 +87,44 @@ class RateLimiter:
             reset_seconds=reset,
         )
 
+    async def take(self, key: str, rate: float, burst: int) -> Decision:
+        """Spend one request of ``key``'s bucket: ``rate`` per second, ``burst`` at once.
+
+        The bucket holds ``burst`` requests and gains one every ``1 / rate``
+        seconds. Refused requests spend nothing. The decision's limit is the
+        bucket (what may be sent at once), its remaining what is left of it
+        now, its reset the seconds until it is full, and Retry-After the
+        seconds until the next request passes; RateLimit-Policy says both
+        numbers (``10;w=1;burst=20``).
+        """
+        burst = max(1, burst)
+        step = max(1, round(MICROSECONDS / rate))  # one request's worth of time
+        depth = burst * step  # how far ahead of now the bucket may be spent
+        now = round(self.clock.now().timestamp() * MICROSECONDS)
+        tat = await self.db.fetch_val(
+            "INSERT INTO common.rate_buckets AS b (key, tat) VALUES (%(key)s, %(now)s + %(step)s)"
+            " ON CONFLICT (key) DO UPDATE SET tat = greatest(b.tat, %(now)s) + %(step)s"
+            " WHERE greatest(b.tat, %(now)s) + %(step)s <= %(now)s + %(depth)s"
+            " RETURNING tat",
+            {"key": key, "now": now, "step": step, "depth": depth},
+        )
+        allowed = tat is not None
+        if not allowed:
+            tat = await self.db.fetch_val(
+                "SELECT tat FROM common.rate_buckets WHERE key = %s", (key,)
+            )
+            tat = max(int(tat if tat is not None else now), now)
+        ahead = max(0, int(tat) - now)
+        wait = max(0, int(tat) + step - depth - now)
+        return Decision(
+            allowed=allowed,
+            limit=burst,
+            remaining=max(0, (depth - ahead) // step),
+            reset_seconds=math.ceil(ahead / MICROSECONDS),
+            wait_seconds=math.ceil(wait / MICROSECONDS),
+            policy=f"{_number(rate)};w=1;burst={burst}",
+        )
+
     async def exhausted(self, key: str, limit: int, window_seconds: float = 1.0) -> bool:
         """Whether ``key`` is already past ``limit`` in this window, without counting.
 
@@ -95,7 +152,15 @@ class RateLimiter:
         )
 
     async def sweep(self) -> int:
-        return await self.db.execute(
+        """Forget old windows, and buckets that are full again (as good as no row)."""
+        windows = await self.db.execute(
             "DELETE FROM common.rate_limits WHERE window_start < %s",
             (self.clock.now() - KEEP_WINDOWS_FOR,),
         )
+        now = round(self.clock.now().timestamp() * MICROSECONDS)
+        buckets = await self.db.execute("DELETE FROM common.rate_buckets WHERE tat <= %s", (now,))
+        return windows + buckets
+
+
+def _number(rate: float) -> str:
+    return str(int(rate)) if float(rate).is_integer() else f"{rate:g}"

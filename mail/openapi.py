@@ -29,8 +29,9 @@ PROFILE = Profile(
     description=(
         "The mail service's HTTP API (docs/mail.md). Errors are "
         "{statusCode, name, message}; a signed-in request carries the svc_session "
-        "cookie. Every request spends the caller's rate-limit budget (429 "
-        "rate_limit_exceeded with Retry-After); a state-changing request from "
+        "cookie. Every request spends the caller's rate-limit budget, a token bucket "
+        "of RATE_LIMIT_PER_SECOND (10) a second with a burst of RATE_LIMIT_BURST (20) "
+        "(429 rate_limit_exceeded with Retry-After); a state-changing request from "
         "another origin is refused 403. GET routes answer HEAD too; another "
         "method on a known path answers 405 with Allow."
     ),

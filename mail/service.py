@@ -33,6 +33,7 @@ from mail.domains.settings import load_hosting_settings
 from mail.openapi import PROFILE
 from mail.outbox.store import outbox_sealer
 from mail.pages import install as install_pages
+from mail.pages.fallback import form_fallback_middleware
 from mail.recovery import service as recovery_service
 from mail.routes import ROUTE_TABLES
 from mail.sending import service as sending_service
@@ -117,6 +118,8 @@ class MailService:
                 webmail_middleware,
                 # A Bearer API key on /api/ (replaces the cookie's account; mail/apikeys/).
                 api_key_middleware,
+                # A form posted by the browser itself (its script did not run): a page.
+                form_fallback_middleware,
                 rate_limit_middleware,
                 csrf_middleware,
             ]

@@ -21,6 +21,9 @@ from common.settings import (
 class MailSettings:
     # Requests per second per principal (account, else client IP).
     rate_limit_per_second: int = 10
+    # Requests a principal may make at once after a quiet moment (the token bucket's
+    # size); the rate above refills it. Above any page load of ours (docs/mail.md).
+    rate_limit_burst: int = 20
     # Sign-in and sign-up attempts per second per client IP.
     auth_rate_limit_per_second: int = 5
     # Whether accounts after the first may sign up.
@@ -44,6 +47,7 @@ def load_mail_settings(settings: Settings) -> MailSettings:
     host = urlsplit(settings.public_url).hostname or "localhost"
     return MailSettings(
         rate_limit_per_second=read_int(env, "RATE_LIMIT_PER_SECOND", 10, minimum=1),
+        rate_limit_burst=read_int(env, "RATE_LIMIT_BURST", 20, minimum=1),
         auth_rate_limit_per_second=read_int(env, "AUTH_RATE_LIMIT_PER_SECOND", 5, minimum=1),
         signups_enabled=read_bool(env, "SIGNUPS_ENABLED", True),
         mail_from=read_str(env, "MAIL_FROM", f"no-reply@{host}"),

@@ -41,6 +41,12 @@ async def list_addresses(
         return await store.list_for_domain(conn, domain.id, params)
 
 
+async def all_of_account(ctx: MailContext, account_id: str) -> list[Address]:
+    """Every address the account owns, across its domains: what an address picker offers."""
+    async with ctx.db.connection() as conn:
+        return await store.for_account(conn, account_id)
+
+
 async def create(
     ctx: MailContext,
     account_id: str,

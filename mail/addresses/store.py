@@ -164,6 +164,16 @@ async def delete(conn: Conn, address_id: str) -> int:
     return await execute(conn, "DELETE FROM mail.addresses WHERE id = %s", (address_id,))
 
 
+async def for_account(conn: Conn, account_id: str) -> list[Address]:
+    """Every address of an account in one statement, by domain then local part (pickers)."""
+    rows = await fetch_all(
+        conn,
+        f"SELECT {_COLUMNS} FROM {_FROM} WHERE d.account_id = %s ORDER BY d.name, a.local_part",
+        (account_id,),
+    )
+    return [Address.from_row(r) for r in rows]
+
+
 async def for_account_number(conn: Conn, number: int) -> list[Address]:
     """The addresses of the panel account with this number, oldest first (JMAP over OAuth)."""
     rows = await fetch_all(

@@ -34,10 +34,10 @@ from mail.errors import (
     forbidden,
     invalid_api_key,
     missing_api_key,
-    rate_limit_exceeded,
     restricted_api_key,
     unauthorized,
 )
+from mail.web import ratelimit
 
 API_PREFIX = "/api/"
 
@@ -62,9 +62,7 @@ async def api_key_middleware(request: web.Request, handler: Handler) -> web.Stre
                 # Refused before the rate limit would see it: spend the client IP's
                 # budget here, as any unauthenticated request does.
                 ip = client_ip(request, ctx.settings.trusted_proxies)
-                decision = await ctx.limiter.hit(f"mail:ip:{ip}", ctx.config.rate_limit_per_second)
-                if not decision.allowed:
-                    raise rate_limit_exceeded(decision.headers())
+                await ratelimit.spend(ctx, f"mail:ip:{ip}")
                 raise invalid_api_key()
             request[AUTH] = Auth(account=found.account, api_key=found.key)
         elif token == "":

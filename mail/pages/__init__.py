@@ -5,6 +5,9 @@ modules, one per screen, that drive the existing /api and /oauth routes with
 the svc_session cookie: the rules live once, in the API. Every page carries a
 strict Content-Security-Policy (no inline script or style) and is kept out of
 the OpenAPI document, which describes the API only (docs/mail.md, "Pages").
+Pages and assets are not API calls and spend none of the API's rate limit
+(mail/web/ratelimit.py); a form the browser posts itself, its script not
+having run, gets a page from ``fallback.py`` rather than the API's JSON.
 """
 
 from __future__ import annotations

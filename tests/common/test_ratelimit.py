@@ -41,3 +41,55 @@ async def test_sweep_forgets_old_windows(db, clock):
     await limiter.hit("new", 1, 1.0)
     assert await limiter.sweep() == 1
     assert await db.fetch_val("SELECT count(*) FROM common.rate_limits") == 1
+
+
+async def test_a_bucket_allows_its_burst_then_its_rate(db, clock):
+    limiter = RateLimiter(db, clock)
+    decisions = [await limiter.take("bucket", 10, 20) for _ in range(21)]
+    assert [d.allowed for d in decisions] == [True] * 20 + [False]
+    assert [d.remaining for d in decisions[:3]] == [19, 18, 17]
+    refused = decisions[-1].headers()
+    assert refused["retry-after"] == "1" and refused["ratelimit-policy"] == "10;w=1;burst=20"
+    # A refusal spends nothing: a tenth of a second later exactly one passes.
+    clock.advance(0.1)
+    assert [(await limiter.take("bucket", 10, 20)).allowed for _ in range(2)] == [True, False]
+    # Half a second refills five, not the whole bucket.
+    clock.advance(0.5)
+    assert [(await limiter.take("bucket", 10, 20)).allowed for _ in range(6)] == [True] * 5 + [
+        False
+    ]
+
+
+async def test_a_slow_rate_says_when_to_come_back(db, clock):
+    limiter = RateLimiter(db, clock)
+    assert (await limiter.take("slow", 0.5, 1)).allowed
+    refused = await limiter.take("slow", 0.5, 1)
+    assert not refused.allowed and refused.headers()["retry-after"] == "2"
+    clock.advance(1.9)
+    assert not (await limiter.take("slow", 0.5, 1)).allowed
+    clock.advance(0.1)
+    assert (await limiter.take("slow", 0.5, 1)).allowed
+
+
+async def test_two_processes_share_one_bucket(db, clock, database_url):
+    from common.db import Database
+
+    other_db = await Database.connect(database_url, size=1)
+    try:
+        a, b = RateLimiter(db, clock), RateLimiter(other_db, clock)
+        results = [await (a if i % 2 else b).take("shared-bucket", 1, 4) for i in range(6)]
+        assert [r.allowed for r in results] == [True] * 4 + [False] * 2
+    finally:
+        await other_db.close()
+
+
+async def test_sweep_forgets_full_buckets_only(db, clock):
+    limiter = RateLimiter(db, clock)
+    await limiter.take("refilled", 10, 20)
+    clock.advance(1)
+    for _ in range(20):
+        await limiter.take("busy", 10, 20)
+    assert await limiter.sweep() == 1
+    assert await db.fetch_val("SELECT key FROM common.rate_buckets") == "busy"
+    # Forgetting a full bucket changes nothing: it starts full again.
+    assert (await limiter.take("refilled", 10, 20)).remaining == 19

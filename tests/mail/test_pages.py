@@ -138,3 +138,48 @@ async def test_the_oauth_metadata_advertises_these_pages(client: Any, runtime: R
         response = await client.get(path, headers=headers)
         assert response.status == 200, path
         assert response.content_type == "text/html"
+
+
+NAVIGATE = {"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document", "Accept": "text/html"}
+
+
+async def test_a_form_the_browser_posts_itself_gets_a_page_and_changes_nothing(
+    client: Any, runtime: Runtime
+) -> None:
+    """The sign-in form when its script did not load: not `send the body as application/json`."""
+    account, _ = await signed_in(runtime)
+    form = {"email": account.email, "password": "correct horse battery staple"}
+    origin = str(client.make_url("")).rstrip("/")
+    response = await client.post(
+        "/api/auth/login",
+        data=form,
+        headers={**NAVIGATE, "Origin": origin, "Referer": origin + "/signin?next=%2Ffilters"},
+    )
+    assert response.status == 400
+    assert response.content_type == "text/html"
+    html = await response.text()
+    assert "This page did not finish loading" in html and "Nothing was changed" in html
+    assert 'href="/signin?next=%2Ffilters"' in html
+    assert "svc_session" not in response.cookies
+    # Browsers without Fetch Metadata: a form's body and a page's Accept say the same.
+    old = await client.post("/api/mail/login", data=form, headers={"Accept": "text/html"})
+    assert old.status == 400 and old.content_type == "text/html"
+    # A page of another site is not a way back.
+    away = await client.post(
+        "/api/auth/logout", headers={**NAVIGATE, "Referer": "https://elsewhere.example/x"}
+    )
+    assert 'href="/"' in await away.text()
+
+
+async def test_scripts_and_api_clients_still_get_json(client: Any) -> None:
+    # fetch() from a page: Sec-Fetch-Mode cors or same-origin.
+    scripted = await client.post(
+        "/api/auth/login", data={"email": "a@b.example"}, headers={"Sec-Fetch-Mode": "same-origin"}
+    )
+    assert scripted.content_type == "application/json"
+    # A script sending a form without Fetch Metadata (curl) asked for no HTML.
+    curl = await client.post("/api/auth/login", data={"email": "a@b.example"})
+    assert curl.content_type == "application/json"
+    # A GET navigation to the API (the docs, a download) is the API's.
+    docs = await client.get("/api/openapi.json", headers=NAVIGATE)
+    assert docs.content_type == "application/json"

@@ -161,9 +161,9 @@ async def test_suppressions_add_list_remove_and_block_sending(client, runtime, d
 
 
 async def test_api_key_requests_spend_the_accounts_rate_limit(make_client, runtime):
-    client = await make_client({"RATE_LIMIT_PER_SECOND": "3"})
+    client = await make_client({"RATE_LIMIT_PER_SECOND": "3", "RATE_LIMIT_BURST": "3"})
     _, headers = await signed_in(runtime)
-    token = await api_key(client, headers)
+    token = await api_key(client, headers)  # spends one
     statuses = []
     for _ in range(3):
         resp = await client.get("/api/emails", headers=bearer(token))
@@ -209,7 +209,7 @@ async def test_idempotency_keys_are_swept_after_24_hours(client, runtime, clock,
 
 
 async def test_wrong_keys_spend_the_client_ips_budget(make_client):
-    client = await make_client({"RATE_LIMIT_PER_SECOND": "2"})
+    client = await make_client({"RATE_LIMIT_PER_SECOND": "2", "RATE_LIMIT_BURST": "2"})
     names = []
     for _ in range(3):
         resp = await client.post("/api/emails", json=MESSAGE, headers=bearer("re_00000000_guess"))

@@ -510,3 +510,22 @@ async def test_the_cookie_is_secure_under_https(make_client, alice):
     resp = await secure.post("/api/mail/login", json={"email": alice.email, "password": PASSWORD})
     assert resp.status == 200
     assert resp.cookies["svc_webmail"]["secure"]
+
+
+async def test_the_frames_signed_images_spend_no_api_budget(make_client, alice, clock):
+    """A message's inline images are the reading frame's (a page's) resources."""
+    client = await make_client({"RATE_LIMIT_PER_SECOND": "1", "RATE_LIMIT_BURST": "2"})
+    email_id = await alice.deliver(letter("Logo", html=HOSTILE_HTML, inline_png=True))
+    await sign_in(client, alice.email)  # spends one of the IP's two
+    clock.advance(5)
+    html = (await (await client.get(f"/api/mail/messages/{email_id}")).json())["html"]
+    src = html.split('<img src="', 1)[1].split('"', 1)[0].replace("&amp;", "&")
+    client.session.cookie_jar.clear()  # the sandboxed frame sends no cookie
+    for _ in range(30):
+        image = await client.get(src)
+        assert image.status == 200 and "ratelimit-remaining" not in image.headers
+    # A wrong signature is an API call like any other, spending the IP's budget.
+    tampered = [
+        (await client.get(src.replace("signature=", "signature=0"))).status for _ in range(3)
+    ]
+    assert tampered == [401, 401, 429]

@@ -2,7 +2,6 @@
 // /api/filters/validate, debounced), and a compiler error marks its line in
 // the gutter, is tied to the textarea, and a button selects that line.
 import { api, messageOf, onSubmit, showError } from "./common.js";
-import { fillSelect, loadAddresses } from "./address_choices.js";
 
 const DEBOUNCE_MS = 400;
 const form = document.getElementById("filter");
@@ -146,13 +145,8 @@ async function start() {
       window.history.replaceState(null, "", `/filters/${filterId}`);
     }
   }
-  try {
-    const all = await loadAddresses();
-    document.getElementById("no-addresses").hidden = all.length > 0;
-    fillSelect(form.elements.namedItem("address_id"), all, chosen);
-  } catch (failure) {
-    showError(form, failure);
-  }
+  // The account's addresses are in the page (mail/pages/panel.py): no call per domain.
+  if (chosen) form.elements.namedItem("address_id").value = chosen;
   drawGutter();
   if (script.value) await validate();
 }

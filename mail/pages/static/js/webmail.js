@@ -1,7 +1,15 @@
 // Webmail (mail/pages/webmail.py): drives /api/mail with the svc_webmail cookie.
 // Every string from a message is put in the page with textContent; the body
 // itself only ever lives in the sandboxed frame (/webmail/frame/<id>).
-import { api, messageOf } from "./common.js";
+//
+// Requests are few, so a person reading fast never meets the rate limit
+// (docs/mail.md, "Rate limits"): the folders are fetched once and then only
+// when the live events say they changed; this page's own changes (seen,
+// flagged) are drawn at once and the live event refreshes the rest; a message
+// read is kept, so k back costs nothing; j/k move the selection at once and
+// load at most one message per MESSAGE_EVERY_MS; messages read are marked
+// seen together, in one request, once the reader pauses.
+import { api, messageOf, send } from "./common.js";
 
 const $ = (id) => document.getElementById(id);
 const state = {
@@ -12,11 +20,20 @@ const state = {
   pages: 1,
   items: [],
   current: null, // the message open in the reading pane
-  selected: -1,
+  selected: -1, // the list's chosen item: its index, and its message's id
+  selectedId: null,
   filters: {},
   remote: false,
   compose: null, // {draft_id, reply_to_id, forward_id, dirty}
+  live: null, // the mailbox states of the last live event: {email, folders}
 };
+const MESSAGE_EVERY_MS = 200;
+const SEEN_AFTER_MS = 600;
+const REFRESH_AFTER_MS = 150;
+const CACHED_MESSAGES = 50;
+const cache = new Map(); // message id -> the message as read (no remote content)
+const seenQueue = new Set();
+let seenTimer = 0;
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -48,13 +65,17 @@ function status(text) {
 
 // --- signing in ---------------------------------------------------------------
 
-async function start() {
-  const me = await api("GET", "/api/mail/me");
-  if (!me.ok) return showSignin();
-  state.me = me.data;
+// `me` is the sign-in's answer when there was one (it is what /api/mail/me says).
+async function start(me) {
+  if (!me) {
+    const res = await api("GET", "/api/mail/me");
+    if (!res.ok) return showSignin();
+    me = res.data;
+  }
+  state.me = me;
   $("signin").hidden = true;
   $("app").hidden = false;
-  $("me").textContent = me.data.email;
+  $("me").textContent = me.email;
   await loadFolders();
   await loadList();
   listen();
@@ -82,7 +103,7 @@ $("signin-form").addEventListener("submit", async (event) => {
     return;
   }
   form.reset();
-  start();
+  start(res.data);
 });
 
 $("signout").addEventListener("click", async () => {
@@ -97,7 +118,14 @@ async function loadFolders() {
   const res = await api("GET", "/api/mail/folders");
   if (!res.ok) return;
   state.folders = res.data.data;
-  if (!state.folder) state.folder = (state.folders.find((f) => f.role === "inbox") || state.folders[0]).id;
+  if (!state.folder || !state.folders.some((f) => f.id === state.folder)) {
+    state.folder = (state.folders.find((f) => f.role === "inbox") || state.folders[0]).id;
+  }
+  renderFolders();
+}
+
+// Draws the folders as last fetched: choosing one, or reading, fetches nothing.
+function renderFolders() {
   const list = $("folders");
   list.replaceChildren();
   const move = $("move-to");
@@ -116,7 +144,7 @@ async function loadFolders() {
       state.page = 1;
       state.filters = {};
       $("search").reset();
-      loadFolders();
+      renderFolders();
       loadList();
     });
     const item = el("li", {}, link);
@@ -134,9 +162,13 @@ async function deleteFolder(folder) {
   if (!confirm(`Delete the folder ${folder.name}?`)) return;
   const res = await api("DELETE", `/api/mail/folders/${folder.id}`);
   $("folder-error").textContent = res.ok ? "" : messageOf(res.data);
-  if (res.ok && state.folder === folder.id) state.folder = null;
-  await loadFolders();
-  if (res.ok) loadList();
+  if (!res.ok) return;
+  if (state.folder === folder.id) {
+    // The folder shown is gone: the Inbox now, whatever the live event says.
+    state.folder = null;
+    await loadFolders();
+    await loadList();
+  } else changed({ folders: true });
 }
 
 $("new-folder").addEventListener("submit", async (event) => {
@@ -146,7 +178,7 @@ $("new-folder").addEventListener("submit", async (event) => {
   $("folder-error").textContent = res.ok ? "" : messageOf(res.data);
   if (res.ok) {
     form.reset();
-    loadFolders();
+    changed({ folders: true });
   }
 });
 
@@ -169,6 +201,9 @@ async function loadList() {
   const folder = state.folders.find((x) => x.id === state.folder);
   $("list-title").textContent = f.search ? `Search: ${f.search}` : folder ? folder.name : "Messages";
   state.items = res.data.data;
+  // The selection follows its message when the list moves around it (a refresh
+  // while j/k are pressed), so the message loading next is still the one chosen.
+  if (state.selectedId) state.selected = state.items.findIndex((x) => x.id === state.selectedId);
   state.pages = Math.max(1, res.data.pages);
   $("page-info").textContent = `${res.data.total} message${res.data.total === 1 ? "" : "s"} · page ${state.page} of ${state.pages}`;
   $("prev").disabled = state.page <= 1;
@@ -192,7 +227,7 @@ function renderList() {
       el("span", { class: "subject" }, m.subject || "(no subject)"),
       el("span", { class: "preview" }, m.preview),
     );
-    if (state.current && state.current.id === m.id) button.setAttribute("aria-current", "true");
+    if (m.id === state.selectedId) button.setAttribute("aria-current", "true");
     button.addEventListener("click", () => openMessage(i));
     list.append(el("li", { class: unread ? "unread" : "" }, button));
   });
@@ -217,33 +252,97 @@ $("search").addEventListener("submit", (event) => {
     attachment: form.elements.attachment.checked,
   };
   state.page = 1;
-  loadFolders();
+  renderFolders();
   loadList();
 });
 
 // --- reading --------------------------------------------------------------------
 
-async function openMessage(index) {
+// Selects a message of the list and shows it. Moving along the list (j/k) is
+// drawn at once; the message itself is fetched at most once per
+// MESSAGE_EVERY_MS, the newest selection winning, and never twice (cache).
+let loading = null; // the fetch under way
+let lastLoad = 0;
+let loadTimer = 0;
+
+function openMessage(index) {
   const summary = state.items[index];
   if (!summary) return;
   state.selected = index;
+  state.selectedId = summary.id;
   state.remote = false;
-  await showMessage(summary.id);
-  if (!summary.flags.includes("seen")) {
-    await api("POST", "/api/mail/messages/flags", { ids: [summary.id], seen: true });
-    summary.flags.push("seen");
-    loadFolders();
-  }
-  renderList();
+  markSelected();
+  clearTimeout(loadTimer);
+  const due = lastLoad + MESSAGE_EVERY_MS - Date.now();
+  if (loading || due > 0) loadTimer = setTimeout(() => openMessage(state.selected), Math.max(due, 20));
+  else showSelected(summary);
 }
 
-async function showMessage(id) {
-  const res = await api("GET", `/api/mail/messages/${id}${state.remote ? "?remote_content=true" : ""}`);
-  if (!res.ok) {
-    status(messageOf(res.data));
-    return;
+async function showSelected(summary) {
+  lastLoad = Date.now();
+  loading = showMessage(summary.id);
+  await loading;
+  loading = null;
+  if (!summary.flags.includes("seen") && state.current && state.current.id === summary.id) markSeen(summary);
+}
+
+// The list's current item, without redrawing it.
+function markSelected() {
+  $("messages").querySelectorAll("button[data-id]").forEach((b) => {
+    if (b.dataset.id === state.selectedId) b.setAttribute("aria-current", "true");
+    else b.removeAttribute("aria-current");
+  });
+}
+
+// Seen now on the page; told to the server with the others read meanwhile.
+function markSeen(summary) {
+  summary.flags.push("seen");
+  if (state.current && state.current.id === summary.id) state.current.flags.push("seen");
+  for (const folder of state.folders) {
+    if ((summary.folder_ids || []).includes(folder.id) && folder.unread > 0) folder.unread -= 1;
   }
-  const m = res.data;
+  renderFolders();
+  const item = $("messages").querySelector(`button[data-id="${summary.id}"]`);
+  if (item) item.parentElement.classList.remove("unread");
+  seenQueue.add(summary.id);
+  clearTimeout(seenTimer);
+  seenTimer = setTimeout(flushSeen, SEEN_AFTER_MS);
+}
+
+async function flushSeen() {
+  const ids = [...seenQueue];
+  seenQueue.clear();
+  if (ids.length) await api("POST", "/api/mail/messages/flags", { ids, seen: true });
+}
+
+// Leaving (or reloading) before the pause: the page's last request outlives it.
+window.addEventListener("pagehide", () => {
+  if (!seenQueue.size) return;
+  clearTimeout(seenTimer);
+  fetch("/api/mail/messages/flags", {
+    method: "POST",
+    keepalive: true,
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json", Accept: "application/json" },
+    body: JSON.stringify({ ids: [...seenQueue], seen: true }),
+  });
+  seenQueue.clear();
+});
+
+async function showMessage(id) {
+  let m = state.remote ? null : cache.get(id);
+  if (!m) {
+    const res = await api("GET", `/api/mail/messages/${id}${state.remote ? "?remote_content=true" : ""}`);
+    if (!res.ok) {
+      status(messageOf(res.data));
+      return;
+    }
+    m = res.data;
+    if (!state.remote) {
+      cache.set(id, m);
+      if (cache.size > CACHED_MESSAGES) cache.delete(cache.keys().next().value);
+    }
+  }
   state.current = m;
   $("reader").hidden = false;
   document.querySelector(".wm-body").classList.add("reading");
@@ -252,8 +351,7 @@ async function showMessage(id) {
   $("read-to").textContent = who([...m.to, ...m.cc]);
   $("read-date").textContent = m.received_at ? new Date(m.received_at).toLocaleString() : "";
   $("remote-note").hidden = !m.remote_content_blocked;
-  const flag = document.querySelector('[data-action="flag"]');
-  flag.setAttribute("aria-pressed", String(m.flags.includes("flagged")));
+  showFlag(m);
   $("raw-link").href = `/api/mail/messages/${m.id}/raw`;
   $("read-body").src = `/webmail/frame/${m.id}${state.remote ? "?remote_content=true" : ""}`;
   const list = $("attachments");
@@ -262,6 +360,10 @@ async function showMessage(id) {
     const size = a.size ? ` (${Math.ceil(a.size / 1024)} KB)` : "";
     list.append(el("li", {}, el("a", { href: `${a.url}?download=true`, download: a.name || "" }, `${a.name || "attachment"}${size}`)));
   }
+}
+
+function showFlag(m) {
+  document.querySelector('[data-action="flag"]').setAttribute("aria-pressed", String(m.flags.includes("flagged")));
 }
 
 $("show-remote").addEventListener("click", () => {
@@ -273,22 +375,28 @@ async function act(action) {
   const m = state.current;
   if (!m) return;
   if (action === "reply" || action === "reply-all" || action === "forward") return openCompose(action, m);
+  await flushSeen(); // in order: a message read then marked unread ends unread
   if (action === "flag") {
     const on = !m.flags.includes("flagged");
-    await api("POST", "/api/mail/messages/flags", { ids: [m.id], flagged: on });
+    const res = await api("POST", "/api/mail/messages/flags", { ids: [m.id], flagged: on });
+    if (!res.ok) return status(messageOf(res.data));
+    // Drawn now; the live event brings the list and the folders.
+    m.flags = on ? [...m.flags, "flagged"] : m.flags.filter((f) => f !== "flagged");
+    showFlag(m);
   } else if (action === "unread") {
-    await api("POST", "/api/mail/messages/flags", { ids: [m.id], seen: false });
+    const res = await api("POST", "/api/mail/messages/flags", { ids: [m.id], seen: false });
+    if (!res.ok) return status(messageOf(res.data));
+    m.flags = m.flags.filter((f) => f !== "seen");
   } else if (action === "delete") {
-    await api("POST", "/api/mail/messages/delete", { ids: [m.id] });
+    const res = await api("POST", "/api/mail/messages/delete", { ids: [m.id] });
+    if (!res.ok) return status(messageOf(res.data));
     closeReader();
   } else if (action === "archive") {
     const archive = state.folders.find((f) => f.role === "archive");
     if (archive) await api("POST", "/api/mail/messages/move", { ids: [m.id], folder_id: archive.id });
     closeReader();
   }
-  await loadFolders();
-  await loadList();
-  if (state.current) showMessage(state.current.id);
+  changed({ folders: true, list: true });
 }
 
 function closeReader() {
@@ -305,8 +413,7 @@ $("move-to").addEventListener("change", async (event) => {
   await api("POST", "/api/mail/messages/move", { ids: [state.current.id], folder_id: target });
   event.target.value = "";
   closeReader();
-  await loadFolders();
-  await loadList();
+  changed({ folders: true, list: true });
 });
 
 // --- composing ------------------------------------------------------------------
@@ -361,19 +468,8 @@ function composeBody() {
   return data;
 }
 
-async function post(path, body) {
-  try {
-    const response = await fetch(path, { method: "POST", credentials: "same-origin", body, headers: { Accept: "application/json" } });
-    let data = {};
-    try {
-      data = await response.json();
-    } catch {
-      data = {};
-    }
-    return { ok: response.ok, status: response.status, data };
-  } catch {
-    return { ok: false, status: 0, data: { message: "The server could not be reached." } };
-  }
+function post(path, body) {
+  return send(path, { method: "POST", body, headers: { Accept: "application/json" } });
 }
 
 async function saveDraft() {
@@ -403,7 +499,6 @@ $("discard").addEventListener("click", () => {
   clearInterval(autosave);
   state.compose = null;
   dialog.close();
-  loadFolders();
 });
 dialog.addEventListener("close", () => clearInterval(autosave));
 
@@ -422,8 +517,7 @@ composeForm.addEventListener("submit", async (event) => {
   state.compose = null;
   dialog.close();
   status("Message sent.");
-  await loadFolders();
-  await loadList();
+  changed({ folders: true, list: true });
 });
 
 $("compose-button").addEventListener("click", () => openCompose("new"));
@@ -465,22 +559,41 @@ function listen() {
   if (!window.EventSource || state.events) return;
   const events = new EventSource("/api/mail/events");
   state.events = events;
-  let last = null;
+  // Each event carries the mailbox's states; only what moved is fetched again.
+  const follow = (now) => {
+    const last = state.live;
+    state.live = now;
+    if (last) refresh({ folders: last.folders !== now.folders, list: last.email !== now.email });
+  };
   events.addEventListener("ready", (event) => {
-    const now = JSON.parse(event.data);
-    if (last && (last.email !== now.email || last.folders !== now.folders)) refresh();
-    last = now;
+    follow(JSON.parse(event.data)); // after a reconnect: what changed meanwhile
     document.body.dataset.live = "ready";
   });
-  events.addEventListener("change", (event) => {
-    last = JSON.parse(event.data);
-    refresh();
-  });
+  events.addEventListener("change", (event) => follow(JSON.parse(event.data)));
+  events.addEventListener("error", () => delete document.body.dataset.live);
 }
 
-async function refresh() {
-  await loadFolders();
-  await loadList();
+// After this page changed the mailbox: the live event refreshes what moved;
+// without one (no EventSource, or the stream is down), refresh here.
+function changed(what) {
+  if (document.body.dataset.live !== "ready") refresh(what);
+}
+
+// Refreshes coalesce: a burst of changes (a delivery of ten) costs one fetch of each.
+const pending = { folders: false, list: false };
+let refreshTimer = 0;
+
+function refresh(what) {
+  pending.folders ||= what.folders;
+  pending.list ||= what.list;
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(async () => {
+    const { folders, list } = pending;
+    pending.folders = pending.list = false;
+    if (list) cache.clear(); // flags and folders of messages kept may have moved
+    if (folders) await loadFolders();
+    if (list) await loadList();
+  }, REFRESH_AFTER_MS);
 }
 
 start();
