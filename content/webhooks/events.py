@@ -2,7 +2,10 @@
 
 Called by content/writes.py for every notified change: the delivery jobs
 commit with the change or not at all, so no event is lost to a crash between
-the commit and the send, and none is sent for a change rolled back.
+the commit and the send, and none is sent for a change rolled back. The events
+of a change are content/entries/events.py's, the ones the realtime socket
+sends: an entry created already published is ``entry.created`` and
+``entry.published``, one delivery each to a webhook taking both.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 from common.db import Conn
 from common.ids import short_id
 from common.jobs import enqueue
+from content.entries.events import change_events
 from content.webhooks import store
 
 DELIVER_JOB = "content.webhook.deliver"
@@ -34,23 +38,26 @@ EVENTS: tuple[str, ...] = (
 )
 
 
-def body(event: dict[str, Any], now: datetime) -> str:
+def body(name: str, change: dict[str, Any], now: datetime) -> str:
     """The Standard Webhooks payload: {type, timestamp, data}; names the entry, not its content."""
-    data = {k: event.get(k) for k in ("id", "slug", "type", "status")}
+    data = {k: change.get(k) for k in ("id", "slug", "type", "status")}
     return json.dumps(
-        {"type": event["event"], "timestamp": now.isoformat(), "data": data},
+        {"type": name, "timestamp": now.isoformat(), "data": data},
         separators=(",", ":"),
     )
 
 
-async def enqueue_deliveries(conn: Conn, event: dict[str, Any], now: datetime) -> None:
-    name = event.get("event")
-    if name not in EVENTS:
-        return
+async def enqueue_deliveries(conn: Conn, change: dict[str, Any], now: datetime) -> None:
+    for name in change_events(change):
+        if name in EVENTS:
+            await _enqueue_event(conn, name, change, now)
+
+
+async def _enqueue_event(conn: Conn, name: str, change: dict[str, Any], now: datetime) -> None:
     webhook_ids = await store.subscribed_ids(conn, name)
     if not webhook_ids:
         return
-    payload = body(event, now)
+    payload = body(name, change, now)
     for webhook_id in webhook_ids:
         # One message id per webhook and event, the same on every retry.
         await enqueue(
