@@ -29,6 +29,7 @@ from content.media import routes as media_routes
 from content.media.service import make_blob_store
 from content.menus import routes as menu_routes
 from content.openapi import PROFILE
+from content.options import ContentOptions
 from content.people import routes as people_routes
 from content.people.service import bootstrap_owner
 from content.preview import routes as preview_routes
@@ -39,6 +40,9 @@ from content.settings import load_content_settings
 from content.site import routes as site_routes
 from content.taxonomies import routes as taxonomy_routes
 from content.types import routes as type_routes
+from content.visual import routes as visual_routes
+from content.visual.options import HostVisual, report_visual_problems
+from content.visual.render import render_visual
 from content.webhooks import routes as webhook_routes
 from content.webhooks.events import DELIVER_JOB
 from content.webhooks.service import delivery_handler
@@ -69,14 +73,24 @@ ROUTE_TABLES = (
     delivery_routes.routes,
     realtime_routes.routes,
     webhook_routes.routes,
+    visual_routes.routes,
 )
 
 
 class ContentService:
+    """The CMS as a host library: ``ContentService(runtime, ContentOptions(...))``.
+
+    ``create_app()`` builds the routes; ``content_version()`` and
+    ``render_visual()`` are what a host's pages call (docs/content.md, "Host API").
+    """
+
     name = "content"
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, options: ContentOptions | None = None) -> None:
         self.runtime = runtime
+        self.options = options or ContentOptions()
+        # A wrong visual definition or manifest stops the start, naming each problem.
+        self.visual = HostVisual.from_options(self.options)
         self.settings = load_content_settings(runtime.settings)
         self.changes = Changes()
         self.hub = Hub(runtime.db, runtime.clock, self.changes)
@@ -88,6 +102,7 @@ class ContentService:
             limiter=RateLimiter(runtime.db, runtime.clock),
             changes=self.changes,
             blobs=make_blob_store(self.settings),
+            visual=self.visual,
         )
         # One handler per queue: a second service on the same runtime (a path
         # mount and a test client together) shares the first one's.
@@ -101,6 +116,9 @@ class ContentService:
     def content_version(self) -> int:
         """A process-local counter that changes after every content mutation."""
         return self.changes.version()
+
+    # renderVisual(html, definition, layout, editing=False) (content/visual/render.py).
+    render_visual = staticmethod(render_visual)
 
     def create_app(self, *, prefix: str = "") -> web.Application:
         app = web.Application(middlewares=[error_middleware(errors.render)])
@@ -129,6 +147,7 @@ class ContentService:
         # deployment starts together, so each clears them as it starts.
         async with self.runtime.db.connection() as conn:
             await preview_store.clear(conn)
+            await report_visual_problems(conn, self.visual)
         refresher = asyncio.create_task(self.hub.refresh_forever(), name="realtime-presence")
         try:
             async with self.changes.listening(self.runtime.db.dsn):
