@@ -226,7 +226,9 @@ async def test_webhooks_and_the_socket_hear_the_same_events_for_every_way_an_ent
         return sent, sorted(await _heard(person)), await _heard(site)
 
     created = await cms.post(
-        "/api/entries", json={"type": "post", "title": "Live", "status": "published"}, headers=editor
+        "/api/entries",
+        json={"type": "post", "title": "Live", "status": "published"},
+        headers=editor,
     )
     live = (await created.json())["id"]
     both = ["entry.created", "entry.published"]  # sorted
