@@ -15,9 +15,9 @@ from lxml import html as lxml_html
 
 from common.settings import Settings
 from content.delivery import service as delivery
-from gateway.app import services_key
 from content.visual.definitions import VisualConfigError, parse_definitions
 from content.visual.render import render_visual
+from gateway.app import services_key
 
 CMS = "/cms"
 
