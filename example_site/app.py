@@ -42,7 +42,6 @@ from example_site.seed import seed
 HERE = Path(__file__).parent
 ALL_TYPES = ("*",)
 SERVICE = web.AppKey("example_site_service", ContentService)
-READS = web.AppKey("example_site_reads", "VersionedReads")
 
 _templates = jinja2.Environment(
     loader=jinja2.FileSystemLoader(HERE / "templates"),
@@ -70,6 +69,9 @@ class VersionedReads:
         if self.version() == now:  # nothing changed while it was read
             self.answers[key] = answer
         return answer
+
+
+READS = web.AppKey("example_site_reads", VersionedReads)
 
 
 async def _or_none(read: Awaitable[dict[str, Any]]) -> dict[str, Any] | None:
