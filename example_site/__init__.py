@@ -4,7 +4,7 @@
 content created on the first run. Read docs/content.md, "Host API", first.
 """
 
-from example_site.app import create_site
+from example_site.app import create_site, first_run
 from example_site.model import OPTIONS
 
-__all__ = ["OPTIONS", "create_site"]
+__all__ = ["OPTIONS", "create_site", "first_run"]

@@ -20,7 +20,7 @@ and lets only this origin and the CMS admin's frame the pages.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -204,10 +204,16 @@ def create_site(service: ContentService) -> web.Application:
     app.router.add_get("/static/site.css", stylesheet)
     app.router.add_get("/", page)
     app.router.add_get("/{slug:[a-z0-9-]+}", page)
+    return app
 
-    async def first_run(app: web.Application) -> None:
+
+def first_run(service: ContentService) -> Callable[[web.Application], AsyncIterator[None]]:
+    """A cleanup context creating the example content in development, put before
+    the CMS's own lifespan so its start-up checks see the seeded types."""
+
+    async def run(app: web.Application) -> AsyncIterator[None]:
         if service.runtime.settings.is_development:
             await seed(service.context)
+        yield
 
-    app.on_startup.append(first_run)
-    return app
+    return run

@@ -69,6 +69,7 @@ def build_app(runtime: Runtime, *, only: str | None = None) -> web.Application:
             content = services["content"]
             assert isinstance(content, ContentService)
             root.add_subapp(SITE_PREFIX, example_site.create_site(content))
+            root.cleanup_ctx.append(example_site.first_run(content))
             owned = (*owned, SITE_PREFIX)
         mount_by_rule(root, Everything(owned), services["mail"].create_app())
     root[runtime_key] = runtime

@@ -16,7 +16,9 @@ from lxml import html as lxml_html
 from common.settings import Settings
 from content.delivery import service as delivery
 from content.visual.definitions import VisualConfigError, parse_definitions
+from content.visual.options import HostVisual, report_visual_problems
 from content.visual.render import render_visual
+from content.visual.website import parse_website
 from gateway.app import services_key
 
 CMS = "/cms"
@@ -329,3 +331,68 @@ async def test_the_flat_menu_editor_keeps_nested_items_and_entry_links_resolve_f
         menu = await delivery.menu(conn, ("*",), "main")
     children = menu["items"][1]["children"]
     assert [(c["label"], c["url"]) for c in children] == [("About us", "/site/about")]
+
+
+async def test_definitions_that_disagree_with_the_stored_types_are_reported_at_start(
+    site, caplog
+) -> None:
+    """The example's own definitions match its seeded types; a wrong one is named."""
+    content = site.app[services_key]["content"]
+    async with content.context.db.connection() as conn:
+        assert await report_visual_problems(conn, content.visual) == []
+        wrong = HostVisual(
+            parse_definitions(
+                {
+                    "page": {"fields": {"subtitle": "h2", "author": "p"}, "references": {}},
+                    "post": {"fields": {}},
+                }
+            ),
+            parse_website(
+                {
+                    "previewUrl": "/",
+                    "parts": [_part({"kind": "entry", "type": "page", "fields": []})],
+                }
+            ),
+        )
+        problems = await report_visual_problems(conn, wrong)
+    assert problems == [
+        "visual.page.fields.subtitle: the type has no field 'subtitle'",
+        "visual.post: no content type 'post' exists",
+        "website part 'x': 'page' is not a single-kind content type",
+    ]
+    assert "visual editing: visual.post: no content type 'post' exists" in caplog.text
+
+
+def _part(source: dict[str, Any]) -> dict[str, Any]:
+    return {"id": "x", "label": "X", "selector": "#x", "source": source}
+
+
+def test_a_wrong_website_manifest_stops_the_start_naming_each_problem() -> None:
+    with pytest.raises(VisualConfigError) as caught:
+        parse_website(
+            {
+                "previewUrl": "site",
+                "parts": [
+                    _part(
+                        {
+                            "kind": "menu",
+                            "name": "Main!",
+                            "defaults": [{"label": "x", "url": "javascript:alert(1)"}],
+                        }
+                    ),
+                    _part({"kind": "settings", "fields": ["colour"]}),
+                    {**_part({"kind": "feed"}), "selector": "#x["},
+                ],
+            }
+        )
+    text = str(caught.value)
+    for where in (
+        "website.previewUrl must be the path",
+        "website.parts.0.source.name must be a menu name",
+        "website.parts.0.source.defaults.0.url javascript: links are not allowed",
+        "website.parts.1.id repeats the part id 'x'",
+        "website.parts.1.source.fields.0 must be one of title",
+        "website.parts.2.selector is not a valid CSS selector",
+        "website.parts.2.source.kind must be menu, entry or settings",
+    ):
+        assert where in text, text
