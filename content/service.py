@@ -24,6 +24,7 @@ from content.delivery import routes as delivery_routes
 from content.delivery.cache import DeliveryCache
 from content.entries import publishing, schedule
 from content.entries import routes as entry_routes
+from content.host import SiteReader
 from content.keys import routes as key_routes
 from content.media import routes as media_routes
 from content.media.service import make_blob_store
@@ -119,6 +120,10 @@ class ContentService:
 
     # renderVisual(html, definition, layout, editing=False) (content/visual/render.py).
     render_visual = staticmethod(render_visual)
+
+    def reader(self) -> SiteReader:
+        """Delivery's answers in process, for the host's pages (content/host.py)."""
+        return SiteReader(self.context)
 
     def create_app(self, *, prefix: str = "") -> web.Application:
         app = web.Application(middlewares=[error_middleware(errors.render)])

@@ -3,9 +3,10 @@
 What a host of the CMS does for every page (docs/content.md, "Host API"):
 
 1. Read the page's entry and the shared parts (menu, settings, the footer's
-   single-kind entry) as the delivery API answers them, through a small
-   cache tied to ``service.content_version()``: the version is captured
-   before a read and the answer kept only if it did not move meanwhile.
+   single-kind entry) as the delivery API answers them (``service.reader()``,
+   content/host.py), through a small cache tied to
+   ``service.content_version()``: the version is captured before a read and
+   the answer kept only if it did not move meanwhile.
 2. With ``?preview=<token>``, read the snapshot the token holds instead of the
    published entry, for this request only; ``&visual=1`` on a valid token
    turns on editing mode. The answer is then ``Cache-Control: no-store`` and
@@ -28,19 +29,14 @@ import jinja2
 from aiohttp import web
 from markupsafe import Markup
 
-from common.db import Conn
 from content import ContentService
-from content.context import Context
-from content.delivery import service as delivery
-from content.errors import ContentError, NotFound
-from content.http import Paging
-from content.preview import service as preview_service
+from content.host import SiteReader
 from content.visual.render import clean_formatted
 from example_site.model import PREFIX, WEBSITE
 from example_site.seed import seed
 
 HERE = Path(__file__).parent
-ALL_TYPES = ("*",)
+MAX_ANSWERS = 1000
 SERVICE = web.AppKey("example_site_service", ContentService)
 
 _templates = jinja2.Environment(
@@ -66,7 +62,11 @@ class VersionedReads:
         if key in self.answers:
             return self.answers[key]
         answer = await read()
-        if self.version() == now:  # nothing changed while it was read
+        # Kept only if nothing changed while it was read; a miss (None) is not
+        # kept, so made-up addresses cannot fill the cache.
+        if answer is not None and self.version() == now:
+            if len(self.answers) >= MAX_ANSWERS:
+                self.answers.clear()
             self.answers[key] = answer
         return answer
 
@@ -74,59 +74,39 @@ class VersionedReads:
 READS = web.AppKey("example_site_reads", VersionedReads)
 
 
-async def _or_none(read: Awaitable[dict[str, Any]]) -> dict[str, Any] | None:
-    try:
-        return await read
-    except NotFound:
-        return None
-
-
-async def _shared(ctx: Context, reads: VersionedReads) -> dict[str, Any]:
+async def _shared(reader: SiteReader, reads: VersionedReads) -> dict[str, Any]:
     async def read() -> dict[str, Any]:
-        async with ctx.db.connection() as conn:
-            menu = await _or_none(delivery.menu(conn, ALL_TYPES, "main"))
-            footer = await _or_none(delivery.single(conn, ALL_TYPES, "footer", ()))
-            features = await delivery.entries(
-                conn,
-                ALL_TYPES,
-                "feature",
-                delivery.ListQuery(paging=Paging(page=1, limit=100), sort=("title", False)),
-            )
-            return {
-                "settings": await delivery.settings(conn),
-                # A menu nobody saved yet shows the manifest's default links.
-                "menu": menu["items"] if menu else WEBSITE["parts"][0]["source"]["defaults"],
-                "footer": footer,
-                "features": features["data"],
-            }
+        menu = await reader.menu("main")
+        return {
+            "settings": await reader.settings(),
+            # A menu nobody saved yet shows the manifest's default links.
+            "menu": menu["items"] if menu else WEBSITE["parts"][0]["source"]["defaults"],
+            "footer": await reader.single("footer"),
+            "features": await reader.entries("feature", sort=("title", False)),
+        }
 
     return dict(await reads.get("shared", read))
 
 
-async def _person(conn: Conn, slug: Any) -> dict[str, Any] | None:
+async def _person(reader: SiteReader, reads: VersionedReads, slug: Any) -> dict[str, Any] | None:
     if not isinstance(slug, str) or not slug:
         return None
-    return await _or_none(delivery.entry(conn, ALL_TYPES, "person", slug, None, ()))
+    return await reads.get(f"person:{slug}", lambda: reader.entry("person", slug))
 
 
 async def _page_entry(
-    ctx: Context, reads: VersionedReads, slug: str, token: str | None
-) -> tuple[dict[str, Any], bool]:
+    reader: SiteReader, reads: VersionedReads, slug: str, token: str | None
+) -> tuple[dict[str, Any] | None, bool]:
     """The page's entry and whether it comes from a valid preview token."""
     if token:
-        try:
-            row = await preview_service.read(ctx, token)
-        except ContentError:
-            row = None
-        if row is not None and row.type_name == "page":
-            async with ctx.db.connection() as conn:
-                return (await delivery.expand(conn, [row], ALL_TYPES))[0], True
+        snapshot = await reader.preview(token)
+        if snapshot is not None and snapshot["type"] == "page":
+            return snapshot, True
 
-    async def read() -> dict[str, Any]:
-        async with ctx.db.connection() as conn:
-            return await delivery.entry(conn, ALL_TYPES, "page", slug, None, ())
+    async def read() -> dict[str, Any] | None:
+        return await reader.entry("page", slug)
 
-    return dict(await reads.get(f"page:{slug}", read)), False
+    return await reads.get(f"page:{slug}", read), False
 
 
 def _headers(request: web.Request, *, preview: bool) -> dict[str, str]:
@@ -158,18 +138,14 @@ def _headers(request: web.Request, *, preview: bool) -> dict[str, str]:
 
 async def page(request: web.Request) -> web.Response:
     service = request.app[SERVICE]
-    ctx = service.context
-    reads = request.app[READS]
+    reader, reads = service.reader(), request.app[READS]
     slug = request.match_info.get("slug") or "home"
     token = request.query.get("preview")
-    try:
-        entry, previewing = await _page_entry(ctx, reads, slug, token)
-    except NotFound:
-        raise web.HTTPNotFound(text="no such page") from None
+    entry, previewing = await _page_entry(reader, reads, slug, token)
+    if entry is None:
+        raise web.HTTPNotFound(text="no such page")
+    # Editing mode: only a valid preview token together with visual=1.
     editing = previewing and request.query.get("visual") == "1"
-    shared = await _shared(ctx, reads)
-    async with ctx.db.connection() as conn:
-        author = await _person(conn, entry["data"].get("author"))
     data = entry["data"]
     html = _templates.get_template("page.html").render(
         prefix=PREFIX,
@@ -177,8 +153,9 @@ async def page(request: web.Request) -> web.Response:
         data=data,
         # Stored cleaned already (text, i, br); cleaned again, as output is the last line.
         intro=Markup(clean_formatted(str(data.get("intro") or ""))),  # noqa: S704 (nh3-cleaned)
-        author=author,
-        **shared,
+        # The reference field holds the chosen person's slug.
+        author=await _person(reader, reads, data.get("author")),
+        **await _shared(reader, reads),
     )
     definition = service.visual.definition("page")
     assert definition is not None

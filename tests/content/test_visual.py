@@ -11,14 +11,19 @@ import dataclasses
 from typing import Any
 
 import pytest
+from aiohttp import web
 from lxml import html as lxml_html
 
+from common.db import execute as conn_execute
+from common.db import fetch_val
 from common.settings import Settings
-from content.delivery import service as delivery
+from content import ContentService
 from content.visual.definitions import VisualConfigError, parse_definitions
 from content.visual.options import HostVisual, report_visual_problems
 from content.visual.render import render_visual
 from content.visual.website import parse_website
+from example_site import OPTIONS, first_run
+from example_site.seed import seed
 from gateway.app import services_key
 
 CMS = "/cms"
@@ -327,8 +332,8 @@ async def test_the_flat_menu_editor_keeps_nested_items_and_entry_links_resolve_f
     # The site's menu is delivered resolved: entry links by the page type's
     # preview address, the draft left out; only the top level is shown here.
     assert [a.text for a in page.cssselect("#main-nav a")] == ["Start", "More"]
-    async with site.app[services_key]["content"].context.db.connection() as conn:
-        menu = await delivery.menu(conn, ("*",), "main")
+    menu = await site.app[services_key]["content"].reader().menu("main")
+    assert menu is not None
     children = menu["items"][1]["children"]
     assert [(c["label"], c["url"]) for c in children] == [("About us", "/site/about")]
 
@@ -396,3 +401,21 @@ def test_a_wrong_website_manifest_stops_the_start_naming_each_problem() -> None:
         "website.parts.2.source.kind must be menu, entry or settings",
     ):
         assert where in text, text
+
+
+async def test_the_seed_runs_once_and_only_in_development(site, runtime) -> None:
+    content = site.app[services_key]["content"]
+    assert await seed(content.context) is False  # the first start made it already
+    production_like = ContentService(
+        dataclasses.replace(
+            runtime, settings=dataclasses.replace(runtime.settings, app_env="test")
+        ),
+        OPTIONS,
+    )
+    async with runtime.db.connection() as conn:
+        await conn_execute(conn, "DELETE FROM content.entries")
+        await conn_execute(conn, "DELETE FROM content.content_types")
+    async for _ in first_run(production_like)(web.Application()):
+        pass
+    async with runtime.db.connection() as conn:
+        assert await fetch_val(conn, "SELECT count(*) FROM content.content_types") == 0
