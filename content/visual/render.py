@@ -76,11 +76,11 @@ def _first(root: Any, selector: str) -> Any | None:
     return found[0] if found else None
 
 
-def _reorder(root: Any, definition: VisualDefinition, order: list[str]) -> None:
+def _reorder(definition: VisualDefinition, found: dict[str, Any], order: list[str]) -> None:
     """Move movable sibling sections into ``order``; immovable ones keep their place."""
     by_parent: dict[Any, list[tuple[str, Any]]] = {}
     for section in definition.sections:
-        element = _first(root, section.selector)
+        element = found.get(section.id)
         if element is None or not section.movable or element.getparent() is None:
             continue
         by_parent.setdefault(element.getparent(), []).append((section.id, element))
@@ -104,17 +104,18 @@ def _reorder(root: Any, definition: VisualDefinition, order: list[str]) -> None:
             parent.replace(mark, element)
 
 
+_MARKED = etree.XPath(f"descendant-or-self::*[@*[starts-with(name(), '{ATTRIBUTE_PREFIX}')]]")
+
+
 def _strip_marks(root: Any) -> None:
-    for element in root.iter():
-        if not isinstance(element.tag, str):
-            continue
+    for element in _MARKED(root):
         for name in [a for a in element.attrib if a.startswith(ATTRIBUTE_PREFIX)]:
             del element.attrib[name]
 
 
-def _mark(root: Any, definition: VisualDefinition, hidden: set[str]) -> None:
+def _mark(root: Any, definition: VisualDefinition, found: dict[str, Any], hidden: set[str]) -> None:
     for section in definition.sections:
-        element = _first(root, section.selector)
+        element = found.get(section.id)
         if element is None:
             continue
         element.set("data-visual-section", section.id)
@@ -149,13 +150,15 @@ def render_visual(
     definition = parse_definition(definition)
     root, whole = _parse(html)
     _strip_marks(root)
-    _reorder(root, definition, _layout_ids(layout, "order"))
+    # Each section's element, found once: moving an element keeps it the same.
+    found = {s.id: _first(root, s.selector) for s in definition.sections}
+    _reorder(definition, found, _layout_ids(layout, "order"))
     hidden = set(_layout_ids(layout, "hidden"))
     if editing:
-        _mark(root, definition, hidden)
+        _mark(root, definition, found, hidden)
     else:
-        for section in definition.sections:
-            element = _first(root, section.selector) if section.id in hidden else None
+        for section_id in hidden:
+            element = found.get(section_id)
             if element is not None and element.getparent() is not None:
                 element.drop_tree()  # keeps the text after it
     return _serialize(root, whole)
