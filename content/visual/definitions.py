@@ -19,6 +19,8 @@ from typing import Any
 
 from cssselect import GenericTranslator, SelectorError
 
+from common.settings import SettingsError
+
 TITLE = "$title"
 # Section ids go into data.__layout and HTML attributes: keep them plain.
 _ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
@@ -28,8 +30,11 @@ _SECTION_KEYS = {"id", "label", "selector", "fields", "movable", "collection"}
 _LINK_KEYS = {"type", "label"}
 
 
-class VisualConfigError(ValueError):
-    """The host's visual or website options are wrong; the message lists every problem."""
+class VisualConfigError(SettingsError, ValueError):
+    """The host's visual or website options are wrong; the message lists every problem.
+
+    A SettingsError, so the gateway refuses to start with the message alone
+    (gateway/main.py), as for a bad environment variable."""
 
     def __init__(self, what: str, problems: list[str]) -> None:
         super().__init__(f"{what} is invalid:\n  " + "\n  ".join(problems))
