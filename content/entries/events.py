@@ -20,7 +20,6 @@ from typing import Any
 PUBLISHED = "entry.published"
 UNPUBLISHED = "entry.unpublished"
 DELETED = "entry.deleted"
-PUBLIC_EVENTS = (PUBLISHED, UNPUBLISHED, DELETED)
 
 
 def public_event(change: dict[str, Any]) -> str | None:
