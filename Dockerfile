@@ -19,6 +19,8 @@ COPY oauth oauth
 COPY content content
 COPY mail mail
 COPY mta mta
+# Mounted in development only (gateway/app.py), but imported by the gateway.
+COPY example_site example_site
 
 RUN useradd --system --home /app svc && mkdir -p /data && chown svc /data
 USER svc

@@ -46,7 +46,7 @@ start: $(STAMP)  ## production: one process, refuses a development environment
 	$(PY) -m gateway --production
 
 typecheck: $(STAMP)
-	$(PY) -m mypy common gateway oauth content mail mta
+	$(PY) -m mypy common gateway oauth content mail mta example_site
 
 tidy: $(STAMP)  ## format and lint with fixes
 	$(VENV)/bin/ruff format .

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -13,6 +14,10 @@ from common.ratelimit import RateLimiter
 from common.runtime import Runtime
 from content.changes import Changes
 from content.settings import ContentSettings
+
+if TYPE_CHECKING:
+    from content.visual.definitions import VisualDefinition
+    from content.visual.options import HostVisual
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,12 @@ class Context:
     blobs: BlobStore
     # The mount prefix of this app ("" at the root, "/cms" under the gateway).
     prefix: str = ""
+    # The host's visual definitions and website manifest (content/visual/);
+    # None when the host passed none.
+    visual: HostVisual | None = field(default=None)
+
+    def visual_definition(self, type_name: str) -> VisualDefinition | None:
+        return self.visual.definition(type_name) if self.visual is not None else None
 
     @property
     def db(self) -> Database:

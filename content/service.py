@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from aiohttp import web
@@ -24,17 +24,18 @@ from content.delivery import routes as delivery_routes
 from content.delivery.cache import DeliveryCache
 from content.design import routes as design_routes
 from content.design.service import Catalogue
-from content.design.surfaces import Surface, check_surfaces
+from content.design.surfaces import check_surfaces
 from content.entries import publishing, schedule
 from content.entries import routes as entry_routes
+from content.host import SiteReader
 from content.keys import routes as key_routes
 from content.media import routes as media_routes
 from content.media.service import make_blob_store
 from content.menus import routes as menu_routes
 from content.openapi import PROFILE
+from content.options import ContentOptions
 from content.people import routes as people_routes
 from content.people.service import bootstrap_owner
-from content.plugins import Plugin
 from content.plugins import routes as plugin_routes
 from content.plugins.service import Plugins
 from content.preview import routes as preview_routes
@@ -45,6 +46,9 @@ from content.settings import load_content_settings
 from content.site import routes as site_routes
 from content.taxonomies import routes as taxonomy_routes
 from content.types import routes as type_routes
+from content.visual import routes as visual_routes
+from content.visual.options import HostVisual, report_visual_problems
+from content.visual.render import render_visual
 from content.webhooks import routes as webhook_routes
 from content.webhooks.events import DELIVER_JOB
 from content.webhooks.service import delivery_handler
@@ -77,23 +81,24 @@ ROUTE_TABLES = (
     webhook_routes.routes,
     plugin_routes.routes,
     design_routes.routes,
+    visual_routes.routes,
 )
 
 
 class ContentService:
+    """The CMS as a host library: ``ContentService(runtime, ContentOptions(...))``.
+
+    ``create_app()`` builds the routes; ``content_version()`` and
+    ``render_visual()`` are what a host's pages call (docs/content.md, "Host API").
+    """
+
     name = "content"
 
-    def __init__(
-        self,
-        runtime: Runtime,
-        *,
-        plugins: Sequence[Plugin] = (),
-        design_surfaces: Sequence[Surface] = (),
-    ) -> None:
-        """``plugins``: plugin objects of the host, loaded with PLUGIN_DIR's;
-        ``design_surfaces``: the host's design surfaces (docs/content.md).
-        A surface declared wrongly stops the start with a DeclarationError."""
+    def __init__(self, runtime: Runtime, options: ContentOptions | None = None) -> None:
         self.runtime = runtime
+        self.options = options or ContentOptions()
+        # A wrong visual definition or manifest stops the start, naming each problem.
+        self.visual = HostVisual.from_options(self.options)
         self.settings = load_content_settings(runtime.settings)
         self.changes = Changes()
         self.hub = Hub(runtime.db, runtime.clock, self.changes)
@@ -105,6 +110,7 @@ class ContentService:
             limiter=RateLimiter(runtime.db, runtime.clock),
             changes=self.changes,
             blobs=make_blob_store(self.settings),
+            visual=self.visual,
         )
         # One handler per queue: a second service on the same runtime (a path
         # mount and a test client together) shares the first one's.
@@ -116,13 +122,22 @@ class ContentService:
             runtime.jobs.register(DELIVER_JOB, delivery_handler(self.context, self.outbound))
         # Plugins are imported now (their routes join every app built below);
         # their records are written in lifespan(). Hooks hear this process's commits.
-        self.plugins = Plugins(self.context, self.settings.plugin_dir, plugins)
+        self.plugins = Plugins(self.context, self.settings.plugin_dir, self.options.plugins)
         self.changes.on_commit(self.plugins.on_commit)
-        self.design = Catalogue(check_surfaces(design_surfaces), self.plugins.active_surfaces)
+        self.design = Catalogue(
+            check_surfaces(self.options.design_surfaces), self.plugins.active_surfaces
+        )
 
     def content_version(self) -> int:
         """A process-local counter that changes after every content mutation."""
         return self.changes.version()
+
+    # renderVisual(html, definition, layout, editing=False) (content/visual/render.py).
+    render_visual = staticmethod(render_visual)
+
+    def reader(self) -> SiteReader:
+        """Delivery's answers in process, for the host's pages (content/host.py)."""
+        return SiteReader(self.context)
 
     def create_app(self, *, prefix: str = "") -> web.Application:
         app = web.Application(middlewares=[error_middleware(errors.render)])
@@ -154,6 +169,7 @@ class ContentService:
         # deployment starts together, so each clears them as it starts.
         async with self.runtime.db.connection() as conn:
             await preview_store.clear(conn)
+            await report_visual_problems(conn, self.visual)
         await self.plugins.start(self.settings.plugin_autoenable)
         refresher = asyncio.create_task(self.hub.refresh_forever(), name="realtime-presence")
         try:

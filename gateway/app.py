@@ -3,6 +3,7 @@
 Default layout on one host (docs/architecture.md):
   /oauth, /admin/oauth, /.well-known/oauth-authorization-server[/oauth] -> oauth
   /cms                                                                  -> content
+  /site (development only)                                              -> example_site
   /.well-known/jmap, /jmap                                              -> jmap (mta/jmap)
   /healthz                                                              -> the gateway
   everything else                                                       -> mail
@@ -19,8 +20,10 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+import example_site
 from common.runtime import Runtime, Service
 from common.web import json_response
+from content import ContentService
 from gateway.mounts import Everything, PathPrefixes, mount_by_rule
 from gateway.services import OAUTH_PREFIXES, Daemon, build_daemons, build_services
 from mta.jmap.service import PATHS as JMAP_PATHS
@@ -28,6 +31,7 @@ from mta.jmap.service import PATHS as JMAP_PATHS
 log = logging.getLogger(__name__)
 
 CMS_PREFIX = "/cms"
+SITE_PREFIX = "/site"
 HEALTH_PATH = "/healthz"
 
 runtime_key = web.AppKey("runtime", Runtime)
@@ -59,7 +63,14 @@ def build_app(runtime: Runtime, *, only: str | None = None) -> web.Application:
         root.add_subapp(CMS_PREFIX, services["content"].create_app(prefix=CMS_PREFIX))
         # JMAP at its absolute paths (/.well-known/jmap, /jmap/...), before mail's catch-all.
         mount_by_rule(root, PathPrefixes(JMAP_PATHS), services["jmap"].create_app())
-        owned = (*OAUTH_PREFIXES, CMS_PREFIX, HEALTH_PATH, *JMAP_PATHS)
+        owned: tuple[str, ...] = (*OAUTH_PREFIXES, CMS_PREFIX, HEALTH_PATH, *JMAP_PATHS)
+        if runtime.settings.is_development:
+            # The CMS's example host (docs/content.md, "Host API"), with its seed data.
+            content = services["content"]
+            assert isinstance(content, ContentService)
+            root.add_subapp(SITE_PREFIX, example_site.create_site(content))
+            root.cleanup_ctx.append(example_site.first_run(content))
+            owned = (*owned, SITE_PREFIX)
         mount_by_rule(root, Everything(owned), services["mail"].create_app())
     root[runtime_key] = runtime
     root[services_key] = chosen

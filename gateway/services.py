@@ -7,6 +7,7 @@ from typing import Protocol
 
 from aiohttp import web
 
+import example_site
 import oauth
 from common.client_ip import client_ip
 from common.jobs import Job
@@ -130,9 +131,11 @@ async def _refuse(request: web.Request) -> None:
 
 def build_services(runtime: Runtime) -> dict[str, Service]:
     mail = MailService(runtime)
+    # In development the CMS hosts the example site (example_site/, under /site).
+    content_options = example_site.OPTIONS if runtime.settings.is_development else None
     return {
         "oauth": OAuthService(runtime, mail.accounts),
-        "content": ContentService(runtime),
+        "content": ContentService(runtime, content_options),
         "mail": mail,
         "jmap": JmapService(runtime),
     }

@@ -37,6 +37,8 @@ from content.taxonomies import store as taxonomy_store
 from content.taxonomies.service import check_entry_terms
 from content.types import store as type_store
 from content.types.fields import FieldDefinition
+from content.types.store import ContentType
+from content.visual.checks import apply_definition
 from content.writes import Write, write
 
 STATUSES = ("draft", "published", "unpublished")
@@ -74,6 +76,25 @@ async def _unique_slug(conn: Conn, type_id: str, locale: str, base: str) -> str:
     while f"{base}-{n}" in taken:
         n += 1
     return f"{base}-{n}"
+
+
+def merge_data(entry: Entry, ctype: ContentType, changes: dict[str, Any]) -> dict[str, Any]:
+    """A PATCH's data: top-level keys merge onto the stored data; values of fields
+    the type no longer declares are dropped; ``"__layout": null`` removes it."""
+    merged = {**visible_data(entry.data, ctype.fields), **changes}
+    if changes.get(LAYOUT_KEY, "") is None:
+        merged.pop(LAYOUT_KEY)
+    return merged
+
+
+async def checked_data(
+    ctx: Context, conn: Conn, data: Any, ctype: ContentType, p: Problems
+) -> dict[str, Any]:
+    """Data as saved: the type's field checks, references and media, then the host's
+    visual definition of the type (layout section ids, formatted fields, slugs)."""
+    cleaned, refs = check_data(data, ctype.fields, p)
+    await check_references(conn, refs, p)
+    return await apply_definition(conn, cleaned, ctx.visual_definition(ctype.name), p)
 
 
 def _slug_taken() -> Conflict:
@@ -147,8 +168,7 @@ async def create_entry(ctx: Context, actor: Principal, body: dict[str, Any]) -> 
             p.add("type", "must name an existing content type")
             p.raise_if_any()
         assert ctype is not None
-        data, refs = check_data(body.get("data", {}), ctype.fields, p)
-        await check_references(conn, refs, p)
+        data = await checked_data(ctx, conn, body.get("data", {}), ctype, p)
         terms = await check_entry_terms(conn, body["terms"], p) if "terms" in body else []
         p.raise_if_any()
         if ctype.single and await store.count_of_type(conn, ctype.id):
@@ -237,14 +257,8 @@ async def update_entry(
             if not isinstance(body["data"], dict):
                 p.add("data", "must be an object")
             else:
-                # Top-level keys merge onto the stored data; values of fields the
-                # type no longer declares are dropped from this revision.
-                merged = {**visible_data(entry.data, ctype.fields), **body["data"]}
-                if body["data"].get(LAYOUT_KEY, "") is None:
-                    merged.pop(LAYOUT_KEY)
-                data, refs = check_data(merged, ctype.fields, p)
-                await check_references(conn, refs, p)
-                changes["data"] = data
+                merged = merge_data(entry, ctype, body["data"])
+                changes["data"] = await checked_data(ctx, conn, merged, ctype, p)
         status = body.get("status", entry.status)
         if status not in STATUSES:
             p.add("status", f"must be one of {', '.join(STATUSES)}")

@@ -103,7 +103,7 @@ async def insert_entry(
     data: dict[str, Any],
     status: str,
     locale: str,
-    author_id: str,
+    author_id: str | None,
     publish_at: datetime | None,
     published_at: datetime | None,
     now: datetime,
@@ -140,6 +140,16 @@ async def get_entry(
         conn,
         f"SELECT {_ENTRY} FROM {_FROM} WHERE e.id = %s{where[trashed]}{suffix}",
         (entry_id,),
+    )
+    return Entry.from_optional(row)
+
+
+async def single_entry(conn: Conn, type_id: str) -> Entry | None:
+    """The live entry of a single-kind type, at any status."""
+    row = await fetch_one(
+        conn,
+        f"SELECT {_ENTRY} FROM {_FROM} WHERE e.type_id = %s AND e.deleted_at IS NULL LIMIT 1",
+        (type_id,),
     )
     return Entry.from_optional(row)
 
@@ -206,6 +216,17 @@ async def reference_types(conn: Conn, ids: list[str]) -> dict[str, str]:
         (ids,),
     )
     return {row["id"]: row["name"] for row in rows}
+
+
+async def live_slugs(conn: Conn, type_name: str, slugs: list[str]) -> set[str]:
+    """Which of ``slugs`` name a live entry of ``type_name`` (visual references store slugs)."""
+    rows = await fetch_all(
+        conn,
+        f"SELECT e.slug FROM {_FROM} WHERE t.name = %s AND e.slug = ANY(%s)"
+        " AND e.deleted_at IS NULL",
+        (type_name, slugs),
+    )
+    return {row["slug"] for row in rows}
 
 
 def _escape_like(value: str) -> str:

@@ -42,7 +42,7 @@ from content.plugins import store
 from content.plugins.interface import HookEvent, Plugin, PluginContext, Route
 from content.plugins.loader import Loaded, LoadFailure, check_setting, load_plugins
 from content.plugins.store import PluginRow
-from content.webhooks.events import ENTRY_EVENTS
+from content.webhooks.events import ENTRY_EVENTS, events_of
 from content.writes import write
 
 log = logging.getLogger(__name__)
@@ -130,7 +130,12 @@ class Plugins:
 
     def on_commit(self, event: dict[str, Any]) -> None:
         """A change this process committed: run the hooks on it, after the fact."""
-        name = event.get("event")
+        # The same events webhooks and the socket get: an entry created
+        # already published is entry.created, then entry.published.
+        for name in events_of(event):
+            self._hook(name, event)
+
+    def _hook(self, name: str, event: dict[str, Any]) -> None:
         if name not in HOOK_EVENTS or not any(
             name in loaded.plugin.hooks for loaded in self.loaded.values()
         ):
@@ -141,7 +146,7 @@ class Plugins:
                 "plugin hooks are %d changes behind; %s %s skipped", len(self._tasks), name, data
             )
             return
-        task = asyncio.get_running_loop().create_task(self._run_hooks(HookEvent(str(name), data)))
+        task = asyncio.get_running_loop().create_task(self._run_hooks(HookEvent(name, data)))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

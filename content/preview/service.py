@@ -20,10 +20,9 @@ from common.ids import random_id
 from content.auth.principal import Principal
 from content.context import Context
 from content.entries import store as entry_store
-from content.entries.serializers import LAYOUT_KEY, visible_data
-from content.entries.service import ensure_can_edit
+from content.entries.service import checked_data, ensure_can_edit, merge_data
 from content.entries.store import Entry
-from content.entries.validation import check_data, check_references, check_slug, check_title
+from content.entries.validation import check_slug, check_title
 from content.errors import ContentError, NotFound, Problems
 from content.preview import store
 from content.types import store as type_store
@@ -84,13 +83,9 @@ async def create(
             if not isinstance(body["data"], dict):
                 p.add("data", "must be an object")
             else:
-                # As a PATCH would merge it, without saving.
-                merged = {**visible_data(entry.data, ctype.fields), **body["data"]}
-                if body["data"].get(LAYOUT_KEY, "") is None:
-                    merged.pop(LAYOUT_KEY)
-                data, refs = check_data(merged, ctype.fields, p)
-                await check_references(conn, refs, p)
-                shown = _replace(shown, data=data)
+                # As a PATCH would merge and check it, without saving.
+                merged = merge_data(entry, ctype, body["data"])
+                shown = _replace(shown, data=await checked_data(ctx, conn, merged, ctype, p))
         p.raise_if_any()
         snapshot = snapshot_of(shown)
         size = len(json.dumps(snapshot, separators=(",", ":")).encode())

@@ -28,6 +28,7 @@ from common.db import Database, execute
 from common.ids import prefixed_token, short_id
 from content.changes import Changes
 from content.context import Context
+from content.entries.events import change_events, public_event
 from content.errors import Unauthorized
 from content.keys.service import ALL_TYPES
 from content.keys.store import DeliveryKey
@@ -49,9 +50,6 @@ PRESENCE_REFRESH_SECONDS = 30.0
 # A presence row not refreshed for this long belongs to a process that died.
 PRESENCE_STALE_SECONDS = 90
 SLOW_CLIENT_CLOSE = 1013  # "try again later"
-
-# What a delivery key hears: only these three, and only about what it can read.
-KEY_EVENTS = ("entry.published", "entry.unpublished", "entry.deleted")
 
 log = logging.getLogger(__name__)
 
@@ -95,24 +93,6 @@ class Client:
 
 def may_read_type(key: DeliveryKey, type_name: str) -> bool:
     return ALL_TYPES in key.type_scopes or type_name in key.type_scopes
-
-
-def key_event(event: dict[str, Any]) -> str | None:
-    """The event a delivery key hears for a change, or None: it hears what it can read change.
-
-    Any change leaving the entry live (published, edited while live, restored
-    live) is ``entry.published``; leaving the live state is
-    ``entry.unpublished``; trashing a live entry is ``entry.deleted``. Changes
-    to drafts are never told to a key.
-    """
-    name, status, was = event.get("event"), event.get("status"), event.get("was")
-    if name in ("entry.deleted", "entry.purged"):
-        return "entry.deleted" if status == "published" else None
-    if status == "published":
-        return "entry.published"
-    if was == "published":
-        return "entry.unpublished"
-    return None
 
 
 def topic_error(client: Client, topic: str) -> FrameError | None:
@@ -197,23 +177,26 @@ class Hub:
     # --- events in ---
 
     def on_change(self, event: dict[str, Any]) -> None:
-        name = event.get("event")
-        if name in SITE_EVENTS:
+        """People hear every event of an entry change; a delivery key only its public
+        one, about a type it reads (content/entries/events.py, as webhooks)."""
+        if event.get("event") in SITE_EVENTS:
             self._site_change(event)
             return
-        if not isinstance(name, str) or not name.startswith("entry.") or "id" not in event:
+        names = change_events(event)
+        if not names or "id" not in event:
             return
+        public = public_event(event)
         topics = ("site", f"content:{event.get('type')}", f"entry:{event['id']}")
         for client in list(self.clients.values()):
+            told: tuple[str, ...] = names
+            if client.key is not None:
+                readable = may_read_type(client.key, str(event.get("type")))
+                told = (public,) if public is not None and readable else ()
             for topic in topics:
                 if topic not in client.topics:
                     continue
-                told: str | None = name
-                if client.key is not None:
-                    told = key_event(event)
-                    if told is None or not may_read_type(client.key, str(event.get("type"))):
-                        continue
-                client.send({"topic": topic, "event": told, "data": _entry_data(event)})
+                for name in told:
+                    client.send({"topic": topic, "event": name, "data": _entry_data(event)})
 
     def _site_change(self, event: dict[str, Any]) -> None:
         """A design override or a plugin's state: told to people on ``site``, never to keys."""

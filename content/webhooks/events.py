@@ -2,7 +2,10 @@
 
 Called by content/writes.py for every notified change: the delivery jobs
 commit with the change or not at all, so no event is lost to a crash between
-the commit and the send, and none is sent for a change rolled back.
+the commit and the send, and none is sent for a change rolled back. The events
+of a change are content/entries/events.py's, the ones the realtime socket
+sends: an entry created already published is ``entry.created`` and
+``entry.published``, one delivery each to a webhook taking both.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 from common.db import Conn
 from common.ids import short_id
 from common.jobs import enqueue
+from content.entries.events import change_events
 from content.webhooks import store
 
 DELIVER_JOB = "content.webhook.deliver"
@@ -44,30 +48,42 @@ SITE_EVENTS: tuple[str, ...] = (
 EVENTS: tuple[str, ...] = ENTRY_EVENTS + SITE_EVENTS
 
 
-def body(event: dict[str, Any], now: datetime) -> str:
+def body(name: str, change: dict[str, Any], now: datetime) -> str:
     """The Standard Webhooks payload: {type, timestamp, data}; names the record, not its content.
 
     ``data`` is ``{id, slug, type, status}`` of an entry, ``{design}`` (the
     surface id) for a design override, ``{plugin}`` for a plugin.
     """
-    if event["event"] in SITE_EVENTS:
-        data = {k: v for k, v in event.items() if k in ("design", "plugin")}
+    if name in SITE_EVENTS:
+        data = {k: v for k, v in change.items() if k in ("design", "plugin")}
     else:
-        data = {k: event.get(k) for k in ("id", "slug", "type", "status")}
+        data = {k: change.get(k) for k in ("id", "slug", "type", "status")}
     return json.dumps(
-        {"type": event["event"], "timestamp": now.isoformat(), "data": data},
+        {"type": name, "timestamp": now.isoformat(), "data": data},
         separators=(",", ":"),
     )
 
 
-async def enqueue_deliveries(conn: Conn, event: dict[str, Any], now: datetime) -> None:
-    name = event.get("event")
-    if name not in EVENTS:
-        return
+def events_of(change: dict[str, Any]) -> tuple[str, ...]:
+    """The events a change fires: a site change its own; an entry change its
+    action and its public event (content/entries/events.py)."""
+    name = change.get("event")
+    if name in SITE_EVENTS:
+        return (str(name),)
+    return change_events(change)
+
+
+async def enqueue_deliveries(conn: Conn, change: dict[str, Any], now: datetime) -> None:
+    for name in events_of(change):
+        if name in EVENTS:
+            await _enqueue_event(conn, name, change, now)
+
+
+async def _enqueue_event(conn: Conn, name: str, change: dict[str, Any], now: datetime) -> None:
     webhook_ids = await store.subscribed_ids(conn, name)
     if not webhook_ids:
         return
-    payload = body(event, now)
+    payload = body(name, change, now)
     for webhook_id in webhook_ids:
         # One message id per webhook and event, the same on every retry.
         await enqueue(

@@ -12,6 +12,7 @@ from aiohttp import web
 
 from common.runtime import Runtime
 from content.design import Property, Surface
+from content.options import ContentOptions
 from content.service import ContentService
 from tests.content.factories import Person, make_user
 
@@ -73,7 +74,9 @@ def start(plugin_runtime: Runtime, aiohttp_client: Any) -> Start:
     """
 
     async def make(**options: Any) -> tuple[ContentService, Any]:
-        service = ContentService(plugin_runtime, design_surfaces=HOST_SURFACES, **options)
+        service = ContentService(
+            plugin_runtime, ContentOptions(design_surfaces=HOST_SURFACES, **options)
+        )
         app = service.create_app()
 
         async def lifespan(app: web.Application) -> AsyncIterator[None]:

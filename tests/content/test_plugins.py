@@ -27,6 +27,7 @@ from content.design.surfaces import DeclarationError
 from content.plugins import HookEvent, Plugin, PluginContext, Property, Surface, store
 from content.plugins import service as plugin_service
 from content.plugins.loader import MODULE_PREFIX
+from content.options import ContentOptions
 from content.service import ContentService
 from tests.content.conftest import PLUGIN_ENV, Start
 from tests.content.factories import make_agent_key, make_delivery_key, make_type, make_user
@@ -351,7 +352,7 @@ async def test_a_plugin_declared_wrongly_is_refused_at_load(start: Start, team: 
 def test_a_host_surface_declared_wrongly_stops_the_start(plugin_runtime: Any) -> None:
     wrong = [Surface("header", "Header", [Property("background", "color", default="red")])]
     with pytest.raises(DeclarationError, match="the default of 'background' must be a hex colour"):
-        ContentService(plugin_runtime, design_surfaces=wrong)
+        ContentService(plugin_runtime, ContentOptions(design_surfaces=wrong))
 
 
 async def test_processes_share_plugin_state_and_a_restart_keeps_it(

@@ -8,7 +8,8 @@ webhook-timestamp with the wall clock, so this module's clock starts at now.
 from __future__ import annotations
 
 import dataclasses
-from datetime import UTC, datetime
+import json
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -19,7 +20,16 @@ from standardwebhooks.webhooks import WebhookVerificationError
 from common.clock import ManualClock
 from common.settings import Settings
 from content.webhooks.events import DELIVER_JOB
-from tests.content.factories import make_type
+from tests.content.factories import make_delivery_key, make_type
+from tests.content.test_realtime import (
+    base,
+    frame,
+    key_ticket,
+    nothing_pending,
+    open_socket,
+    session_ticket,
+    subscribe,
+)
 
 
 @pytest.fixture
@@ -142,7 +152,7 @@ async def test_failed_deliveries_are_retried_with_backoff_and_each_attempt_recor
     got.answers = [500, 302]
     await make_type(runtime.db, clock, "post", [{"key": "body", "type": "markdown"}])
     admin = team["admin"].headers
-    hook = await _hook(cms, admin, url)
+    hook = await _hook(cms, admin, url, events=["entry.published"])
     resp = await cms.post(
         "/api/entries", json={"type": "post", "title": "A", "status": "published"}, headers=admin
     )
@@ -182,3 +192,85 @@ async def test_a_disabled_or_deleted_webhook_sends_nothing(cms, team, receiver, 
     assert (await cms.delete(f"/api/webhooks/{gone['id']}", headers=admin)).status == 204
     await runtime.jobs.run_due()
     assert got.received == [] and off["enabled"] is False
+
+
+async def _heard(ws: Any) -> list[str]:
+    """The events a socket subscribed to one topic heard, up to a ping's answer."""
+    await ws.send('{"action": "ping"}')
+    names = []
+    while (got := await frame(ws)) != {"type": "pong"}:
+        names.append(got["event"])
+    return names
+
+
+async def test_webhooks_and_the_socket_hear_the_same_events_for_every_way_an_entry_moves(
+    cms, team, receiver, runtime, clock
+) -> None:
+    """One mapping (content/entries/events.py): the action, then the public event."""
+    got, url = receiver
+    await make_type(runtime.db, clock, "post", [{"key": "body", "type": "markdown"}])
+    await _hook(cms, team["admin"].headers, url)  # every event
+    person = await open_socket(base(cms), await session_ticket(cms, team["viewer"].headers))
+    await subscribe(person, "site")
+    key = await make_delivery_key(runtime.db, clock, ["post"])
+    site = await open_socket(base(cms), await key_ticket(cms, key))
+    await subscribe(site, "site")
+    editor = team["editor"].headers
+
+    async def step() -> tuple[list[str], list[str], list[str]]:
+        await runtime.jobs.run_due()  # a publication job enqueues its deliveries...
+        await runtime.jobs.run_due()  # ...which run next
+        # Deliveries are separate jobs: their order is the queue's.
+        sent = sorted(json.loads(b)["type"] for _, _, b in got.received)
+        got.received.clear()
+        return sent, sorted(await _heard(person)), await _heard(site)
+
+    created = await cms.post(
+        "/api/entries",
+        json={"type": "post", "title": "Live", "status": "published"},
+        headers=editor,
+    )
+    live = (await created.json())["id"]
+    both = ["entry.created", "entry.published"]  # sorted
+    assert await step() == (both, both, ["entry.published"])
+
+    url_of = f"/api/entries/{live}"
+    assert (await cms.patch(url_of, json={"title": "Edited"}, headers=editor)).status == 200
+    edit = ["entry.published", "entry.updated"]
+    assert await step() == (edit, edit, ["entry.published"])
+
+    assert (await cms.patch(url_of, json={"status": "draft"}, headers=editor)).status == 200
+    down = ["entry.drafted", "entry.unpublished"]  # sorted
+    assert await step() == (down, down, ["entry.unpublished"])
+    assert (await cms.patch(url_of, json={"title": "Quiet"}, headers=editor)).status == 200
+    assert await step() == (["entry.updated"], ["entry.updated"], [])
+
+    assert (await cms.patch(url_of, json={"status": "published"}, headers=editor)).status == 200
+    assert await step() == (["entry.published"],) * 2 + (["entry.published"],)
+    assert (await cms.patch(url_of, json={"status": "unpublished"}, headers=editor)).status == 200
+    assert await step() == (["entry.unpublished"],) * 3
+
+    at = clock.now() + timedelta(hours=1)
+    draft = await (
+        await cms.post(
+            "/api/entries",
+            json={"type": "post", "title": "Later", "publishAt": at.isoformat()},
+            headers=editor,
+        )
+    ).json()
+    assert await step() == (["entry.created"], ["entry.created"], [])
+    clock.advance(hours=1)
+    assert await step() == (["entry.published"],) * 3  # the publication job
+
+    assert (await cms.delete(f"/api/entries/{draft['id']}", headers=editor)).status == 200
+    assert await step() == (["entry.deleted"],) * 3
+    restore = await cms.post(f"/api/trash/{draft['id']}/restore", headers=editor)
+    assert restore.status == 200 and (await restore.json())["status"] == "draft"
+    assert await step() == (["entry.restored"], ["entry.restored"], [])
+    assert (await cms.delete(f"/api/entries/{draft['id']}", headers=editor)).status == 200
+    assert await step() == (["entry.deleted"], ["entry.deleted"], [])  # a draft: not public
+    assert (await cms.delete(f"/api/trash/{draft['id']}", headers=editor)).status == 204
+    assert await step() == (["entry.purged"], ["entry.purged"], [])
+    await nothing_pending(site)
+    await person.close()
+    await site.close()
