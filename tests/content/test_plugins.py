@@ -24,10 +24,10 @@ from common.clock import Clock
 from common.db import Database
 from common.migrations import MigrationSet, migrate
 from content.design.surfaces import DeclarationError
+from content.options import ContentOptions
 from content.plugins import HookEvent, Plugin, PluginContext, Property, Surface, store
 from content.plugins import service as plugin_service
 from content.plugins.loader import MODULE_PREFIX
-from content.options import ContentOptions
 from content.service import ContentService
 from tests.content.conftest import PLUGIN_ENV, Start
 from tests.content.factories import make_agent_key, make_delivery_key, make_type, make_user
