@@ -15,7 +15,6 @@ from typing import Any
 
 from common.blobs import blob_id_of
 from common.db import Conn, execute, fetch_all, transaction
-from mail import directory
 from mta.jmap.email import compose
 from mta.jmap.email.blobs import read_blob
 from mta.jmap.email.context import EmailContext, is_id
@@ -137,6 +136,10 @@ async def _insert(
     received_at: datetime,
     now: datetime,
 ) -> dict[str, Any]:
+    # Imported here: the mail package imports this module back (through
+    # mta.mailstore), so a fresh `import mta.jmap.email` must not start with it.
+    from mail import directory
+
     quota, used = await directory.address_quota(conn, account_id)
     if quota is not None and used + len(data) > quota:
         raise compose.Invalid("the mailbox is over its quota", [], type="overQuota")
