@@ -139,9 +139,7 @@ async def changes(call: MethodCall, type_name: str) -> dict[str, Any]:
     async with call.connection() as conn:
         since, current = await _since(call, conn, "sinceState", type_name)
         limit = (max_changes or 100_000) * CHANGE_BATCH + 1
-        rows = await change_log.between(
-            conn, account.address_id, type_name, since, current, limit
-        )
+        rows = await change_log.between(conn, account.address_id, type_name, since, current, limit)
     first: dict[str, str] = {}  # object -> its first change in the window
     last: dict[str, str] = {}
     new_state = since

@@ -7,6 +7,7 @@ below (threads: mta/store/threads.py; quota: mta/store/quota.py).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -16,6 +17,15 @@ from common.db import Conn, Json, Prepared, execute, fetch_all, fetch_one, fetch
 from common.records import Record
 from mta.message import ParsedMessage
 from mta.store import changes, counters, quota, threads
+
+# An email's (and mailbox's, thread's) id as the store writes it: a lower-case uuid.
+UUID_TEXT = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def is_id(value: object) -> bool:
+    """Whether ``value`` can name a row (others are simply not found)."""
+    return isinstance(value, str) and bool(UUID_TEXT.match(value))
+
 
 SYSTEM_KEYWORDS = ("$seen", "$flagged", "$answered", "$draft", "$forwarded", "$junk")
 

@@ -65,6 +65,7 @@ _CONVENIENCE_FORMS = {
     "sentAt": "header:Date:asDate",
 }
 
+
 async def load_rows(
     conn: Conn, address_id: str, ids: Sequence[str] | None, *, with_raw: bool, limit: int = 0
 ) -> list[Email]:

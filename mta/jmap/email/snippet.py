@@ -103,9 +103,7 @@ async def get_snippets(
         condition(Sql(), filt)  # unsupportedFilter / invalidArguments as Email/query says
     subject_words, body_words = filter_words(filt)
     subject_re, body_re = _pattern(subject_words), _pattern(body_words)
-    rows = {
-        r.id: r for r in await load_rows(conn, account_id, ids, with_raw=body_re is not None)
-    }
+    rows = {r.id: r for r in await load_rows(conn, account_id, ids, with_raw=body_re is not None)}
     found: list[dict[str, Any]] = []
     not_found: list[str] = []
     for email_id in dict.fromkeys(raw_ids):

@@ -351,9 +351,11 @@ async def copy_emails(
         old_state = await _check_state(conn, account_id, args)
         owned = await mailboxes.ids(conn, account_id)
         wanted = [
-            s.get("id") for s in create.values() if isinstance(s, Mapping) and is_id(s.get("id"))
+            str(s["id"]) for s in create.values() if isinstance(s, Mapping) and is_id(s.get("id"))
         ]
-        sources = {r.id: r for r in await emails.sources(conn, from_account_id, wanted)}
+        sources: dict[Any, emails.Source] = {
+            r.id: r for r in await emails.sources(conn, from_account_id, wanted)
+        }
         for cid, spec in create.items():
             if not isinstance(spec, Mapping):
                 not_created[cid] = set_error("invalidProperties", "an Email object")
