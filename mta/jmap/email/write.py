@@ -174,14 +174,6 @@ def _check_mailboxes(
         raise compose.Invalid(f"no such mailbox: {', '.join(sorted(unknown))}", [prop])
 
 
-async def destroy_emails(
-    conn: Conn, account_id: str, ids: Sequence[str], now: datetime
-) -> list[str]:
-    """Delete emails of an account (in the caller's transaction); the ids destroyed.
-    Ids that cannot name an email are simply not destroyed (mta/store/emails.py)."""
-    return await emails.destroy_emails(conn, account_id, [i for i in ids if is_id(i)], now)
-
-
 async def set_emails(
     ctx: EmailContext,
     conn: Conn,
@@ -226,7 +218,9 @@ async def set_emails(
             ctx.max_mailboxes_per_email,
         )
         ids = [_resolve(str(i), created_ids) for i in destroy]
-        out.destroyed = await destroy_emails(conn, account_id, ids, now)
+        # Ids that cannot name an email are simply not destroyed.
+        valid = [i for i in ids if is_id(i)]
+        out.destroyed = await emails.destroy_emails(conn, account_id, valid, now)
         for i in ids:
             if i not in out.destroyed:
                 out.not_destroyed[i] = set_error("notFound")
