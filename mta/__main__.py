@@ -29,6 +29,7 @@ from mta.context import MtaContext
 from mta.outbound.worker import OutboundWorker
 from mta.settings import load_mta_settings
 from mta.smtp import server
+from mta.store import schema
 from mta.submission import server as submission
 
 log = logging.getLogger("mta")
@@ -47,7 +48,9 @@ async def run_smtp(settings: Settings, daemon: str = "smtp") -> None:
         config = replace(config, outbound_enabled=daemon == "outbound")
     db = await Database.connect(settings.database_url, size=settings.db_pool_size)
     try:
-        if await db.fetch_val("SELECT to_regclass('mta.emails') IS NOT NULL") is not True:
+        async with db.connection() as conn:
+            migrated = await schema.has_table(conn, "emails")
+        if not migrated:
             raise StartupError("the database is not migrated; start the gateway once first")
         clock = Clock()
         runtime = Runtime(settings=settings, db=db, clock=clock, jobs=JobQueue(db, clock))
@@ -89,7 +92,9 @@ async def run_jmap(settings: Settings) -> None:
         raise StartupError("DATABASE_URL is required (the gateway owns the embedded database)")
     db = await Database.connect(settings.database_url, size=settings.db_pool_size)
     try:
-        if await db.fetch_val("SELECT to_regclass('mta.uploads') IS NOT NULL") is not True:
+        async with db.connection() as conn:
+            migrated = await schema.has_table(conn, "uploads")
+        if not migrated:
             raise StartupError("the database is not migrated; start the gateway once first")
         clock = Clock()
         runtime = Runtime(settings=settings, db=db, clock=clock, jobs=JobQueue(db, clock))

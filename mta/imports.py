@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from common.blobs import LocalBlobStore, blob_id_of
-from common.db import Conn, execute, fetch_one
+from common.db import Conn, execute
 from common.runtime import Runtime
 from mta.message import parse_message
 from mta.store import emails, mailboxes
@@ -73,12 +73,10 @@ class Importer:
         """Whether the destination holds this message already (Message-ID and size):
         a transfer asks before downloading it, and skips the download."""
         async with self.runtime.db.connection() as conn:
-            found = await fetch_one(
-                conn,
-                _CHECK_BY_ID,
-                {"a": address_id, "mid": message_id, "size": size, "blob": None, "box": None},
+            found = await emails.import_check(
+                conn, address_id, message_id=message_id, size=size, blob_id=None, mailbox_id=None
             )
-        return bool(found and found["duplicate"])
+        return found.duplicate
 
     async def store(
         self,
@@ -100,25 +98,21 @@ class Importer:
             # One importer per address at a time: the duplicate check and the
             # insert below must see each other.
             await execute(conn, "SELECT pg_advisory_xact_lock(hashtext(%s))", (address_id,))
-            found = await fetch_one(
+            found = await emails.import_check(
                 conn,
-                _CHECK_BY_ID if parsed.message_id else _CHECK_BY_BYTES,
-                {
-                    "a": address_id,
-                    "mid": parsed.message_id,
-                    "size": size,
-                    "blob": blob_id,
-                    "box": target.mailbox_id,
-                },
+                address_id,
+                message_id=parsed.message_id,
+                size=size,
+                blob_id=blob_id,
+                mailbox_id=target.mailbox_id,
             )
-            assert found is not None
-            if found["duplicate"]:
+            if found.duplicate:
                 if also is not None:
                     await also(conn, True)
                 return Imported(None, duplicate=True)
-            if quota_bytes and int(found["used"] or 0) + size > quota_bytes:
+            if quota_bytes and int(found.used or 0) + size > quota_bytes:
                 raise OverQuota(f"the destination is over its quota of {quota_bytes} bytes")
-            box = found["box"] or await _target(conn, address_id, target, now)
+            box = found.box or await _target(conn, address_id, target, now)
             if inline:
                 await self.blobs.put_inline(conn, raw, now)
             else:
@@ -141,19 +135,6 @@ class Importer:
             if also is not None:
                 await also(conn, False)
         return Imported(email_id, duplicate=False)
-
-
-# One round trip before the insert: is it there already (Message-ID and size,
-# index emails_message_id; without a Message-ID the same bytes, index
-# emails_blob), the quota used, and whether the resolved folder still exists.
-_CHECK = """
-    SELECT EXISTS (SELECT 1 FROM mta.emails WHERE address_id = %(a)s AND {same}) AS duplicate,
-           (SELECT used_bytes FROM mta.quota_usage WHERE address_id = %(a)s) AS used,
-           (SELECT id::text FROM mta.mailboxes WHERE id = %(box)s::uuid AND address_id = %(a)s)
-               AS box
-"""
-_CHECK_BY_ID = _CHECK.format(same="message_id = %(mid)s AND size = %(size)s")
-_CHECK_BY_BYTES = _CHECK.format(same="blob_id = %(blob)s")
 
 
 def message_id_of(head: bytes) -> str | None:

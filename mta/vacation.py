@@ -29,9 +29,9 @@ from datetime import datetime, timedelta
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 
-from common.db import Conn, execute, fetch_all, fetch_one
+from common.db import Conn
 from mta.message import ParsedMessage, header_values
-from mta.store import outbound
+from mta.store import emails, outbound, vacation
 
 log = logging.getLogger(__name__)
 
@@ -80,46 +80,24 @@ async def respond(
     ids = [a for a, (email_id, *_) in delivered.items() if email_id is not None]
     if not ids:
         return 0
-    rows = await fetch_all(
-        conn,
-        """
-        SELECT v.address_id::text AS address_id, v.subject, v.text_body, v.html_body,
-               (SELECT i.name FROM mta.identities i WHERE i.address_id = v.address_id
-                 ORDER BY i.created_at LIMIT 1) AS identity_name
-          FROM mta.vacation_responses v
-         WHERE v.address_id = ANY(%s::uuid[]) AND v.is_enabled
-           AND (v.from_date IS NULL OR v.from_date <= %s)
-           AND (v.to_date IS NULL OR v.to_date > %s)
-        """,
-        (ids, now, now),
-    )
+    rows = await vacation.active(conn, ids, now)
     sent = 0
     for row in rows:
-        email_id, address, account_id = delivered[row["address_id"]]
-        if not should_answer(mail_from, parsed, address) or await _junk(conn, email_id):
+        email_id, address, account_id = delivered[row.address_id]
+        # No auto-reply to mail filed as junk: it would confirm the address to spam.
+        if not should_answer(mail_from, parsed, address) or await emails.in_junk(conn, email_id):
             continue
         sender = mail_from.strip().lower()
-        # One reply per sender per period: the upsert wins only when the last is old.
-        won = await fetch_one(
-            conn,
-            """
-            INSERT INTO mta.vacation_replies (address_id, sender, replied_at) VALUES (%s, %s, %s)
-            ON CONFLICT (address_id, sender) DO UPDATE SET replied_at = EXCLUDED.replied_at
-             WHERE mta.vacation_replies.replied_at <= %s
-            RETURNING 1 AS won
-            """,
-            (row["address_id"], sender, now, now - PERIOD),
-        )
-        if won is None:
+        if not await vacation.claim_reply(conn, row.address_id, sender, now, PERIOD):
             continue
         reply = build_reply(
             address=address,
-            name=row["identity_name"] or "",
+            name=row.identity_name or "",
             to=mail_from.strip(),
             parsed=parsed,
-            subject=row["subject"],
-            text=row["text_body"],
-            html=row["html_body"],
+            subject=row.subject,
+            text=row.text_body,
+            html=row.html_body,
             now=now,
         )
         outbound_id = str(uuid.uuid4())
@@ -128,7 +106,7 @@ async def respond(
             conn,
             message_id=outbound_id,
             account_id=account_id,
-            address_id=row["address_id"],
+            address_id=row.address_id,
             source="system",
             mail_from="",
             recipients=[mail_from.strip()],
@@ -136,30 +114,11 @@ async def respond(
             now=now,
             lifetime=lifetime,
         )
-        await execute(
-            conn,
-            """
-            INSERT INTO mta.auto_replies
-                (address_id, kind, mail_from, rcpt_to, message, created_at, status, outbound_id)
-            VALUES (%s, 'vacation', '', %s, %s, %s, 'sent', %s)
-            """,
-            (row["address_id"], mail_from.strip(), reply, now, outbound_id),
+        await vacation.record_reply(
+            conn, row.address_id, mail_from.strip(), reply, now, outbound_id
         )
         sent += 1
     return sent
-
-
-async def _junk(conn: Conn, email_id: str | None) -> bool:
-    """Whether the email was filed as junk (no auto-reply confirms an address to spam)."""
-    row = await fetch_one(
-        conn,
-        """
-        SELECT 1 FROM mta.email_mailboxes em JOIN mta.mailboxes m ON m.id = em.mailbox_id
-         WHERE em.email_id = %s AND m.role = 'junk'
-        """,
-        (email_id,),
-    )
-    return row is not None
 
 
 def build_reply(

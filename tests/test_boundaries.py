@@ -10,7 +10,11 @@ recipient statement.
 from __future__ import annotations
 
 import ast
+import os
 import re
+import subprocess
+import sys
+from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +22,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVICES = ("oauth", "content", "mail", "mta", "gateway")
+PACKAGES = (*SERVICES, "common")
 
 # The two interfaces: the one module of each side the other may import.
 MAIL_DIRECTORY = "mail.directory"
@@ -131,6 +136,97 @@ def test_mail_sql_reads_mta_tables_only_in_the_directory() -> None:
     assert not outside, f"reach the mailbox store through mta/mailstore.py: {outside}"
     # The check sees the statement it allows (else it would pass vacuously).
     assert {table for _, _, table in reads} == {"mta.filters", "mta.mailboxes", "mta.quota_usage"}
+
+
+# Modules outside mta/store/ whose SQL may still name mta's tables, and why.
+MTA_SQL_OUTSIDE_THE_STORE = {
+    # The directory's recipient and quota statements join mail's addresses to
+    # mta.filters, mta.mailboxes and mta.quota_usage in one round trip per RCPT;
+    # they move when the directory becomes a leaf package (issue 31, item 1).
+    "mail/directory.py",
+}
+
+
+def _docstrings(tree: ast.Module) -> set[int]:
+    """The ids of the docstring constants of a module and its classes and functions."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def mta_sql(pattern: str) -> Iterator[tuple[str, int, str]]:
+    """(module, line, table) of each string (docstrings aside) where ``pattern``,
+    formatted with the alternatives of mta's table names as ``{tables}``, matches."""
+    regex = re.compile(pattern.format(tables="|".join(sorted(tables("mta")))))
+    for package in PACKAGES:
+        for relative, tree in modules(package):
+            docs = _docstrings(tree)
+            for node in ast.walk(tree):
+                if (
+                    isinstance(node, ast.Constant)
+                    and isinstance(node.value, str)
+                    and id(node) not in docs
+                ):
+                    for match in regex.finditer(node.value):
+                        yield relative, node.lineno, f"mta.{match.group(1)}"
+
+
+def test_sql_naming_an_mta_table_lives_in_mta_store() -> None:
+    found = [
+        f"{module}:{line} names {table}"
+        for module, line, table in mta_sql(r"\bmta\.({tables})\b")
+        if not module.startswith("mta/store/") and module not in MTA_SQL_OUTSIDE_THE_STORE
+    ]
+    assert not found, (
+        "SQL on mta's tables belongs in mta/store/ (a function taking the connection"
+        " first, returning records):\n" + "\n".join(found)
+    )
+    # The check sees SQL where it is allowed (else it would pass vacuously).
+    assert any(m.startswith("mta/store/") for m, _, _ in mta_sql(r"\bmta\.({tables})\b"))
+
+
+def test_each_mta_table_is_written_by_one_store_module() -> None:
+    writers: dict[str, set[str]] = defaultdict(set)
+    for module, _, table in mta_sql(
+        r"\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+mta\.({tables})\b"
+    ):
+        writers[table].add(module)
+    shared = {t: sorted(m) for t, m in writers.items() if len(m) > 1}
+    assert not shared, f"each table has one writer (a module of mta/store/): {shared}"
+    outside = {
+        t: sorted(m) for t, m in writers.items() if not all(w.startswith("mta/store/") for w in m)
+    }
+    assert not outside, f"mta's tables are written only in mta/store/: {outside}"
+    for table in ("emails", "email_mailboxes", "threads", "changes", "quota_usage", "mailboxes"):
+        assert f"mta.{table}" in writers, f"the check no longer sees the writer of mta.{table}"
+
+
+def test_every_module_of_mta_jmap_imports_alone_in_a_fresh_interpreter() -> None:
+    """A module that only imports after some other one (an import cycle) fails here."""
+    names = [module_name(relative) for relative, _ in modules("mta/jmap")]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    running = {
+        name: subprocess.Popen(
+            [sys.executable, "-c", f"import {name}"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in names
+    }
+    failed = {}
+    for name, process in running.items():
+        _, err = process.communicate(timeout=120)
+        if process.returncode:
+            failed[name] = err.strip().splitlines()[-1:]
+    assert len(names) > 20
+    assert not failed, f"these modules do not import alone: {failed}"
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from urllib.parse import quote
 from aiohttp import web
 
 from common.blobs import BLOB_ID, BlobNotFound
-from common.db import Conn, execute, fetch_one
+from common.db import Conn
 from mta.jmap.context import JmapContext
 from mta.jmap.registry import (
     CORE,
@@ -33,6 +33,7 @@ from mta.jmap.registry import (
     resolve_blob,
     set_error,
 )
+from mta.store import emails, uploads
 
 OCTET_STREAM = "application/octet-stream"
 # type/subtype with an optional charset, as a download or an upload may name it.
@@ -80,15 +81,7 @@ async def remember(
     conn: Conn, address_id: str, blob_id: str, kind: str, size: int, now: datetime
 ) -> None:
     """Let ``address_id`` use ``blob_id`` (an upload, or a Blob/copy into it)."""
-    await execute(
-        conn,
-        """
-        INSERT INTO mta.uploads (address_id, blob_id, type, size, created_at)
-        VALUES (%s, %s, %s, %s, %s)
-        ON CONFLICT (address_id, blob_id) DO UPDATE SET created_at = EXCLUDED.created_at
-        """,
-        (address_id, blob_id, kind, size, now),
-    )
+    await uploads.remember(conn, address_id, blob_id, kind, size, now)
 
 
 async def download(
@@ -128,11 +121,7 @@ async def prune_uploads(ctx: JmapContext) -> int:
     """Forget uploads older than JMAP_UPLOAD_KEEP_HOURS (their blobs become collectable)."""
     keep = timedelta(hours=ctx.limits.upload_keep_hours)
     async with ctx.runtime.db.connection() as conn:
-        return await execute(
-            conn,
-            "DELETE FROM mta.uploads WHERE created_at < %s",
-            (ctx.runtime.clock.now() - keep,),
-        )
+        return await uploads.prune(conn, ctx.runtime.clock.now() - keep)
 
 
 # -- who may read a blob --------------------------------------------------------
@@ -150,16 +139,10 @@ async def uploaded_blob(ctx: JmapContext, account: Account, blob_id: str) -> Blo
     if not BLOB_ID.match(blob_id):
         return None
     async with ctx.runtime.db.connection() as conn:
-        row = await fetch_one(
-            conn,
-            "SELECT type, size FROM mta.uploads WHERE address_id = %s AND blob_id = %s",
-            (account.address_id, blob_id),
-        )
-    if row is None:
+        upload = await uploads.find(conn, account.address_id, blob_id)
+    if upload is None:
         return None
-    return Blob(
-        blob_id=blob_id, size=int(row["size"]), type=row["type"], chunks=_chunks(ctx, blob_id)
-    )
+    return Blob(blob_id=blob_id, size=upload.size, type=upload.type, chunks=_chunks(ctx, blob_id))
 
 
 @register_blob_resolver
@@ -168,16 +151,10 @@ async def message_blob(ctx: JmapContext, account: Account, blob_id: str) -> Blob
     if not BLOB_ID.match(blob_id):
         return None
     async with ctx.runtime.db.connection() as conn:
-        row = await fetch_one(
-            conn,
-            "SELECT size FROM mta.emails WHERE address_id = %s AND blob_id = %s LIMIT 1",
-            (account.address_id, blob_id),
-        )
-    if row is None:
+        size = await emails.blob_size(conn, account.address_id, blob_id)
+    if size is None:
         return None
-    return Blob(
-        blob_id=blob_id, size=int(row["size"]), type="message/rfc822", chunks=_chunks(ctx, blob_id)
-    )
+    return Blob(blob_id=blob_id, size=size, type="message/rfc822", chunks=_chunks(ctx, blob_id))
 
 
 async def read_blob(ctx: JmapContext, account: Account, blob_id: str) -> bytes | None:

@@ -9,13 +9,22 @@ only as itself, like Fastmail without a verified alias.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
-from common.db import Conn, Json, execute, fetch_all, fetch_one
+from common.db import Conn, Json
 from mta.jmap import methods
 from mta.jmap.mailbox import Invalid, _savepoint
-from mta.jmap.registry import MAIL, SUBMISSION, Account, MethodCall, register, set_error
-from mta.store import changes as change_log
+from mta.jmap.registry import (
+    MAIL,
+    SUBMISSION,
+    Account,
+    MethodCall,
+    SetResponse,
+    register,
+    set_error,
+)
+from mta.store import identities
 
 PROPERTIES = (
     "id",
@@ -27,24 +36,10 @@ PROPERTIES = (
     "htmlSignature",
     "mayDelete",
 )
-COLUMNS = """id::text AS id, name, email, reply_to, bcc, text_signature, html_signature"""
 
 
 async def ensure_identity(conn: Conn, account: Account, call: MethodCall) -> None:
-    row = await fetch_one(
-        conn,
-        """
-        INSERT INTO mta.identities (address_id, name, email, created_at)
-        SELECT %s, %s, %s, %s
-         WHERE NOT EXISTS (SELECT 1 FROM mta.identities WHERE address_id = %s)
-        RETURNING id::text AS id
-        """,
-        (account.address_id, account.display_name, account.email, call.now, account.address_id),
-    )
-    if row is not None:
-        await change_log.record(
-            conn, account.address_id, "Identity", [row["id"]], "created", call.now
-        )
+    await identities.ensure(conn, account.address_id, account.display_name, account.email, call.now)
 
 
 def render(row: dict[str, Any], props: list[str]) -> dict[str, Any]:
@@ -68,11 +63,7 @@ async def identity_get(call: MethodCall) -> dict[str, Any]:
     async with call.connection() as conn:
         await ensure_identity(conn, account, call)
         state = await methods.state(conn, account.address_id, "Identity")
-        rows = await fetch_all(
-            conn,
-            f"SELECT {COLUMNS} FROM mta.identities WHERE address_id = %s ORDER BY created_at, id",
-            (account.address_id,),
-        )
+        rows = [asdict(i) for i in await identities.list_for(conn, account.address_id)]
     return {
         "accountId": account.id,
         "state": state,
@@ -142,94 +133,41 @@ def _columns(values: dict[str, Any], *, creating: bool, account: Account) -> dic
 async def identity_set(call: MethodCall) -> dict[str, Any]:
     account = call.account
     create, update, destroy = methods.set_arguments(call)
-    created: dict[str, Any] = {}
-    not_created: dict[str, Any] = {}
-    updated: dict[str, Any] = {}
-    not_updated: dict[str, Any] = {}
-    destroyed: list[str] = []
-    not_destroyed: dict[str, Any] = {}
+    out = SetResponse(account.id)
     async with call.transaction() as conn:
         await ensure_identity(conn, account, call)
-        old_state = await methods.check_if_in_state(call, conn, "Identity")
+        out.old_state = await methods.check_if_in_state(call, conn, "Identity")
         for creation_id, values in create.items():
             try:
                 cols = _columns(values, creating=True, account=account)
                 if "email" not in cols:
                     raise Invalid(set_error("invalidProperties", properties=["email"]))
                 async with _savepoint(conn):
-                    names = list(cols)
-                    row = await fetch_one(
-                        conn,
-                        f"""
-                        INSERT INTO mta.identities (address_id, created_at, {", ".join(names)})
-                        VALUES (%s, %s, {", ".join(["%s"] * len(names))})
-                        RETURNING id::text AS id
-                        """,
-                        (account.address_id, call.now, *cols.values()),
-                    )
-                    assert row is not None
-                    await change_log.record(
-                        conn, account.address_id, "Identity", [row["id"]], "created", call.now
-                    )
-                created[creation_id] = {"id": row["id"], "mayDelete": True}
-                call.created(creation_id, row["id"])
+                    identity_id = await identities.create(conn, account.address_id, cols, call.now)
+                out.created[creation_id] = {"id": identity_id, "mayDelete": True}
+                call.created(creation_id, identity_id)
             except Invalid as exc:
-                not_created[creation_id] = exc.error
+                out.not_created[creation_id] = exc.error
         for identity_id, patch in update.items():
             identity_id = call.resolve_id(identity_id)
             try:
                 cols = _columns(patch, creating=False, account=account)
                 async with _savepoint(conn):
-                    if cols:
-                        assignments = ", ".join(f"{c} = %s" for c in cols)
-                        count = await execute(
-                            conn,
-                            f"UPDATE mta.identities SET {assignments} WHERE id::text = %s AND address_id = %s",
-                            (*cols.values(), identity_id, account.address_id),
-                        )
-                    else:
-                        count = len(
-                            await fetch_all(
-                                conn,
-                                "SELECT 1 FROM mta.identities WHERE id::text = %s AND address_id = %s",
-                                (identity_id, account.address_id),
-                            )
-                        )
-                    if not count:
+                    if not await identities.update(
+                        conn, account.address_id, identity_id, cols, call.now
+                    ):
                         raise Invalid(set_error("notFound"))
-                    if cols:
-                        await change_log.record(
-                            conn, account.address_id, "Identity", [identity_id], "updated", call.now
-                        )
-                updated[identity_id] = None
+                out.updated[identity_id] = None
             except Invalid as exc:
-                not_updated[identity_id] = exc.error
+                out.not_updated[identity_id] = exc.error
         for identity_id in destroy:
             identity_id = call.resolve_id(identity_id)
-            count = await execute(
-                conn,
-                "DELETE FROM mta.identities WHERE id::text = %s AND address_id = %s",
-                (identity_id, account.address_id),
-            )
-            if count:
-                await change_log.record(
-                    conn, account.address_id, "Identity", [identity_id], "destroyed", call.now
-                )
-                destroyed.append(identity_id)
+            if await identities.destroy(conn, account.address_id, identity_id, call.now):
+                out.destroyed.append(identity_id)
             else:
-                not_destroyed[identity_id] = set_error("notFound")
-        new_state = await methods.state(conn, account.address_id, "Identity")
-    return {
-        "accountId": account.id,
-        "oldState": old_state,
-        "newState": new_state,
-        "created": created or None,
-        "updated": updated or None,
-        "destroyed": destroyed or None,
-        "notCreated": not_created or None,
-        "notUpdated": not_updated or None,
-        "notDestroyed": not_destroyed or None,
-    }
+                out.not_destroyed[identity_id] = set_error("notFound")
+        out.new_state = await methods.state(conn, account.address_id, "Identity")
+    return out.arguments()
 
 
 # Identity belongs to the submission capability (RFC 8621 6); mail-only

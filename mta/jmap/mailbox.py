@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
-from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
+from common.db import Conn, execute, fetch_val
 from mta.jmap import methods
-from mta.jmap.registry import MethodCall, register, set_error
+from mta.jmap.registry import MethodCall, SetResponse, register, set_error
 from mta.store import changes as change_log
+from mta.store import emails, mailboxes
 from mta.store.mailboxes import ensure_defaults
-from mta.store.removal import destroy_emails
 
 ROLES = ("inbox", "drafts", "sent", "trash", "junk", "archive")
 PROPERTIES = (
@@ -53,19 +54,7 @@ async def _thread_counts(conn: Conn, address_id: str, state: str) -> dict[str, t
     found = THREAD_COUNTS.get(key)
     if found is not None:
         return found
-    # One row per (mailbox, thread), kept by the membership triggers (migration 0060).
-    rows = await fetch_all(
-        conn,
-        """
-        SELECT m.id::text AS id,
-               (SELECT count(*) FROM mta.mailbox_threads t WHERE t.mailbox_id = m.id) AS total,
-               (SELECT count(*) FROM mta.mailbox_threads t
-                 WHERE t.mailbox_id = m.id AND t.unread > 0) AS unread
-          FROM mta.mailboxes m WHERE m.address_id = %s
-        """,
-        (address_id,),
-    )
-    counts = {r["id"]: (int(r["total"]), int(r["unread"])) for r in rows}
+    counts = await mailboxes.thread_counts(conn, address_id)
     if len(THREAD_COUNTS) >= THREAD_COUNTS_MAX:
         THREAD_COUNTS.clear()
     THREAD_COUNTS[key] = counts
@@ -75,16 +64,7 @@ async def _thread_counts(conn: Conn, address_id: str, state: str) -> dict[str, t
 async def _rows(conn: Conn, address_id: str, *, threads: bool) -> list[dict[str, Any]]:
     # The state first: counts read after it are at least as new as it says.
     state = await methods.state(conn, address_id, "Mailbox") if threads else ""
-    rows = await fetch_all(
-        conn,
-        """
-        SELECT m.id::text AS id, m.parent_id::text AS parent_id, m.name, m.role, m.sort_order,
-               m.total_emails, m.unread_emails, m.is_subscribed
-          FROM mta.mailboxes m WHERE m.address_id = %s
-         ORDER BY m.sort_order, lower(m.name), m.id
-        """,
-        (address_id,),
-    )
+    rows = [asdict(m) for m in await mailboxes.listing(conn, address_id)]
     counts = await _thread_counts(conn, address_id, state) if threads else {}
     for row in rows:
         row["total_threads"], row["unread_threads"] = counts.get(row["id"], (0, 0))
@@ -310,12 +290,7 @@ async def _check_values(
                 if not isinstance(value, str):
                     raise _invalid("parentId")
                 value = call.resolve_id(value) if value.startswith("#") else value
-                exists = await fetch_val(
-                    conn,
-                    "SELECT 1 FROM mta.mailboxes WHERE id::text = %s AND address_id = %s",
-                    (value, account.address_id),
-                )
-                if exists is None:
+                if not await mailboxes.exists(conn, account.address_id, value):
                     raise _invalid("parentId", description="no such parent mailbox")
             out["parent_id"] = value
         elif key == "role":
@@ -338,15 +313,7 @@ async def _check_place(
 ) -> None:
     """No sibling of the same name, no cycle, not deeper than maxMailboxDepth."""
     address_id = call.account.address_id
-    clash = await fetch_val(
-        conn,
-        """
-        SELECT id::text FROM mta.mailboxes WHERE address_id = %s
-           AND parent_id IS NOT DISTINCT FROM %s::uuid AND lower(name) = lower(%s)
-           AND id::text IS DISTINCT FROM %s
-        """,
-        (address_id, parent_id, name, mailbox_id),
-    )
+    clash = await mailboxes.sibling_named(conn, address_id, parent_id, name, mailbox_id)
     if clash is not None:
         # RFC 8620 5.3 alreadyExists, as the conformance suite's authors read RFC 8621 2.
         raise Invalid(
@@ -360,9 +327,7 @@ async def _check_place(
         depth += 1
         if depth > call.limits.max_mailbox_depth:
             raise _invalid("parentId", description="mailboxes nest too deep")
-        current = await fetch_val(
-            conn, "SELECT parent_id::text FROM mta.mailboxes WHERE id::text = %s", (current,)
-        )
+        current = await mailboxes.parent_of(conn, current)
 
 
 async def _check_role(
@@ -370,11 +335,7 @@ async def _check_role(
 ) -> None:
     if role is None:
         return
-    taken = await fetch_val(
-        conn,
-        "SELECT id::text FROM mta.mailboxes WHERE address_id = %s AND role = %s",
-        (call.account.address_id, role),
-    )
+    taken = await mailboxes.with_role(conn, call.account.address_id, role)
     if taken is not None and taken != mailbox_id:
         raise _invalid("role", description=f"another mailbox has the role {role}")
 
@@ -385,30 +346,18 @@ async def _create(call: MethodCall, conn: Conn, values: dict[str, Any]) -> dict[
         raise _invalid("name", description="name is required")
     await _check_place(call, conn, None, cols["name"], cols.get("parent_id"))
     await _check_role(call, conn, cols.get("role"), None)
-    row = await fetch_one(
+    mailbox_id = await mailboxes.create(
         conn,
-        """
-        INSERT INTO mta.mailboxes (address_id, parent_id, name, role, sort_order, is_subscribed,
-                                   created_at)
-        VALUES (%s, %s, %s, %s, %s, %s, %s)
-        RETURNING id::text AS id
-        """,
-        (
-            call.account.address_id,
-            cols.get("parent_id"),
-            cols["name"],
-            cols.get("role"),
-            cols.get("sort_order", 0),
-            cols.get("is_subscribed", True),
-            call.now,
-        ),
-    )
-    assert row is not None
-    await change_log.record(
-        conn, call.account.address_id, "Mailbox", [row["id"]], "created", call.now
+        call.account.address_id,
+        parent_id=cols.get("parent_id"),
+        name=cols["name"],
+        role=cols.get("role"),
+        sort_order=cols.get("sort_order", 0),
+        is_subscribed=cols.get("is_subscribed", True),
+        now=call.now,
     )
     created = {
-        "id": row["id"],
+        "id": mailbox_id,
         "totalEmails": 0,
         "unreadEmails": 0,
         "totalThreads": 0,
@@ -424,14 +373,7 @@ async def _create(call: MethodCall, conn: Conn, values: dict[str, Any]) -> dict[
 
 
 async def _update(call: MethodCall, conn: Conn, mailbox_id: str, patch: dict[str, Any]) -> None:
-    current = await fetch_one(
-        conn,
-        """
-        SELECT id::text AS id, name, parent_id::text AS parent_id, role FROM mta.mailboxes
-         WHERE id::text = %s AND address_id = %s FOR UPDATE
-        """,
-        (mailbox_id, call.account.address_id),
-    )
+    current = await mailboxes.lock(conn, call.account.address_id, mailbox_id)
     if current is None:
         raise Invalid(set_error("notFound"))
     cols = await _check_values(call, conn, patch, mailbox_id)
@@ -440,76 +382,45 @@ async def _update(call: MethodCall, conn: Conn, mailbox_id: str, patch: dict[str
             call,
             conn,
             mailbox_id,
-            cols.get("name", current["name"]),
-            cols.get("parent_id", current["parent_id"]),
+            cols.get("name", current.name),
+            cols.get("parent_id", current.parent_id),
         )
     if "role" in cols:
         await _check_role(call, conn, cols["role"], mailbox_id)
     if not cols:
         return
-    assignments = ", ".join(f"{c} = %s" for c in cols)
-    await execute(
-        conn,
-        f"UPDATE mta.mailboxes SET {assignments} WHERE id::text = %s",
-        (*cols.values(), mailbox_id),
-    )
-    await change_log.record(
-        conn, call.account.address_id, "Mailbox", [mailbox_id], "updated", call.now
-    )
+    await mailboxes.update(conn, call.account.address_id, mailbox_id, cols, call.now)
 
 
 async def _destroy(call: MethodCall, conn: Conn, mailbox_id: str, remove_emails: bool) -> None:
     address_id = call.account.address_id
-    row = await fetch_one(
-        conn,
-        """
-        SELECT m.id::text AS id, m.total_emails,
-               EXISTS (SELECT 1 FROM mta.mailboxes c WHERE c.parent_id = m.id) AS has_child
-          FROM mta.mailboxes m WHERE m.id::text = %s AND m.address_id = %s FOR UPDATE
-        """,
-        (mailbox_id, address_id),
-    )
+    row = await mailboxes.lock_contents(conn, address_id, mailbox_id)
     if row is None:
         raise Invalid(set_error("notFound"))
-    if row["has_child"]:
+    if row.has_child:
         raise Invalid(set_error("mailboxHasChild", "destroy the child mailboxes first"))
-    if row["total_emails"] and not remove_emails:
+    if row.total_emails and not remove_emails:
         raise Invalid(set_error("mailboxHasEmail", "the mailbox is not empty"))
-    if row["total_emails"]:
+    if row.total_emails:
         # Emails only here are destroyed; those also elsewhere just leave this mailbox.
-        members = await fetch_all(
-            conn,
-            """
-            SELECT em.email_id::text AS id,
-                   EXISTS (SELECT 1 FROM mta.email_mailboxes o
-                            WHERE o.email_id = em.email_id AND o.mailbox_id <> em.mailbox_id) AS elsewhere
-              FROM mta.email_mailboxes em WHERE em.mailbox_id = %s::uuid
-            """,
-            (mailbox_id,),
-        )
-        only_here = [m["id"] for m in members if not m["elsewhere"]]
-        moved = [m["id"] for m in members if m["elsewhere"]]
-        await destroy_emails(conn, address_id, only_here, call.now)
+        members = await emails.members(conn, mailbox_id)
+        only_here = [m.id for m in members if not m.elsewhere]
+        moved = [m.id for m in members if m.elsewhere]
+        await emails.destroy_emails(conn, address_id, only_here, call.now)
         await change_log.record(conn, address_id, "Email", moved, "updated", call.now)
-    await execute(conn, "DELETE FROM mta.mailboxes WHERE id::text = %s", (mailbox_id,))
-    await change_log.record(conn, address_id, "Mailbox", [mailbox_id], "destroyed", call.now)
+    await mailboxes.destroy(conn, address_id, mailbox_id, call.now)
 
 
 async def mailbox_set(call: MethodCall) -> dict[str, Any]:
     account = call.account
     create, update, destroy = methods.set_arguments(call)
     remove_emails = call.arguments.get("onDestroyRemoveEmails", False) is True
-    created: dict[str, Any] = {}
-    not_created: dict[str, Any] = {}
-    updated: dict[str, Any] = {}
-    not_updated: dict[str, Any] = {}
-    destroyed: list[str] = []
-    not_destroyed: dict[str, Any] = {}
+    out = SetResponse(account.id)
     async with call.transaction() as conn:
         # One writer per account at a time: the checks below read what they then change.
         await fetch_val(conn, "SELECT pg_advisory_xact_lock(hashtext(%s))", (f"jmap:{account.id}",))
         await ensure_defaults(conn, account.address_id, call.now)
-        old_state = await methods.check_if_in_state(call, conn, "Mailbox")
+        out.old_state = await methods.check_if_in_state(call, conn, "Mailbox")
         # Parents are created before children that reference them ("#k1").
         pending = dict(create)
         while pending:
@@ -522,65 +433,35 @@ async def mailbox_set(call: MethodCall) -> dict[str, Any]:
                 progressed = True
                 try:
                     async with _savepoint(conn):
-                        created[creation_id] = await _create(call, conn, values)
-                    call.created(creation_id, created[creation_id]["id"])
+                        out.created[creation_id] = await _create(call, conn, values)
+                    call.created(creation_id, out.created[creation_id]["id"])
                 except Invalid as exc:
-                    not_created[creation_id] = exc.error
+                    out.not_created[creation_id] = exc.error
                 except Exception:  # a MethodError from resolve_id
                     raise
             if not progressed:
                 for creation_id in pending:
-                    not_created[creation_id] = _invalid("parentId").error
+                    out.not_created[creation_id] = _invalid("parentId").error
                 break
         for mailbox_id, patch in update.items():
             mailbox_id = call.resolve_id(mailbox_id)
             try:
                 async with _savepoint(conn):
                     await _update(call, conn, mailbox_id, patch)
-                updated[mailbox_id] = None
+                out.updated[mailbox_id] = None
             except Invalid as exc:
-                not_updated[mailbox_id] = exc.error
+                out.not_updated[mailbox_id] = exc.error
         # Children first, so destroying a parent and its child in one call works.
-        order = await _depth_order(conn, [call.resolve_id(i) for i in destroy])
+        order = await mailboxes.depth_order(conn, [call.resolve_id(i) for i in destroy])
         for mailbox_id in order:
             try:
                 async with _savepoint(conn):
                     await _destroy(call, conn, mailbox_id, remove_emails)
-                destroyed.append(mailbox_id)
+                out.destroyed.append(mailbox_id)
             except Invalid as exc:
-                not_destroyed[mailbox_id] = exc.error
-        new_state = await methods.state(conn, account.address_id, "Mailbox")
-    return {
-        "accountId": account.id,
-        "oldState": old_state,
-        "newState": new_state,
-        "created": created or None,
-        "updated": updated or None,
-        "destroyed": destroyed or None,
-        "notCreated": not_created or None,
-        "notUpdated": not_updated or None,
-        "notDestroyed": not_destroyed or None,
-    }
-
-
-async def _depth_order(conn: Conn, ids: list[str]) -> list[str]:
-    """``ids`` deepest first."""
-    if not ids:
-        return []
-    rows = await fetch_all(
-        conn,
-        """
-        WITH RECURSIVE up(id, start, depth) AS (
-            SELECT m.parent_id, m.id, 1 FROM mta.mailboxes m WHERE m.id::text = ANY(%s)
-            UNION ALL
-            SELECT m.parent_id, up.start, up.depth + 1 FROM up JOIN mta.mailboxes m ON m.id = up.id
-        )
-        SELECT start::text AS id, max(depth) AS depth FROM up GROUP BY start
-        """,
-        (ids,),
-    )
-    depth = {r["id"]: r["depth"] for r in rows}
-    return sorted(dict.fromkeys(ids), key=lambda i: -depth.get(i, 0))
+                out.not_destroyed[mailbox_id] = exc.error
+        out.new_state = await methods.state(conn, account.address_id, "Mailbox")
+    return out.arguments()
 
 
 class _savepoint:

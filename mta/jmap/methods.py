@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
-from common.db import Conn, execute, fetch_all, fetch_val
+from common.db import Conn
 from mta.jmap.registry import MethodCall
 from mta.store import changes as change_log
 
@@ -123,10 +123,8 @@ async def _since(call: MethodCall, conn: Conn, argument: str, type_name: str) ->
     since = int(since_state)
     if since == current:
         return since, current  # up to date, however old the last change is
-    pruned = await fetch_val(
-        conn, "SELECT upto FROM mta.changes_pruned WHERE address_id = %s", (address_id,)
-    )
-    if since > current or (pruned is not None and since < int(pruned)):
+    pruned = await change_log.pruned_upto(conn, address_id)
+    if since > current or (pruned is not None and since < pruned):
         call.fail("cannotCalculateChanges", "that state is older than the history kept")
     return since, current
 
@@ -141,27 +139,19 @@ async def changes(call: MethodCall, type_name: str) -> dict[str, Any]:
     async with call.connection() as conn:
         since, current = await _since(call, conn, "sinceState", type_name)
         limit = (max_changes or 100_000) * CHANGE_BATCH + 1
-        rows = await fetch_all(
-            conn,
-            """
-            SELECT id, object_id::text AS object_id, change FROM mta.changes
-             WHERE address_id = %s AND type_name = %s AND id > %s AND id <= %s
-             ORDER BY id LIMIT %s
-            """,
-            (account.address_id, type_name, since, current, limit),
-        )
+        rows = await change_log.between(conn, account.address_id, type_name, since, current, limit)
     first: dict[str, str] = {}  # object -> its first change in the window
     last: dict[str, str] = {}
     new_state = since
     has_more = len(rows) == limit
     for row in rows:
-        oid = row["object_id"]
+        oid = row.object_id
         if oid not in first and max_changes is not None and len(first) >= max_changes:
             has_more = True
             break
-        first.setdefault(oid, row["change"])
-        last[oid] = row["change"]
-        new_state = row["id"]
+        first.setdefault(oid, row.change)
+        last[oid] = row.change
+        new_state = row.id
     if not has_more:
         new_state = current
     created, updated, destroyed = [], [], []
@@ -191,15 +181,7 @@ async def changed_since(
 ) -> set[str]:
     """Ids of ``type_name`` objects changed after the client's query state (for /queryChanges)."""
     since, current = await _since(call, conn, argument, type_name)
-    rows = await fetch_all(
-        conn,
-        """
-        SELECT DISTINCT object_id::text AS object_id FROM mta.changes
-         WHERE address_id = %s AND type_name = %s AND id > %s AND id <= %s
-        """,
-        (call.account.address_id, type_name, since, current),
-    )
-    return {r["object_id"] for r in rows}
+    return await change_log.changed_ids(conn, call.account.address_id, type_name, since, current)
 
 
 def query_changes(
@@ -274,23 +256,4 @@ def window(call: MethodCall, ids: Sequence[str]) -> dict[str, Any]:
 
 async def prune_changes(conn: Conn, keep: timedelta, now: Any) -> int:
     """Drop change rows older than ``keep``, remembering per account where history starts."""
-    cutoff = now - keep
-    await execute(
-        conn,
-        """
-        INSERT INTO mta.changes_pruned (address_id, upto)
-        SELECT address_id, max(id) FROM mta.changes WHERE created_at < %s GROUP BY address_id
-        ON CONFLICT (address_id) DO UPDATE SET upto = greatest(mta.changes_pruned.upto, EXCLUDED.upto)
-        """,
-        (cutoff,),
-    )
-    # Keep each account's latest row of every type: it is that type's state string.
-    return await execute(
-        conn,
-        """
-        DELETE FROM mta.changes c WHERE c.created_at < %s
-           AND c.id < (SELECT max(l.id) FROM mta.changes l
-                        WHERE l.address_id = c.address_id AND l.type_name = c.type_name)
-        """,
-        (cutoff,),
-    )
+    return await change_log.prune(conn, now - keep)

@@ -22,18 +22,20 @@ import json
 import logging
 import secrets
 from collections.abc import Iterable
+from dataclasses import asdict
 from datetime import timedelta
 from typing import Any
 
 import aiopg
 from aiohttp import web
 
-from common.db import Conn, execute, fetch_all, fetch_one
+from common.db import Conn
 from common.outbound import OutboundClient
 from mail import directory
 from mta.jmap import methods
 from mta.jmap.context import JmapContext
-from mta.jmap.registry import CORE, MethodCall, Principal, register, set_error
+from mta.jmap.registry import CORE, MethodCall, Principal, SetResponse, register, set_error
+from mta.store import changes, push_subscriptions
 
 log = logging.getLogger(__name__)
 
@@ -54,25 +56,8 @@ MAX_SUBSCRIPTIONS = 50
 
 async def account_states(conn: Conn, address_id: str) -> dict[str, str]:
     """Every pushable type's state for one account (one backward index scan per type)."""
-    row = await fetch_one(
-        conn,
-        """
-        SELECT
-          (SELECT max(id) FROM mta.changes WHERE address_id = %(a)s AND type_name = 'Email') AS "Email",
-          (SELECT max(id) FROM mta.changes WHERE address_id = %(a)s AND type_name = 'Mailbox') AS "Mailbox",
-          (SELECT max(id) FROM mta.changes WHERE address_id = %(a)s AND type_name = 'Thread') AS "Thread",
-          (SELECT max(id) FROM mta.changes WHERE address_id = %(a)s AND type_name = 'Identity') AS "Identity",
-          (SELECT max(id) FROM mta.changes WHERE address_id = %(a)s
-              AND type_name = 'VacationResponse') AS "VacationResponse",
-          (SELECT max(id) FROM mta.changes WHERE address_id = %(a)s AND type_name = 'Email'
-              AND change = 'created') AS "EmailDelivery",
-          (SELECT max(id) FROM mta.changes WHERE address_id = %(a)s
-              AND type_name = 'EmailSubmission') AS "EmailSubmission"
-        """,
-        {"a": address_id},
-    )
-    assert row is not None
-    return {t: str(row[t] or 0) for t in TYPES}
+    states = await changes.states(conn, address_id)
+    return {t: states[t] for t in TYPES}
 
 
 class Hub:
@@ -273,21 +258,13 @@ def _render(row: dict[str, Any], props: list[str]) -> dict[str, Any]:
     return {p: full[p] for p in props}
 
 
-COLUMNS = """id::text AS id, device_client_id, url, keys, verification_code, verified, expires,
-             types"""
-
-
 async def push_get(call: MethodCall) -> dict[str, Any]:
     if "accountId" in call.arguments:
         call.fail("invalidArguments", "PushSubscription/get takes no accountId")
     ids = methods.get_ids(call)
     props = methods.properties(call, PROPERTIES)
     async with call.connection() as conn:
-        rows = await fetch_all(
-            conn,
-            f"SELECT {COLUMNS} FROM mta.push_subscriptions WHERE principal = %s ORDER BY created_at",
-            (call.principal.key,),
-        )
+        rows = [asdict(p) for p in await push_subscriptions.list_for(conn, call.principal.key)]
     return methods.get_list(rows, ids, lambda row: _render(row, props))
 
 
@@ -327,21 +304,10 @@ async def push_set(call: MethodCall) -> dict[str, Any]:
         call.fail("invalidArguments", "PushSubscription/set takes no accountId")
     create, update, destroy = methods.set_arguments(call)
     principal = call.principal
-    created: dict[str, Any] = {}
-    not_created: dict[str, Any] = {}
-    updated: dict[str, Any] = {}
-    not_updated: dict[str, Any] = {}
-    destroyed: list[str] = []
-    not_destroyed: dict[str, Any] = {}
+    out = SetResponse()
     verify: list[tuple[str, str, str]] = []
     async with call.transaction() as conn:
-        count = len(
-            await fetch_all(
-                conn,
-                "SELECT 1 FROM mta.push_subscriptions WHERE principal = %s",
-                (principal.key,),
-            )
-        )
+        count = await push_subscriptions.count_for(conn, principal.key)
         for creation_id, values in create.items():
             bad = [
                 k for k in values if k not in ("deviceClientId", "url", "keys", "expires", "types")
@@ -360,64 +326,50 @@ async def push_set(call: MethodCall) -> dict[str, Any]:
             except ValueError:
                 bad.append("expires/types")
             if bad:
-                not_created[creation_id] = set_error(
+                out.not_created[creation_id] = set_error(
                     "invalidProperties", properties=sorted(set(bad))
                 )
                 continue
             if not await directory.push_allowed(conn, [a.address_id for a in principal.accounts]):
-                not_created[creation_id] = set_error(
+                out.not_created[creation_id] = set_error(
                     "forbidden", "plan_required: the jmap_push feature is not included in your plan"
                 )
                 continue
             if count >= MAX_SUBSCRIPTIONS:
-                not_created[creation_id] = set_error("overQuota", "too many push subscriptions")
+                out.not_created[creation_id] = set_error("overQuota", "too many push subscriptions")
                 continue
             code = secrets.token_urlsafe(24)
-            row = await fetch_one(
+            sub_id = await push_subscriptions.create(
                 conn,
-                """
-                INSERT INTO mta.push_subscriptions
-                    (principal, address_ids, device_client_id, url, verification_code, expires,
-                     types, created_at)
-                VALUES (%s, %s::uuid[], %s, %s, %s, %s, %s, %s)
-                RETURNING id::text AS id
-                """,
-                (
-                    principal.key,
-                    [a.address_id for a in principal.accounts],
-                    values["deviceClientId"][:255],
-                    values["url"],
-                    code,
-                    expires,
-                    types,
-                    call.now,
-                ),
+                principal.key,
+                address_ids=[a.address_id for a in principal.accounts],
+                device_client_id=values["deviceClientId"][:255],
+                url=values["url"],
+                verification_code=code,
+                expires=expires,
+                types=types,
+                now=call.now,
             )
-            assert row is not None
             count += 1
-            created[creation_id] = {
-                "id": row["id"],
+            out.created[creation_id] = {
+                "id": sub_id,
                 "keys": None,
                 "expires": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
             }
-            call.created(creation_id, row["id"])
-            verify.append((row["id"], values["url"], code))
+            call.created(creation_id, sub_id)
+            verify.append((sub_id, values["url"], code))
         for sub_id, patch in update.items():
             sub_id = call.resolve_id(sub_id)
-            row = await fetch_one(
-                conn,
-                f"SELECT {COLUMNS} FROM mta.push_subscriptions WHERE id::text = %s AND principal = %s",
-                (sub_id, principal.key),
-            )
+            row = await push_subscriptions.find(conn, principal.key, sub_id)
             if row is None:
-                not_updated[sub_id] = set_error("notFound")
+                out.not_updated[sub_id] = set_error("notFound")
                 continue
             bad = [k for k in patch if k not in ("verificationCode", "expires", "types")]
             cols: dict[str, Any] = {}
             if "verificationCode" in patch:
                 given = patch["verificationCode"]
                 if not isinstance(given, str) or not secrets.compare_digest(
-                    given, row["verification_code"]
+                    given, row.verification_code
                 ):
                     bad.append("verificationCode")
                 else:
@@ -430,44 +382,29 @@ async def push_set(call: MethodCall) -> dict[str, Any]:
             except ValueError:
                 bad.append("expires/types")
             if bad:
-                not_updated[sub_id] = set_error("invalidProperties", properties=sorted(set(bad)))
+                out.not_updated[sub_id] = set_error(
+                    "invalidProperties", properties=sorted(set(bad))
+                )
                 continue
             if cols:
-                assignments = ", ".join(f"{c} = %s" for c in cols)
-                await execute(
-                    conn,
-                    f"UPDATE mta.push_subscriptions SET {assignments} WHERE id::text = %s",
-                    (*cols.values(), sub_id),
-                )
-            updated[sub_id] = (
+                await push_subscriptions.update(conn, sub_id, cols)
+            out.updated[sub_id] = (
                 {"expires": cols["expires"].strftime("%Y-%m-%dT%H:%M:%SZ")}
                 if "expires" in cols
                 else None
             )
         for sub_id in destroy:
             sub_id = call.resolve_id(sub_id)
-            gone = await execute(
-                conn,
-                "DELETE FROM mta.push_subscriptions WHERE id::text = %s AND principal = %s",
-                (sub_id, principal.key),
-            )
-            if gone:
-                destroyed.append(sub_id)
+            if await push_subscriptions.destroy(conn, principal.key, sub_id):
+                out.destroyed.append(sub_id)
             else:
-                not_destroyed[sub_id] = set_error("notFound")
+                out.not_destroyed[sub_id] = set_error("notFound")
     hub: Hub | None = call.ctx.hub
     for sub_id, url, code in verify:
         body = {"@type": "PushVerification", "pushSubscriptionId": sub_id, "verificationCode": code}
         if hub is not None and hub.pusher is not None:
             hub.pusher.send(url, body)
-    return {
-        "created": created or None,
-        "updated": updated or None,
-        "destroyed": destroyed or None,
-        "notCreated": not_created or None,
-        "notUpdated": not_updated or None,
-        "notDestroyed": not_destroyed or None,
-    }
+    return out.arguments()
 
 
 class Pusher:
@@ -492,14 +429,7 @@ class Pusher:
     async def _changed(self, address_id: str) -> None:
         now = self.ctx.runtime.clock.now()
         async with self.ctx.runtime.db.connection() as conn:
-            subs = await fetch_all(
-                conn,
-                """
-                SELECT id::text AS id, url, types FROM mta.push_subscriptions
-                 WHERE %s::uuid = ANY(address_ids) AND verified AND (expires IS NULL OR expires > %s)
-                """,
-                (address_id, now),
-            )
+            subs = await push_subscriptions.targets(conn, address_id, now)
             if not subs:
                 return
             states = await account_states(conn, address_id)
@@ -509,12 +439,10 @@ class Pusher:
             moved = {
                 t: s
                 for t, s in states.items()
-                if s != previous.get(t) and (sub["types"] is None or t in sub["types"])
+                if s != previous.get(t) and (sub.types is None or t in sub.types)
             }
             if moved:
-                await self._post(
-                    sub["url"], {"@type": "StateChange", "changed": {address_id: moved}}
-                )
+                await self._post(sub.url, {"@type": "StateChange", "changed": {address_id: moved}})
 
     async def _post(self, url: str, body: dict[str, Any]) -> None:
         try:

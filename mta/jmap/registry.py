@@ -96,6 +96,43 @@ def set_error(type_: str, description: str | None = None, **extra: Any) -> dict[
     return out
 
 
+@dataclass
+class SetResponse:
+    """The response of a /set (RFC 8620 5.3), filled as the objects are processed.
+
+    One builder for every /set method (as Stalwart's SetResponse): empty
+    maps and lists are answered as null, and ``accountId``, ``oldState`` and
+    ``newState`` only where the type has an account (PushSubscription has none).
+    """
+
+    account_id: str | None = None
+    old_state: str | None = None
+    new_state: str | None = None
+    created: dict[str, Any] = field(default_factory=dict)
+    updated: dict[str, Any] = field(default_factory=dict)
+    destroyed: list[str] = field(default_factory=list)
+    not_created: dict[str, Any] = field(default_factory=dict)
+    not_updated: dict[str, Any] = field(default_factory=dict)
+    not_destroyed: dict[str, Any] = field(default_factory=dict)
+
+    def arguments(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.account_id is not None:
+            out |= {
+                "accountId": self.account_id,
+                "oldState": self.old_state,
+                "newState": self.new_state,
+            }
+        return out | {
+            "created": self.created or None,
+            "updated": self.updated or None,
+            "destroyed": self.destroyed or None,
+            "notCreated": self.not_created or None,
+            "notUpdated": self.not_updated or None,
+            "notDestroyed": self.not_destroyed or None,
+        }
+
+
 @dataclass(frozen=True)
 class Account:
     """One JMAP account: one hosted address (its mailbox store is keyed by address id)."""

@@ -20,20 +20,20 @@ from __future__ import annotations
 
 import re
 import uuid
+from dataclasses import asdict
 from datetime import datetime, timedelta
 from email.utils import getaddresses
 from typing import Any
 
-from common.db import Conn, Json, execute, fetch_all, fetch_one
+from common.db import Conn
 from mail import directory
 from mta.jmap import methods
 from mta.jmap.email import write
 from mta.jmap.email.methods import email_context
 from mta.jmap.mailbox import Invalid, _savepoint
-from mta.jmap.registry import SUBMISSION, Account, MethodCall, register, set_error
+from mta.jmap.registry import SUBMISSION, Account, MethodCall, SetResponse, register, set_error
 from mta.message import header_values, read_message, split_head
-from mta.store import changes as change_log
-from mta.store import outbound
+from mta.store import emails, identities, outbound, submissions
 
 TYPE = "EmailSubmission"
 MAX_RECIPIENTS = 100
@@ -49,7 +49,6 @@ PROPERTIES = (
     "dsnBlobIds",
     "mdnBlobIds",
 )
-SORTS = {"emailId": "s.email_id", "threadId": "s.thread_id", "sentAt": "s.send_at"}
 _EMAIL = re.compile(r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$")
 _BCC = re.compile(rb"^bcc:.*(?:\r?\n[ \t].*)*\r?\n", re.IGNORECASE | re.MULTILINE)
 # The queue's per-recipient status as RFC 8621 7's deliveryStatus.delivered.
@@ -62,8 +61,6 @@ DELIVERED = {
     "suppressed": "no",
     "canceled": "no",
 }
-COLUMNS = """s.id::text AS id, s.identity_id::text AS identity_id, s.email_id::text AS email_id,
-             s.thread_id::text AS thread_id, s.envelope, s.send_at, m.status AS message_status"""
 
 
 def _utc(value: datetime) -> str:
@@ -79,35 +76,17 @@ def undo_status(message_status: str | None) -> str:
 
 
 async def _rows(conn: Conn, address_id: str, ids: list[str] | None) -> list[dict[str, Any]]:
-    where = "" if ids is None else "AND s.id = ANY(%s::uuid[])"
-    params: tuple[Any, ...] = (address_id,) if ids is None else (address_id, ids)
-    return await fetch_all(
-        conn,
-        f"""
-        SELECT {COLUMNS} FROM mta.email_submissions s
-          LEFT JOIN mta.outbound_messages m ON m.id = s.id
-         WHERE s.address_id = %s {where} ORDER BY s.send_at, s.id
-        """,
-        params,
-    )
+    return [asdict(r) for r in await submissions.rows(conn, address_id, ids)]
 
 
 async def _delivery(conn: Conn, ids: list[str]) -> dict[str, dict[str, Any]]:
     """deliveryStatus of each submission, one query for all of them."""
-    rows = await fetch_all(
-        conn,
-        """
-        SELECT message_id::text AS id, rcpt, status, last_reply FROM mta.outbound_recipients
-         WHERE message_id = ANY(%s::uuid[]) ORDER BY message_id, position
-        """,
-        (ids,),
-    )
     out: dict[str, dict[str, Any]] = {}
-    for r in rows:
-        reply = r["last_reply"] or ("250 2.0.0 queued" if r["status"] == "queued" else "")
-        out.setdefault(r["id"], {})[r["rcpt"]] = {
+    for r in await submissions.recipients(conn, ids):
+        reply = r.last_reply or ("250 2.0.0 queued" if r.status == "queued" else "")
+        out.setdefault(r.id, {})[r.rcpt] = {
             "smtpReply": reply,
-            "delivered": DELIVERED.get(r["status"], "unknown"),
+            "delivered": DELIVERED.get(r.status, "unknown"),
             "displayed": "unknown",
         }
     return out
@@ -151,11 +130,10 @@ async def submission_changes(call: MethodCall) -> dict[str, Any]:
     return await methods.changes(call, TYPE)
 
 
-def _query_sql(call: MethodCall) -> tuple[str, list[Any]]:
-    """WHERE and ORDER BY of a query (RFC 8621 7.3 filter and sort)."""
+def _query(call: MethodCall) -> submissions.Filter:
+    """The filter and sort of a query (RFC 8621 7.3), checked."""
     args = call.arguments
-    conditions: list[str] = []
-    params: list[Any] = []
+    query = submissions.Filter()
     flt = args.get("filter") or {}
     if not isinstance(flt, dict):
         call.fail("invalidArguments", "filter must be an object")
@@ -163,54 +141,40 @@ def _query_sql(call: MethodCall) -> tuple[str, list[Any]]:
         if key in ("identityIds", "emailIds", "threadIds"):
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 call.fail("invalidArguments", f"{key} must be a list of ids")
-            column = {"identityIds": "identity_id", "emailIds": "email_id"}.get(key, "thread_id")
-            conditions.append(f"s.{column}::text = ANY(%s)")
-            params.append([call.resolve_id(v) for v in value])
+            ids = [call.resolve_id(v) for v in value]
+            if key == "identityIds":
+                query.identity_ids = ids
+            elif key == "emailIds":
+                query.email_ids = ids
+            else:
+                query.thread_ids = ids
         elif key == "undoStatus":
             if value not in ("pending", "final", "canceled"):
                 call.fail("invalidArguments", "undoStatus is pending, final or canceled")
-            conditions.append(
-                {
-                    "pending": "m.status = 'scheduled'",
-                    "canceled": "m.status = 'canceled'",
-                    "final": "m.status IS DISTINCT FROM 'scheduled'"
-                    " AND m.status IS DISTINCT FROM 'canceled'",
-                }[value]
-            )
+            query.undo_status = value
         elif key in ("before", "after"):
             try:
                 moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
             except ValueError:
                 call.fail("invalidArguments", f"{key} must be a UTCDate")
-            conditions.append("s.send_at < %s" if key == "before" else "s.send_at >= %s")
-            params.append(moment)
+            if key == "before":
+                query.before = moment
+            else:
+                query.after = moment
         else:
             call.fail("unsupportedFilter", f"unknown filter condition {key}")
-    order: list[str] = []
     sort = args.get("sort") or [{"property": "sentAt", "isAscending": False}]
     if not isinstance(sort, list):
         call.fail("invalidArguments", "sort must be a list")
     for comparator in sort:
-        if not isinstance(comparator, dict) or comparator.get("property") not in SORTS:
+        if not isinstance(comparator, dict) or comparator.get("property") not in submissions.SORTS:
             call.fail("unsupportedSort", "sort by emailId, threadId or sentAt")
-        direction = "ASC" if comparator.get("isAscending", True) else "DESC"
-        order.append(f"{SORTS[comparator['property']]} {direction}")
-    where = "".join(f" AND {c}" for c in conditions)
-    return where + f" ORDER BY {', '.join([*order, 's.id'])}", params
+        query.sort.append((comparator["property"], bool(comparator.get("isAscending", True))))
+    return query
 
 
 async def _query_ids(call: MethodCall, conn: Conn) -> list[str]:
-    tail, params = _query_sql(call)
-    rows = await fetch_all(
-        conn,
-        f"""
-        SELECT s.id::text AS id FROM mta.email_submissions s
-          LEFT JOIN mta.outbound_messages m ON m.id = s.id
-         WHERE s.address_id = %s {tail}
-        """,
-        (call.account.address_id, *params),
-    )
-    return [r["id"] for r in rows]
+    return await submissions.query_ids(conn, call.account.address_id, _query(call))
 
 
 async def submission_query(call: MethodCall) -> dict[str, Any]:
@@ -336,26 +300,18 @@ async def _create(
     identity_id, email_id = call.resolve_id(identity_id), call.resolve_id(email_id)
     identity = None
     if methods.is_uuid(identity_id):
-        identity = await fetch_one(
-            conn,
-            "SELECT email FROM mta.identities WHERE id = %s AND address_id = %s",
-            (identity_id, account.address_id),
-        )
+        identity = await identities.email_of(conn, account.address_id, identity_id)
     if identity is None:
         raise Invalid(set_error("invalidProperties", "no such identity", properties=["identityId"]))
     email = None
     if methods.is_uuid(email_id):
-        email = await fetch_one(
-            conn,
-            "SELECT blob_id, thread_id::text AS thread_id FROM mta.emails"
-            " WHERE id = %s AND address_id = %s",
-            (email_id, account.address_id),
-        )
+        found = await emails.sources(conn, account.address_id, [email_id])
+        email = found[0] if found else None
     if email is None:
         raise Invalid(set_error("invalidProperties", "no such email", properties=["emailId"]))
-    raw = await call.ctx.blobs.get(email["blob_id"])
+    raw = await call.ctx.blobs.get(email.blob_id)
     own = account.email.lower()
-    if str(identity["email"]).lower() != own or any(a != own for a in _from_addresses(raw)):
+    if str(identity).lower() != own or any(a != own for a in _from_addresses(raw)):
         raise Invalid(set_error("forbiddenFrom", f"this account may only send as {account.email}"))
     envelope: dict[str, Any]
     if values.get("envelope") is not None:
@@ -405,28 +361,20 @@ async def _create(
         lifetime=timedelta(seconds=call.ctx.mta.config.outbound_max_lifetime),
     )
     send_at = hold or now
-    await execute(
+    await submissions.create(
         conn,
-        """
-        INSERT INTO mta.email_submissions
-            (id, address_id, identity_id, email_id, thread_id, envelope, send_at, created_at)
-        VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
-        """,
-        (
-            submission_id,
-            account.address_id,
-            identity_id,
-            email_id,
-            email["thread_id"],
-            Json(envelope),
-            send_at,
-            now,
-        ),
+        submission_id,
+        account.address_id,
+        identity_id=identity_id,
+        email_id=email_id,
+        thread_id=email.thread_id,
+        envelope=envelope,
+        send_at=send_at,
+        now=now,
     )
-    await change_log.record(conn, account.address_id, TYPE, [submission_id], "created", now)
     return {
         "id": submission_id,
-        "threadId": email["thread_id"],
+        "threadId": email.thread_id,
         "sendAt": _utc(send_at),
         "undoStatus": "pending" if hold else "final",
         "_email": email_id,
@@ -438,18 +386,10 @@ async def _update(
 ) -> None:
     row = None
     if methods.is_uuid(submission_id):
-        row = await fetch_one(
-            conn,
-            f"""
-            SELECT {COLUMNS} FROM mta.email_submissions s
-              LEFT JOIN mta.outbound_messages m ON m.id = s.id
-             WHERE s.id = %s AND s.address_id = %s
-            """,
-            (submission_id, account.address_id),
-        )
+        row = await submissions.find(conn, account.address_id, submission_id)
     if row is None:
         raise Invalid(set_error("notFound"))
-    current = undo_status(row["message_status"])
+    current = undo_status(row.message_status)
     for key, value in patch.items():
         if key == "undoStatus" and value in ("canceled", current):
             continue
@@ -495,64 +435,39 @@ def _implicit_email_update(
 async def submission_set(call: MethodCall) -> dict[str, Any]:
     account = call.account
     create, update, destroy = methods.set_arguments(call)
-    created: dict[str, Any] = {}
-    not_created: dict[str, Any] = {}
-    updated: dict[str, Any] = {}
-    not_updated: dict[str, Any] = {}
-    destroyed: list[str] = []
-    not_destroyed: dict[str, Any] = {}
+    out = SetResponse(account.id)
     async with call.transaction() as conn:
-        old_state = await methods.check_if_in_state(call, conn, TYPE)
+        out.old_state = await methods.check_if_in_state(call, conn, TYPE)
         for creation_id, values in create.items():
             try:
                 async with _savepoint(conn):
                     item = await _create(call, conn, account, values)
-                created[creation_id] = item
+                out.created[creation_id] = item
                 call.created(creation_id, item["id"])
             except Invalid as exc:
-                not_created[creation_id] = exc.error
+                out.not_created[creation_id] = exc.error
         for submission_id, patch in update.items():
             submission_id = call.resolve_id(submission_id)
             try:
                 async with _savepoint(conn):
                     await _update(call, conn, account, submission_id, patch)
-                updated[submission_id] = None
+                out.updated[submission_id] = None
             except Invalid as exc:
-                not_updated[submission_id] = exc.error
+                out.not_updated[submission_id] = exc.error
         for submission_id in destroy:
             submission_id = call.resolve_id(submission_id)
             # Destroying the record does not unsend (RFC 8621 7.5): only the history goes.
-            count = (
-                await execute(
-                    conn,
-                    "DELETE FROM mta.email_submissions WHERE id = %s AND address_id = %s",
-                    (submission_id, account.address_id),
-                )
-                if methods.is_uuid(submission_id)
-                else 0
-            )
-            if count:
-                await change_log.record(
-                    conn, account.address_id, TYPE, [submission_id], "destroyed", call.now
-                )
-                destroyed.append(submission_id)
+            if methods.is_uuid(submission_id) and await submissions.destroy(
+                conn, account.address_id, submission_id, call.now
+            ):
+                out.destroyed.append(submission_id)
             else:
-                not_destroyed[submission_id] = set_error("notFound")
-        new_state = await methods.state(conn, account.address_id, TYPE)
-    implicit = _implicit_email_update(call, created, [*updated, *destroyed])
-    for item in created.values():
+                out.not_destroyed[submission_id] = set_error("notFound")
+        out.new_state = await methods.state(conn, account.address_id, TYPE)
+    implicit = _implicit_email_update(call, out.created, [*out.updated, *out.destroyed])
+    for item in out.created.values():
         item.pop("_email")
-    response = {
-        "accountId": account.id,
-        "oldState": old_state,
-        "newState": new_state,
-        "created": created or None,
-        "updated": updated or None,
-        "destroyed": destroyed or None,
-        "notCreated": not_created or None,
-        "notUpdated": not_updated or None,
-        "notDestroyed": not_destroyed or None,
-    }
+    response = out.arguments()
     if "update" in implicit or "destroy" in implicit:
         async with call.connection() as conn:
             result = await write.set_emails(

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from common.db import Conn, fetch_all
+from common.db import Conn
 from mta.jmap import methods
 from mta.jmap.registry import MethodCall, register
+from mta.store import threads
 
 
 async def thread_get(call: MethodCall) -> dict[str, Any]:
@@ -28,19 +29,8 @@ async def thread_get(call: MethodCall) -> dict[str, Any]:
 
 
 async def email_ids(conn: Conn, address_id: str, thread_ids: list[str]) -> dict[str, list[str]]:
-    """Each thread's email ids, oldest first (RFC 8621 3: by receivedAt), by emails_thread."""
-    rows = await fetch_all(
-        conn,
-        """
-        SELECT e.thread_id::text AS thread_id,
-               array_agg(e.id::text ORDER BY e.received_at, e.id) AS email_ids
-          FROM mta.emails e
-         WHERE e.thread_id = ANY(%s::uuid[]) AND e.address_id = %s
-         GROUP BY e.thread_id
-        """,
-        (thread_ids, address_id),
-    )
-    return {r["thread_id"]: r["email_ids"] for r in rows}
+    """Each thread's email ids, oldest first (RFC 8621 3: by receivedAt)."""
+    return await threads.email_ids(conn, address_id, thread_ids)
 
 
 async def thread_changes(call: MethodCall) -> dict[str, Any]:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
-from common.db import Conn, execute, fetch_one
+from common.db import Conn
 from mta.jmap import methods
-from mta.jmap.registry import VACATION, MethodCall, register, set_error
-from mta.store import changes as change_log
+from mta.jmap.registry import VACATION, MethodCall, SetResponse, register, set_error
+from mta.store import vacation
 
 SINGLETON = "singleton"
 PROPERTIES = ("id", "isEnabled", "fromDate", "toDate", "subject", "textBody", "htmlBody")
@@ -19,22 +20,7 @@ def _utc(value: datetime | None) -> str | None:
 
 
 async def _row(conn: Conn, address_id: str) -> dict[str, Any]:
-    row = await fetch_one(
-        conn,
-        """
-        SELECT is_enabled, from_date, to_date, subject, text_body, html_body
-          FROM mta.vacation_responses WHERE address_id = %s
-        """,
-        (address_id,),
-    )
-    return row or {
-        "is_enabled": False,
-        "from_date": None,
-        "to_date": None,
-        "subject": None,
-        "text_body": None,
-        "html_body": None,
-    }
+    return asdict(await vacation.get(conn, address_id))
 
 
 def render(row: dict[str, Any], props: list[str]) -> dict[str, Any]:
@@ -105,65 +91,25 @@ def _columns(patch: dict[str, Any]) -> dict[str, Any] | dict[str, list[str]]:
 async def vacation_set(call: MethodCall) -> dict[str, Any]:
     account = call.account
     create, update, destroy = methods.set_arguments(call)
-    not_created = {cid: set_error("singleton") for cid in create}
-    not_destroyed = {i: set_error("singleton") for i in destroy}
-    updated: dict[str, Any] = {}
-    not_updated: dict[str, Any] = {}
+    out = SetResponse(account.id)
+    out.not_created = {cid: set_error("singleton") for cid in create}
+    out.not_destroyed = {i: set_error("singleton") for i in destroy}
     async with call.transaction() as conn:
-        old_state = await methods.check_if_in_state(call, conn, "VacationResponse")
+        out.old_state = await methods.check_if_in_state(call, conn, "VacationResponse")
         for object_id, patch in update.items():
             if object_id != SINGLETON:
-                not_updated[object_id] = set_error("notFound")
+                out.not_updated[object_id] = set_error("notFound")
                 continue
             cols = _columns(patch)
             if "__bad__" in cols:
-                not_updated[object_id] = set_error("invalidProperties", properties=cols["__bad__"])
+                out.not_updated[object_id] = set_error(
+                    "invalidProperties", properties=cols["__bad__"]
+                )
                 continue
-            current = await _row(conn, account.address_id)
-            merged = {**current, **cols}
-            await execute(
-                conn,
-                """
-                INSERT INTO mta.vacation_responses
-                    (address_id, is_enabled, from_date, to_date, subject, text_body, html_body,
-                     updated_at)
-                VALUES (%(a)s, %(is_enabled)s, %(from_date)s, %(to_date)s, %(subject)s,
-                        %(text_body)s, %(html_body)s, %(now)s)
-                ON CONFLICT (address_id) DO UPDATE SET
-                    is_enabled = EXCLUDED.is_enabled, from_date = EXCLUDED.from_date,
-                    to_date = EXCLUDED.to_date, subject = EXCLUDED.subject,
-                    text_body = EXCLUDED.text_body, html_body = EXCLUDED.html_body,
-                    updated_at = EXCLUDED.updated_at
-                """,
-                {**merged, "a": account.address_id, "now": call.now},
-            )
-            # A new or changed response answers everyone once again (RFC 5230 4.2).
-            await execute(
-                conn,
-                "DELETE FROM mta.vacation_replies WHERE address_id = %s",
-                (account.address_id,),
-            )
-            await change_log.record(
-                conn,
-                account.address_id,
-                "VacationResponse",
-                [account.address_id],
-                "updated",
-                call.now,
-            )
-            updated[object_id] = None
-        new_state = await methods.state(conn, account.address_id, "VacationResponse")
-    return {
-        "accountId": account.id,
-        "oldState": old_state,
-        "newState": new_state,
-        "created": None,
-        "updated": updated or None,
-        "destroyed": None,
-        "notCreated": not_created or None,
-        "notUpdated": not_updated or None,
-        "notDestroyed": not_destroyed or None,
-    }
+            await vacation.update(conn, account.address_id, cols, call.now)
+            out.updated[object_id] = None
+        out.new_state = await methods.state(conn, account.address_id, "VacationResponse")
+    return out.arguments()
 
 
 register("VacationResponse/get", vacation_get, capability=VACATION)

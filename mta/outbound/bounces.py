@@ -27,7 +27,7 @@ from datetime import datetime
 from email.message import Message
 from email.policy import compat32
 
-from common.db import Conn, execute
+from common.db import Conn
 from mta.outbound import dsn
 from mta.store import events, outbound, suppressions
 
@@ -97,11 +97,7 @@ async def record(conn: Conn, token: str, raw: bytes, now: datetime) -> str | Non
             await suppressions.ensure(
                 conn, account_id, match.rcpt, "complaint", now, match.message_id
             )
-        await execute(
-            conn,
-            "UPDATE mta.outbound_messages SET status = 'complained', updated_at = %s WHERE id = %s",
-            (now, match.message_id),
-        )
+        await outbound.mark_complained(conn, match.message_id, now)
         target = await outbound.event_target(conn, match.message_id)
         if target and target["account_id"]:
             data = dict(target["event_data"] or {})

@@ -25,26 +25,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from common.db import Conn, Prepared, execute
+from mta.store import mailboxes, quota
 
 _open: weakref.WeakKeyDictionary[Conn, Deferred] = weakref.WeakKeyDictionary()
 
 _FLUSH = Prepared(
-    """
-    WITH boxes AS (
-        UPDATE mta.mailboxes AS m
-           SET total_emails = m.total_emails + d.total,
-               unread_emails = m.unread_emails + d.unread
-          FROM unnest(%(boxes)s::text[]::uuid[], %(totals)s::int[], %(unread)s::int[])
-               AS d(id, total, unread)
-         WHERE m.id = d.id
-    )
-    INSERT INTO mta.quota_usage (address_id, used_bytes, emails)
-    SELECT a, b, n FROM unnest(%(addresses)s::text[]::uuid[], %(bytes)s::bigint[], %(emails)s::int[])
-           AS q(a, b, n)
-    ORDER BY a
-    ON CONFLICT (address_id) DO UPDATE
-       SET used_bytes = mta.quota_usage.used_bytes + EXCLUDED.used_bytes,
-           emails = mta.quota_usage.emails + EXCLUDED.emails
+    f"""
+    WITH boxes AS ({mailboxes.ADD_COUNTS})
+    {quota.ADD_MANY}
     """
 )
 

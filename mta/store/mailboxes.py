@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from common.db import Conn, fetch_all, fetch_one, fetch_val
+from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
 from common.records import Record
 from mta.store import changes
 
@@ -204,3 +204,226 @@ async def delete_folder(conn: Conn, address_id: str, folder_id: str, now: dateti
     await fetch_val(conn, "DELETE FROM mta.mailboxes WHERE id = %s RETURNING id", (folder_id,))
     await changes.record(conn, address_id, "Mailbox", [folder_id], "destroyed", now)
     return "deleted"
+
+
+# -- what JMAP (and IMAP next) reads and writes ---------------------------------
+
+# A delivery batch's counts added to its mailboxes in one statement
+# (mta/store/counters.py): parameters %(boxes)s, %(totals)s, %(unread)s.
+ADD_COUNTS = """
+        UPDATE mta.mailboxes AS m
+           SET total_emails = m.total_emails + d.total,
+               unread_emails = m.unread_emails + d.unread
+          FROM unnest(%(boxes)s::text[]::uuid[], %(totals)s::int[], %(unread)s::int[])
+               AS d(id, total, unread)
+         WHERE m.id = d.id
+"""
+
+
+@dataclass(frozen=True)
+class Mailbox(Record):
+    """A mailbox as a protocol server lists it (ids as text)."""
+
+    id: str
+    parent_id: str | None
+    name: str
+    role: str | None
+    sort_order: int
+    total_emails: int
+    unread_emails: int
+    is_subscribed: bool
+
+
+@dataclass(frozen=True)
+class Place(Record):
+    """Where a mailbox sits, read under its row lock before a change."""
+
+    id: str
+    name: str
+    parent_id: str | None
+    role: str | None
+
+
+@dataclass(frozen=True)
+class Contents(Record):
+    """What decides whether a mailbox may be destroyed, read under its row lock."""
+
+    id: str
+    total_emails: int
+    has_child: bool
+
+
+async def listing(conn: Conn, address_id: str) -> list[Mailbox]:
+    """The address's mailboxes in display order."""
+    rows = await fetch_all(
+        conn,
+        """
+        SELECT m.id::text AS id, m.parent_id::text AS parent_id, m.name, m.role, m.sort_order,
+               m.total_emails, m.unread_emails, m.is_subscribed
+          FROM mta.mailboxes m WHERE m.address_id = %s
+         ORDER BY m.sort_order, lower(m.name), m.id
+        """,
+        (address_id,),
+    )
+    return [Mailbox.from_row(row) for row in rows]
+
+
+async def thread_counts(conn: Conn, address_id: str) -> dict[str, tuple[int, int]]:
+    """Mailbox id -> (threads, threads with unread mail), from mta.mailbox_threads
+    (one row per mailbox and thread, kept by the membership triggers, migration 0060)."""
+    rows = await fetch_all(
+        conn,
+        """
+        SELECT m.id::text AS id,
+               (SELECT count(*) FROM mta.mailbox_threads t WHERE t.mailbox_id = m.id) AS total,
+               (SELECT count(*) FROM mta.mailbox_threads t
+                 WHERE t.mailbox_id = m.id AND t.unread > 0) AS unread
+          FROM mta.mailboxes m WHERE m.address_id = %s
+        """,
+        (address_id,),
+    )
+    return {r["id"]: (int(r["total"]), int(r["unread"])) for r in rows}
+
+
+async def ids(conn: Conn, address_id: str) -> set[str]:
+    rows = await fetch_all(
+        conn, "SELECT id::text FROM mta.mailboxes WHERE address_id = %s", (address_id,)
+    )
+    return {r["id"] for r in rows}
+
+
+async def exists(conn: Conn, address_id: str, mailbox_id: str) -> bool:
+    found = await fetch_val(
+        conn,
+        "SELECT 1 FROM mta.mailboxes WHERE id::text = %s AND address_id = %s",
+        (mailbox_id, address_id),
+    )
+    return found is not None
+
+
+async def sibling_named(
+    conn: Conn, address_id: str, parent_id: str | None, name: str, other_than: str | None
+) -> str | None:
+    """The id of a mailbox under ``parent_id`` named ``name`` (any case), not ``other_than``."""
+    return await fetch_val(
+        conn,
+        """
+        SELECT id::text FROM mta.mailboxes WHERE address_id = %s
+           AND parent_id IS NOT DISTINCT FROM %s::uuid AND lower(name) = lower(%s)
+           AND id::text IS DISTINCT FROM %s
+        """,
+        (address_id, parent_id, name, other_than),
+    )
+
+
+async def parent_of(conn: Conn, mailbox_id: str) -> str | None:
+    return await fetch_val(
+        conn, "SELECT parent_id::text FROM mta.mailboxes WHERE id::text = %s", (mailbox_id,)
+    )
+
+
+async def with_role(conn: Conn, address_id: str, role: str) -> str | None:
+    return await fetch_val(
+        conn,
+        "SELECT id::text FROM mta.mailboxes WHERE address_id = %s AND role = %s",
+        (address_id, role),
+    )
+
+
+async def create(
+    conn: Conn,
+    address_id: str,
+    *,
+    parent_id: str | None,
+    name: str,
+    role: str | None,
+    sort_order: int,
+    is_subscribed: bool,
+    now: datetime,
+) -> str:
+    """A new mailbox (checked by the caller) and its change; its id."""
+    row = await fetch_one(
+        conn,
+        """
+        INSERT INTO mta.mailboxes (address_id, parent_id, name, role, sort_order, is_subscribed,
+                                   created_at)
+        VALUES (%s, %s, %s, %s, %s, %s, %s)
+        RETURNING id::text AS id
+        """,
+        (address_id, parent_id, name, role, sort_order, is_subscribed, now),
+    )
+    assert row is not None
+    await changes.record(conn, address_id, "Mailbox", [row["id"]], "created", now)
+    return str(row["id"])
+
+
+async def lock(conn: Conn, address_id: str, mailbox_id: str) -> Place | None:
+    """The mailbox's place, its row locked for the transaction (None: not the address's)."""
+    row = await fetch_one(
+        conn,
+        """
+        SELECT id::text AS id, name, parent_id::text AS parent_id, role FROM mta.mailboxes
+         WHERE id::text = %s AND address_id = %s FOR UPDATE
+        """,
+        (mailbox_id, address_id),
+    )
+    return Place.from_optional(row)
+
+
+# The columns update() may set.
+UPDATABLE = ("name", "parent_id", "role", "sort_order", "is_subscribed")
+
+
+async def update(
+    conn: Conn, address_id: str, mailbox_id: str, values: dict[str, Any], now: datetime
+) -> None:
+    """Set ``values`` (columns of UPDATABLE, checked by the caller) and log the change."""
+    if set(values) - set(UPDATABLE):
+        raise ValueError(f"not updatable: {sorted(set(values) - set(UPDATABLE))}")
+    assignments = ", ".join(f"{c} = %s" for c in values)
+    await execute(
+        conn,
+        f"UPDATE mta.mailboxes SET {assignments} WHERE id::text = %s",
+        (*values.values(), mailbox_id),
+    )
+    await changes.record(conn, address_id, "Mailbox", [mailbox_id], "updated", now)
+
+
+async def lock_contents(conn: Conn, address_id: str, mailbox_id: str) -> Contents | None:
+    """Its email count and whether it has children, its row locked (None: not found)."""
+    row = await fetch_one(
+        conn,
+        """
+        SELECT m.id::text AS id, m.total_emails,
+               EXISTS (SELECT 1 FROM mta.mailboxes c WHERE c.parent_id = m.id) AS has_child
+          FROM mta.mailboxes m WHERE m.id::text = %s AND m.address_id = %s FOR UPDATE
+        """,
+        (mailbox_id, address_id),
+    )
+    return Contents.from_optional(row)
+
+
+async def destroy(conn: Conn, address_id: str, mailbox_id: str, now: datetime) -> None:
+    """Delete a mailbox the caller emptied (its memberships go by cascade) and log it."""
+    await execute(conn, "DELETE FROM mta.mailboxes WHERE id::text = %s", (mailbox_id,))
+    await changes.record(conn, address_id, "Mailbox", [mailbox_id], "destroyed", now)
+
+
+async def depth_order(conn: Conn, mailbox_ids: list[str]) -> list[str]:
+    """``mailbox_ids`` deepest first (children before their parents)."""
+    if not mailbox_ids:
+        return []
+    rows = await fetch_all(
+        conn,
+        """
+        WITH RECURSIVE up(id, start, depth) AS (
+            SELECT m.parent_id, m.id, 1 FROM mta.mailboxes m WHERE m.id::text = ANY(%s)
+            UNION ALL
+            SELECT m.parent_id, up.start, up.depth + 1 FROM up JOIN mta.mailboxes m ON m.id = up.id
+        )
+        SELECT start::text AS id, max(depth) AS depth FROM up GROUP BY start
+        """,
+        (mailbox_ids,),
+    )
+    depth = {r["id"]: r["depth"] for r in rows}
+    return sorted(dict.fromkeys(mailbox_ids), key=lambda i: -depth.get(i, 0))

@@ -516,6 +516,15 @@ async def by_verp(conn: Conn, token: str) -> VerpMatch | None:
     return VerpMatch.from_optional(row)
 
 
+async def mark_complained(conn: Conn, message_id: str, now: datetime) -> None:
+    """A recipient reported the message as abuse (an ARF report came back)."""
+    await execute(
+        conn,
+        "UPDATE mta.outbound_messages SET status = 'complained', updated_at = %s WHERE id = %s",
+        (now, message_id),
+    )
+
+
 async def recipients_of(conn: Conn, message_id: str) -> list[dict[str, Any]]:
     return await fetch_all(
         conn,

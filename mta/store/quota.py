@@ -1,20 +1,48 @@
-"""Quota usage per address: bytes and message count of stored mail."""
+"""Quota usage per address: bytes and message count of stored mail.
+
+The only module that writes ``mta.quota_usage``. The statements that store
+an email (mta/store/emails.py) or a delivery batch's counts
+(mta/store/counters.py) add to it in the same round trip with the fragments
+below; destroying emails gives the bytes back with :func:`release`.
+"""
 
 from __future__ import annotations
 
 from common.db import Conn, execute, fetch_one
 
+# One email's bytes added, as the last common table expression of a WITH:
+# parameters %(a)s (the address) and %(size)s.
+ADD_ONE_CTE = """
+        usage AS (
+            INSERT INTO mta.quota_usage (address_id, used_bytes, emails) VALUES (%(a)s, %(size)s, 1)
+            ON CONFLICT (address_id) DO UPDATE
+               SET used_bytes = mta.quota_usage.used_bytes + EXCLUDED.used_bytes,
+                   emails = mta.quota_usage.emails + 1
+        )"""
 
-async def add(conn: Conn, address_id: str, size: int, count: int = 1) -> None:
+# A batch's usage added in one statement, addresses in a fixed order (no deadlock
+# between processes): parameters %(addresses)s, %(bytes)s, %(emails)s.
+ADD_MANY = """
+    INSERT INTO mta.quota_usage (address_id, used_bytes, emails)
+    SELECT a, b, n FROM unnest(%(addresses)s::text[]::uuid[], %(bytes)s::bigint[], %(emails)s::int[])
+           AS q(a, b, n)
+    ORDER BY a
+    ON CONFLICT (address_id) DO UPDATE
+       SET used_bytes = mta.quota_usage.used_bytes + EXCLUDED.used_bytes,
+           emails = mta.quota_usage.emails + EXCLUDED.emails
+"""
+
+
+async def release(conn: Conn, address_id: str, size: int, count: int) -> None:
+    """Give back the bytes and the count of destroyed emails (never below zero)."""
     await execute(
         conn,
         """
-        INSERT INTO mta.quota_usage (address_id, used_bytes, emails) VALUES (%s, %s, %s)
-        ON CONFLICT (address_id) DO UPDATE
-           SET used_bytes = mta.quota_usage.used_bytes + EXCLUDED.used_bytes,
-               emails = mta.quota_usage.emails + EXCLUDED.emails
+        UPDATE mta.quota_usage
+           SET used_bytes = greatest(0, used_bytes - %s), emails = greatest(0, emails - %s)
+         WHERE address_id = %s
         """,
-        (address_id, size, count),
+        (size, count, address_id),
     )
 
 

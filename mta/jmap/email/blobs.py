@@ -13,22 +13,17 @@ from __future__ import annotations
 import re
 
 from common.blobs import BlobNotFound
-from common.db import Conn, fetch_val
+from common.db import Conn
 from mta.jmap.email import mime
 from mta.jmap.email.context import EmailContext
+from mta.store import emails
 
 _SHA = re.compile(r"^[0-9a-f]{64}$")
 _PART = re.compile(r"^([0-9a-f]{64})\.([0-9]{1,6})$")
 
 
 async def owns_message_blob(conn: Conn, account_id: str, blob_id: str) -> bool:
-    return bool(
-        await fetch_val(
-            conn,
-            "SELECT EXISTS (SELECT 1 FROM mta.emails WHERE blob_id = %s AND address_id = %s)",
-            (blob_id, account_id),
-        )
-    )
+    return await emails.owns_blob(conn, account_id, blob_id)
 
 
 async def read_part(

@@ -3,17 +3,18 @@ and where uploaded blobs are read (the JMAP upload endpoint's store)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from common.clock import Clock
 from mta.jmap.email.errors import MethodError
+from mta.store.emails import is_id
 from mta.store.raw import RawMessages
+
+__all__ = ["EmailContext", "UploadReader", "is_id", "valid_ids"]
 
 # (address id, blob id) -> the bytes of a blob that address uploaded, or None.
 UploadReader = Callable[[str, str], Awaitable[bytes | None]]
-_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
 async def _no_uploads(_address_id: str, _blob_id: str) -> bytes | None:
@@ -37,8 +38,4 @@ def valid_ids(ids: object) -> list[str]:
     """The ids that can name a row (our ids are lower-case uuids); others are notFound."""
     if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
         raise MethodError("invalidArguments", "ids must be a list of strings")
-    return [i for i in ids if _UUID.match(i)]
-
-
-def is_id(value: object) -> bool:
-    return isinstance(value, str) and bool(_UUID.match(value))
+    return [i for i in ids if is_id(i)]

@@ -7,6 +7,6 @@ API maps the same types to its HTTP errors.
 
 from __future__ import annotations
 
-from mta.jmap.registry import MethodError, set_error
+from mta.jmap.registry import MethodError, SetResponse, set_error
 
-__all__ = ["MethodError", "set_error"]
+__all__ = ["MethodError", "SetResponse", "set_error"]

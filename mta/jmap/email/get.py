@@ -12,12 +12,13 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from common.db import Conn, fetch_all
+from common.db import Conn
 from mta.jmap.email import mime
 from mta.jmap.email.blobs import read_blob
 from mta.jmap.email.context import EmailContext, valid_ids
 from mta.jmap.email.errors import MethodError
-from mta.store import changes
+from mta.store import changes, emails
+from mta.store.emails import Email
 
 DEFAULT_PROPERTIES = (
     "id", "blobId", "threadId", "mailboxIds", "keywords", "size", "receivedAt", "messageId",
@@ -64,31 +65,11 @@ _CONVENIENCE_FORMS = {
     "sentAt": "header:Date:asDate",
 }
 
-ROW_SQL = """
-    SELECT e.id::text, e.blob_id, e.thread_id::text, e.size, e.received_at, e.keywords,
-           e.message_id, e.in_reply_to, e."references", e.subject, e.from_addrs, e.to_addrs,
-           e.cc_addrs, e.bcc_addrs, e.sent_at, e.preview, e.has_attachment,
-           array(SELECT em.mailbox_id::text FROM mta.email_mailboxes em
-                  WHERE em.email_id = e.id) AS mailbox_ids{raw}
-      FROM mta.emails e
-     WHERE e.address_id = %(a)s {where}
-"""
-_RAW = ", (SELECT ib.data FROM mta.inline_blobs ib WHERE ib.blob_id = e.blob_id) AS raw"
-
 
 async def load_rows(
     conn: Conn, address_id: str, ids: Sequence[str] | None, *, with_raw: bool, limit: int = 0
-) -> list[dict[str, Any]]:
-    where = (
-        "AND e.id = ANY(%(ids)s::uuid[])"
-        if ids is not None
-        else "ORDER BY e.received_at DESC LIMIT %(limit)s"
-    )
-    return await fetch_all(
-        conn,
-        ROW_SQL.format(raw=_RAW if with_raw else "", where=where),
-        {"a": address_id, "ids": list(ids or []), "limit": limit},
-    )
+) -> list[Email]:
+    return await emails.load(conn, address_id, ids, with_raw=with_raw, limit=limit)
 
 
 def _addresses(value: list[dict[str, str]]) -> list[dict[str, Any]] | None:
@@ -99,38 +80,44 @@ def _date(value: datetime | None) -> str | None:
     return None if value is None else mime.utc_date(value)
 
 
-def _from_columns(row: Mapping[str, Any], prop: str) -> Any:
+def _from_columns(row: Email, prop: str) -> Any:
     match prop:
         case "id":
-            return row["id"]
+            return row.id
         case "blobId":
-            return row["blob_id"]
+            return row.blob_id
         case "threadId":
-            return row["thread_id"]
+            return row.thread_id
         case "mailboxIds":
-            return {m: True for m in row["mailbox_ids"]}
+            return {m: True for m in row.mailbox_ids}
         case "keywords":
-            return {k: True for k in row["keywords"]}
+            return {k: True for k in row.keywords}
         case "size":
-            return row["size"]
+            return row.size
         case "receivedAt":
-            return _date(row["received_at"])
+            return _date(row.received_at)
         case "messageId":
-            return [row["message_id"]] if row["message_id"] else None
+            return [row.message_id] if row.message_id else None
         case "inReplyTo":
-            return list(row["in_reply_to"]) or None
+            return list(row.in_reply_to) or None
         case "references":
-            return list(row["references"]) or None
-        case "from" | "to" | "cc" | "bcc":
-            return _addresses(row[f"{prop}_addrs"])
+            return list(row.references) or None
+        case "from":
+            return _addresses(row.from_addrs)
+        case "to":
+            return _addresses(row.to_addrs)
+        case "cc":
+            return _addresses(row.cc_addrs)
+        case "bcc":
+            return _addresses(row.bcc_addrs)
         case "subject":
-            return row["subject"] or None
+            return row.subject or None
         case "sentAt":
-            return _date(row["sent_at"])
+            return _date(row.sent_at)
         case "hasAttachment":
-            return row["has_attachment"]
+            return row.has_attachment
         case "preview":
-            return row["preview"]
+            return row.preview
     raise KeyError(prop)
 
 
@@ -246,8 +233,8 @@ async def get(
         raise MethodError(
             "requestTooLarge", f"more than {ctx.max_objects_in_get} emails; ask by ids"
         )
-    by_id = {r["id"]: r for r in rows}
-    wanted = list(dict.fromkeys(raw_ids)) if raw_ids is not None else [r["id"] for r in rows]
+    by_id = {r.id: r for r in rows}
+    wanted = list(dict.fromkeys(raw_ids)) if raw_ids is not None else [r.id for r in rows]
     found: list[dict[str, Any]] = []
     not_found: list[str] = []
     props = options.properties if "id" in options.properties else ["id", *options.properties]
@@ -259,9 +246,9 @@ async def get(
         item = {p: _from_columns(row, p) for p in props if p in FROM_COLUMNS}
         rest = [p for p in props if p not in item]
         if rest:
-            raw = row.get("raw")
-            data = bytes(raw) if raw is not None else await ctx.raw.get(row["blob_id"])
-            item.update(from_message(mime.parse_raw(data), row["blob_id"], options, rest))
+            raw = row.raw
+            data = bytes(raw) if raw is not None else await ctx.raw.get(row.blob_id)
+            item.update(from_message(mime.parse_raw(data), row.blob_id, options, rest))
         found.append({p: item[p] for p in props})
     return {"accountId": account_id, "state": state, "list": found, "notFound": not_found}
 

@@ -103,9 +103,7 @@ async def get_snippets(
         condition(Sql(), filt)  # unsupportedFilter / invalidArguments as Email/query says
     subject_words, body_words = filter_words(filt)
     subject_re, body_re = _pattern(subject_words), _pattern(body_words)
-    rows = {
-        r["id"]: r for r in await load_rows(conn, account_id, ids, with_raw=body_re is not None)
-    }
+    rows = {r.id: r for r in await load_rows(conn, account_id, ids, with_raw=body_re is not None)}
     found: list[dict[str, Any]] = []
     not_found: list[str] = []
     for email_id in dict.fromkeys(raw_ids):
@@ -114,12 +112,12 @@ async def get_snippets(
             not_found.append(email_id)
             continue
         subject = None
-        if subject_re is not None and subject_re.search(row["subject"]):
-            subject = mark(row["subject"], subject_re)
+        if subject_re is not None and subject_re.search(row.subject):
+            subject = mark(row.subject, subject_re)
         preview = None
         if body_re is not None:
-            raw = row.get("raw")
-            data = bytes(raw) if raw is not None else await ctx.raw.get(row["blob_id"])
+            raw = row.raw
+            data = bytes(raw) if raw is not None else await ctx.raw.get(row.blob_id)
             preview = excerpt(_body_text(data), body_re)
         found.append({"emailId": email_id, "subject": subject, "preview": preview})
     return {"accountId": account_id, "list": found, "notFound": not_found or None}

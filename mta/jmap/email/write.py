@@ -14,15 +14,14 @@ from datetime import datetime
 from typing import Any
 
 from common.blobs import blob_id_of
-from common.db import Conn, execute, fetch_all, transaction
-from mail import directory
+from common.db import Conn, transaction
 from mta.jmap.email import compose
 from mta.jmap.email.blobs import read_blob
 from mta.jmap.email.context import EmailContext, is_id
-from mta.jmap.email.errors import MethodError, set_error
+from mta.jmap.email.errors import MethodError, SetResponse, set_error
 from mta.jmap.email.query import keyword
 from mta.message import parse_message
-from mta.store import changes, emails
+from mta.store import changes, emails, mailboxes
 
 IMMUTABLE = {
     "id", "blobId", "threadId", "size", "receivedAt", "messageId", "inReplyTo", "references",
@@ -33,13 +32,6 @@ IMMUTABLE = {
 
 def _unescape(token: str) -> str:
     return token.replace("~1", "/").replace("~0", "~")
-
-
-async def _mailbox_ids(conn: Conn, account_id: str) -> set[str]:
-    rows = await fetch_all(
-        conn, "SELECT id::text FROM mta.mailboxes WHERE address_id = %s", (account_id,)
-    )
-    return {r["id"] for r in rows}
 
 
 def _resolve(value: str, created_ids: Mapping[str, str]) -> str:
@@ -137,6 +129,10 @@ async def _insert(
     received_at: datetime,
     now: datetime,
 ) -> dict[str, Any]:
+    # Imported here: the mail package imports this module back (through
+    # mta.mailstore), so a fresh `import mta.jmap.email` must not start with it.
+    from mail import directory
+
     quota, used = await directory.address_quota(conn, account_id)
     if quota is not None and used + len(data) > quota:
         raise compose.Invalid("the mailbox is over its quota", [], type="overQuota")
@@ -155,10 +151,8 @@ async def _insert(
         ),
         now,
     )
-    rows = await fetch_all(
-        conn, "SELECT thread_id::text FROM mta.emails WHERE id = %s", (email_id,)
-    )
-    return {"id": email_id, "blobId": blob_id, "threadId": rows[0]["thread_id"], "size": len(data)}
+    thread_id = await emails.thread_of(conn, email_id)
+    return {"id": email_id, "blobId": blob_id, "threadId": thread_id, "size": len(data)}
 
 
 def _invalid(exc: compose.Invalid) -> dict[str, Any]:
@@ -180,69 +174,6 @@ def _check_mailboxes(
         raise compose.Invalid(f"no such mailbox: {', '.join(sorted(unknown))}", [prop])
 
 
-async def destroy_emails(
-    conn: Conn, account_id: str, ids: Sequence[str], now: datetime
-) -> list[str]:
-    """Delete emails of an account (in the caller's transaction); the ids destroyed.
-
-    Memberships go by cascade (the triggers fix the counts), the quota gives
-    back their bytes, and each thread they leave is updated, or destroyed
-    when nothing is left in it.
-    """
-    wanted = [i for i in ids if is_id(i)]
-    if not wanted:
-        return []
-    rows = await fetch_all(
-        conn,
-        """
-        WITH gone AS (
-            SELECT e.id, e.thread_id, e.size,
-                   array(SELECT mailbox_id FROM mta.email_mailboxes em WHERE em.email_id = e.id) AS boxes
-              FROM mta.emails e
-             WHERE e.address_id = %(a)s AND e.id = ANY(%(ids)s::uuid[])
-             FOR UPDATE
-        ), deleted AS (
-            DELETE FROM mta.emails e USING gone WHERE e.id = gone.id RETURNING e.id
-        )
-        SELECT gone.id::text, gone.thread_id::text, gone.size, gone.boxes::text[] AS boxes
-          FROM gone JOIN deleted USING (id)
-        """,
-        {"a": account_id, "ids": wanted},
-    )
-    if not rows:
-        return []
-    threads = sorted({r["thread_id"] for r in rows})
-    emptied = await fetch_all(
-        conn,
-        """
-        DELETE FROM mta.threads t
-         WHERE t.id = ANY(%s::uuid[])
-           AND NOT EXISTS (SELECT 1 FROM mta.emails e WHERE e.thread_id = t.id)
-        RETURNING t.id::text
-        """,
-        (threads,),
-    )
-    gone_threads = {r["id"] for r in emptied}
-    await execute(
-        conn,
-        """
-        UPDATE mta.quota_usage
-           SET used_bytes = greatest(0, used_bytes - %s), emails = greatest(0, emails - %s)
-         WHERE address_id = %s
-        """,
-        (sum(r["size"] for r in rows), len(rows), account_id),
-    )
-    destroyed = [r["id"] for r in rows]
-    boxes = sorted({b for r in rows for b in r["boxes"]})
-    await changes.record(conn, account_id, "Email", destroyed, "destroyed", now)
-    await changes.record(conn, account_id, "Thread", sorted(gone_threads), "destroyed", now)
-    await changes.record(
-        conn, account_id, "Thread", [t for t in threads if t not in gone_threads], "updated", now
-    )
-    await changes.record(conn, account_id, "Mailbox", boxes, "updated", now)
-    return destroyed
-
-
 async def set_emails(
     ctx: EmailContext,
     conn: Conn,
@@ -261,25 +192,20 @@ async def set_emails(
     if len(create) + len(update) + len(destroy) > ctx.max_objects_in_set:
         raise MethodError("requestTooLarge", f"at most {ctx.max_objects_in_set} objects")
     now = ctx.clock.now()
-    created: dict[str, Any] = {}
-    not_created: dict[str, Any] = {}
-    updated: dict[str, Any] = {}
-    not_updated: dict[str, Any] = {}
-    not_destroyed: dict[str, Any] = {}
-    destroyed: list[str] = []
+    out = SetResponse(account_id)
     async with transaction(conn):
-        old_state = await _check_state(conn, account_id, args)
-        owned = await _mailbox_ids(conn, account_id)
+        out.old_state = await _check_state(conn, account_id, args)
+        owned = await mailboxes.ids(conn, account_id)
         for cid, spec in create.items():
             try:
-                created[cid] = await _create_one(
+                out.created[cid] = await _create_one(
                     ctx, conn, account_id, spec, owned, created_ids, now, hostname
                 )
-                created_ids[cid] = created[cid]["id"]
+                created_ids[cid] = out.created[cid]["id"]
             except compose.Invalid as exc:
-                not_created[cid] = _invalid(exc)
+                out.not_created[cid] = _invalid(exc)
             except compose.BlobMissing as exc:
-                not_created[cid] = set_error("blobNotFound", notFound=[exc.blob_id])
+                out.not_created[cid] = set_error("blobNotFound", notFound=[exc.blob_id])
         await _update(
             conn,
             account_id,
@@ -287,27 +213,19 @@ async def set_emails(
             owned,
             created_ids,
             now,
-            updated,
-            not_updated,
+            out.updated,
+            out.not_updated,
             ctx.max_mailboxes_per_email,
         )
         ids = [_resolve(str(i), created_ids) for i in destroy]
-        destroyed = await destroy_emails(conn, account_id, ids, now)
+        # Ids that cannot name an email are simply not destroyed.
+        valid = [i for i in ids if is_id(i)]
+        out.destroyed = await emails.destroy_emails(conn, account_id, valid, now)
         for i in ids:
-            if i not in destroyed:
-                not_destroyed[i] = set_error("notFound")
-        new_state = await changes.state(conn, account_id, "Email")
-    return {
-        "accountId": account_id,
-        "oldState": old_state,
-        "newState": new_state,
-        "created": created or None,
-        "updated": updated or None,
-        "destroyed": destroyed or None,
-        "notCreated": not_created or None,
-        "notUpdated": not_updated or None,
-        "notDestroyed": not_destroyed or None,
-    }
+            if i not in out.destroyed:
+                out.not_destroyed[i] = set_error("notFound")
+        out.new_state = await changes.state(conn, account_id, "Email")
+    return out.arguments()
 
 
 async def _create_one(
@@ -358,18 +276,8 @@ async def _update(
     if not update:
         return
     ids = {_resolve(str(k), created_ids): k for k in update}
-    rows = await fetch_all(
-        conn,
-        """
-        SELECT e.id::text, e.keywords,
-               array(SELECT mailbox_id::text FROM mta.email_mailboxes em WHERE em.email_id = e.id) AS boxes
-          FROM mta.emails e
-         WHERE e.address_id = %s AND e.id = ANY(%s::uuid[])
-         FOR UPDATE
-        """,
-        (account_id, [i for i in ids if is_id(i)]),
-    )
-    current = {r["id"]: r for r in rows}
+    rows = await emails.lock_flags(conn, account_id, [i for i in ids if is_id(i)])
+    current = {r.id: r for r in rows}
     changed_emails: list[str] = []
     touched_boxes: set[str] = set()
     for email_id, key in ids.items():
@@ -381,7 +289,7 @@ async def _update(
         if not isinstance(patch, Mapping):
             not_updated[key] = set_error("invalidPatch")
             continue
-        old_kw, old_mb = set(row["keywords"]), set(row["boxes"])
+        old_kw, old_mb = set(row.keywords), set(row.mailbox_ids)
         try:
             kw, mb = apply_patch(old_kw, old_mb, patch, created_ids)
             _check_mailboxes(mb, owned, limit=limit)
@@ -392,31 +300,15 @@ async def _update(
         if kw == old_kw and mb == old_mb:
             continue
         if kw != old_kw:
-            await execute(
-                conn,
-                "UPDATE mta.emails SET keywords = %s WHERE id = %s",
-                (sorted(kw), email_id),
-            )
+            await emails.set_keywords(conn, email_id, sorted(kw))
             if ("$seen" in kw) != ("$seen" in old_kw):
                 touched_boxes |= old_mb  # their unread counts moved
         if mb != old_mb:
             removed, added = sorted(old_mb - mb), sorted(mb - old_mb)
             if removed:
-                await execute(
-                    conn,
-                    "DELETE FROM mta.email_mailboxes WHERE email_id = %s AND mailbox_id = ANY(%s::uuid[])",
-                    (email_id, removed),
-                )
+                await emails.leave_mailboxes(conn, email_id, removed)
             if added:
-                await execute(
-                    conn,
-                    """
-                    INSERT INTO mta.email_mailboxes (mailbox_id, email_id, received_at, seen, thread_id)
-                    SELECT m, e.id, e.received_at, '$seen' = ANY(e.keywords), e.thread_id
-                      FROM mta.emails e, unnest(%s::uuid[]) AS m WHERE e.id = %s
-                    """,
-                    (added, email_id),
-                )
+                await emails.join_mailboxes(conn, email_id, added)
             touched_boxes |= set(removed) | set(added)
         changed_emails.append(email_id)
     await changes.record(conn, account_id, "Email", changed_emails, "updated", now)
@@ -451,24 +343,12 @@ async def copy_emails(
         if args.get("ifFromInState") is not None and args["ifFromInState"] != from_state:
             raise MethodError("stateMismatch")
         old_state = await _check_state(conn, account_id, args)
-        owned = await _mailbox_ids(conn, account_id)
-        sources = {
-            r["id"]: r
-            for r in await fetch_all(
-                conn,
-                """
-                SELECT id::text, blob_id, keywords, received_at FROM mta.emails
-                 WHERE address_id = %s AND id = ANY(%s::uuid[])
-                """,
-                (
-                    from_account_id,
-                    [
-                        s.get("id")
-                        for s in create.values()
-                        if isinstance(s, Mapping) and is_id(s.get("id"))
-                    ],
-                ),
-            )
+        owned = await mailboxes.ids(conn, account_id)
+        wanted = [
+            str(s["id"]) for s in create.values() if isinstance(s, Mapping) and is_id(s.get("id"))
+        ]
+        sources: dict[Any, emails.Source] = {
+            r.id: r for r in await emails.sources(conn, from_account_id, wanted)
         }
         for cid, spec in create.items():
             if not isinstance(spec, Mapping):
@@ -486,16 +366,16 @@ async def copy_emails(
                 kws = (
                     {keyword(k) for k in _id_map(spec["keywords"], "keywords", {}, keys="keywords")}
                     if spec.get("keywords") is not None
-                    else set(source["keywords"])
+                    else set(source.keywords)
                 )
-                received = _received_at(spec.get("receivedAt"), source["received_at"])
+                received = _received_at(spec.get("receivedAt"), source.received_at)
             except (compose.Invalid, MethodError) as exc:
                 props = getattr(exc, "properties", [])
                 kind = getattr(exc, "type", "invalidProperties")
                 kind = kind if isinstance(exc, compose.Invalid) else "invalidProperties"
                 not_created[cid] = set_error(kind, str(exc), properties=props)
                 continue
-            data = await ctx.raw.get(source["blob_id"])
+            data = await ctx.raw.get(source.blob_id)
             try:
                 created[cid] = await _insert(
                     ctx, conn, account_id, data, sorted(mb), sorted(kws), received, now
@@ -545,7 +425,7 @@ async def import_emails(
     not_created: dict[str, Any] = {}
     async with transaction(conn):
         old_state = await _check_state(conn, account_id, args)
-        owned = await _mailbox_ids(conn, account_id)
+        owned = await mailboxes.ids(conn, account_id)
         for cid, spec in specs.items():
             try:
                 if not isinstance(spec, Mapping) or not isinstance(spec.get("blobId"), str):
