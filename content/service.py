@@ -78,7 +78,7 @@ class ContentService:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.settings = load_content_settings(runtime.settings)
-        self.changes = Changes()
+        self.changes = Changes(runtime.notifications)
         self.hub = Hub(runtime.db, runtime.clock, self.changes)
         # Delivery answers of this process, emptied when the content version moves.
         self.delivery_cache = DeliveryCache(self.changes.version)
@@ -131,7 +131,7 @@ class ContentService:
             await preview_store.clear(conn)
         refresher = asyncio.create_task(self.hub.refresh_forever(), name="realtime-presence")
         try:
-            async with self.changes.listening(self.runtime.db.dsn):
+            async with self.runtime.notifications.running():
                 yield
         finally:
             refresher.cancel()
