@@ -1,9 +1,10 @@
-"""What every service is built with: settings, database, clock and job queue."""
+"""What every service is built with: settings, database, clock, job queue and
+the process's notification hub."""
 
 from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from aiohttp import web
@@ -11,6 +12,7 @@ from aiohttp import web
 from common.clock import Clock
 from common.db import Database
 from common.jobs import JobQueue
+from common.notify import NotificationHub
 from common.settings import Settings
 
 
@@ -20,6 +22,13 @@ class Runtime:
     db: Database
     clock: Clock
     jobs: JobQueue
+    # One LISTEN connection for every service of the process (common/notify.py);
+    # each service's lifespan keeps it running with ``notifications.running()``.
+    notifications: NotificationHub = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.notifications is None:
+            object.__setattr__(self, "notifications", NotificationHub(self.db.dsn))
 
 
 class Service(Protocol):

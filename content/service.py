@@ -100,7 +100,7 @@ class ContentService:
         # A wrong visual definition or manifest stops the start, naming each problem.
         self.visual = HostVisual.from_options(self.options)
         self.settings = load_content_settings(runtime.settings)
-        self.changes = Changes()
+        self.changes = Changes(runtime.notifications)
         self.hub = Hub(runtime.db, runtime.clock, self.changes)
         # Delivery answers of this process, emptied when the content version moves.
         self.delivery_cache = DeliveryCache(self.changes.version)
@@ -173,7 +173,7 @@ class ContentService:
         await self.plugins.start(self.settings.plugin_autoenable)
         refresher = asyncio.create_task(self.hub.refresh_forever(), name="realtime-presence")
         try:
-            async with self.changes.listening(self.runtime.db.dsn):
+            async with self.runtime.notifications.running():
                 yield
         finally:
             refresher.cancel()

@@ -130,8 +130,8 @@ class MailService:
         publish(app, PROFILE, json_path=OPENAPI_PATH, html_path=DOCS_PATH)
         # The pages for people (mail/pages/): outside /api and outside the document.
         install_pages(app)
-        # Webmail's live updates: one LISTEN connection per process (mail/webmail/live.py).
-        install_webmail_live(app, self.runtime.db.dsn)
+        # Webmail's live updates through the process's notification hub (mail/webmail/live.py).
+        install_webmail_live(app, self.runtime.notifications)
         return app
 
     def lifespan(self) -> AbstractAsyncContextManager[None] | None:
@@ -145,12 +145,13 @@ class MailService:
             # Transfers another process handed back when it stopped resume now.
             await self.transfers.start()
         try:
-            if self.runtime.settings.run_workers:
-                # A process that runs the workers fans events out as they commit.
-                async with webhook_delivery.listen(self.context):
+            async with self.runtime.notifications.running():
+                if self.runtime.settings.run_workers:
+                    # A process that runs the workers fans events out as they commit.
+                    async with webhook_delivery.listen(self.context):
+                        yield
+                else:
                     yield
-            else:
-                yield
         finally:
             await self.transfers.close()
             await self.context.outbound.close()

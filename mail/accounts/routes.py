@@ -52,7 +52,7 @@ async def signup(request: web.Request) -> web.Response:
         ctx, request, email=email, password=password, name=name.strip(), referral_code=referral_code
     )
     response = json_response(serializers.account(account), status=201)
-    sessions.set_cookie(ctx, response, token)
+    sessions.PANEL.set_cookie(ctx, response, token)
     return response
 
 
@@ -119,7 +119,7 @@ async def password_reset(request: web.Request) -> web.Response:
     response = json_response(
         serializers.accepted("password_reset", "the password was changed; sign in again")
     )
-    sessions.clear_cookie(ctx, response)
+    sessions.PANEL.clear_cookie(ctx, response)
     return response
 
 
@@ -151,7 +151,7 @@ async def delete_account(request: web.Request) -> web.StreamResponse:
     body = await read_body(request, allowed={"password"})
     await service.delete_account(ctx, account, required_str(body, "password"))
     response = web.Response(status=204)
-    sessions.clear_cookie(ctx, response)
+    sessions.PANEL.clear_cookie(ctx, response)
     return response
 
 

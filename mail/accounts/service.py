@@ -110,7 +110,7 @@ async def signup(
             name=name,
             referral_code=referral_code,
         )
-        return account, await sessions.start(conn, ctx, request, account.id)
+        return account, await sessions.PANEL.start(conn, ctx, request, account.id)
 
 
 async def _create_account(

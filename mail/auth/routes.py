@@ -38,7 +38,7 @@ async def login(request: web.Request) -> web.Response:
     totp_code = optional_str(body, "totp_code", max_length=20)
     account, token = await service.login(ctx, request, email, password, totp_code)
     response = json_response(account_serializers.account(account))
-    sessions.set_cookie(ctx, response, token)
+    sessions.PANEL.set_cookie(ctx, response, token)
     return response
 
 
@@ -49,7 +49,7 @@ async def logout(request: web.Request) -> web.StreamResponse:
     _, session = sessions.require_session(request)
     await service.logout(ctx, session.id)
     response = web.Response(status=204)
-    sessions.clear_cookie(ctx, response)
+    sessions.PANEL.clear_cookie(ctx, response)
     return response
 
 

@@ -50,7 +50,7 @@ async def login(
             raise missing_required_field("totp_code")
         await check_totp(ctx, account, totp_code, unauthorized(INVALID_TOTP))
     async with ctx.db.connection() as conn:
-        token = await sessions.start(conn, ctx, request, account.id)
+        token = await sessions.PANEL.start(conn, ctx, request, account.id)
     return account, token
 
 

@@ -1,9 +1,7 @@
-"""Stored sessions behind the ``svc_session`` cookie.
+"""The panel's stored sessions behind the ``svc_session`` cookie.
 
-The cookie carries a random token; the table keeps only its SHA-256 hex. Every
-request looks the session up, so logout and revocation take effect on the very
-next request, in every process. A session lives 14 days from sign-in
-(absolute, not sliding: a stolen cookie is not kept alive by use).
+A session lives 14 days from sign-in (absolute); how sessions are stored,
+looked up and carried is mail/web/sessions.py, shared with webmail.
 """
 
 from __future__ import annotations
@@ -13,10 +11,6 @@ from datetime import timedelta
 
 from aiohttp import web
 
-from common.client_ip import client_ip
-from common.crypto import sha256_hex
-from common.db import Conn
-from common.ids import random_id
 from common.web import Handler
 from mail.accounts.store import Account
 from mail.apikeys.store import ApiKey
@@ -24,12 +18,18 @@ from mail.auth import store
 from mail.auth.store import Session
 from mail.context import MailContext, mail_context
 from mail.errors import restricted_api_key, unauthorized
+from mail.web.sessions import StoredSessions
 
 COOKIE_NAME = "svc_session"
-SESSION_LIFETIME = timedelta(days=14)
-# last_seen_at is written at most this often per session, not on every request.
-TOUCH_EVERY = timedelta(seconds=60)
-MAX_USER_AGENT = 500
+
+PANEL: StoredSessions[tuple[Session, Account]] = StoredSessions(
+    cookie=COOKIE_NAME,
+    lifetime=timedelta(days=14),
+    insert=store.insert,
+    lookup=store.resolve,
+    touch=store.touch,
+    session_of=lambda found: found[0],
+)
 
 
 @dataclass(frozen=True)
@@ -45,68 +45,13 @@ class Auth:
 AUTH = web.RequestKey("mail.auth", Auth)
 
 
-def user_agent(request: web.Request) -> str:
-    return request.headers.get("User-Agent", "")[:MAX_USER_AGENT]
-
-
-async def start(conn: Conn, ctx: MailContext, request: web.Request, account_id: str) -> str:
-    """Create a session for the account; return the cookie value (shown only here)."""
-    token = random_id()
-    now = ctx.clock.now()
-    await store.insert(
-        conn,
-        account_id=account_id,
-        token_hash=sha256_hex(token),
-        ip=client_ip(request, ctx.settings.trusted_proxies),
-        user_agent=user_agent(request),
-        now=now,
-        expires_at=now + SESSION_LIFETIME,
-    )
-    return token
-
-
 async def resolve(ctx: MailContext, request: web.Request) -> Auth | None:
-    """The live session named by the request's cookie, or None."""
-    token = request.cookies.get(COOKIE_NAME)
-    if not token or len(token) > 200:
+    """The signed-in account of the request's panel cookie, or None."""
+    found = await PANEL.resolve(ctx, request)
+    if found is None:
         return None
-    now = ctx.clock.now()
-    async with ctx.db.connection() as conn:
-        found = await store.resolve(conn, sha256_hex(token), now)
-        if found is None:
-            return None
-        session, account = found
-        if now - session.last_seen_at >= TOUCH_EVERY:
-            await store.touch(
-                conn,
-                session.id,
-                now,
-                client_ip(request, ctx.settings.trusted_proxies),
-                user_agent(request),
-            )
+    session, account = found
     return Auth(account=account, session=session)
-
-
-def set_cookie(ctx: MailContext, response: web.StreamResponse, token: str) -> None:
-    response.set_cookie(
-        COOKIE_NAME,
-        token,
-        max_age=int(SESSION_LIFETIME.total_seconds()),
-        path="/",
-        httponly=True,
-        samesite="Lax",
-        secure=ctx.settings.public_is_https,
-    )
-
-
-def clear_cookie(ctx: MailContext, response: web.StreamResponse) -> None:
-    response.del_cookie(
-        COOKIE_NAME,
-        path="/",
-        httponly=True,
-        samesite="Lax",
-        secure=ctx.settings.public_is_https,
-    )
 
 
 @web.middleware

@@ -35,8 +35,8 @@ class Session(Record):
 
 async def insert(
     conn: Conn,
-    *,
     account_id: str,
+    *,
     token_hash: str,
     ip: str,
     user_agent: str,

@@ -26,8 +26,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
-import aiopg
-
 from common.jobs import Job, enqueue
 from mail.context import MailContext
 from mail.webhooks import store
@@ -49,7 +47,6 @@ DISABLE_AFTER_SECONDS = 5 * 24 * 3600
 DISABLE_MIN_FAILURES = 5
 # How many times the job queue runs one try that crashed (not one the receiver failed).
 JOB_ATTEMPTS = 3
-LISTEN_RETRY_SECONDS = 1.0
 
 
 async def fan_out(ctx: MailContext) -> int:
@@ -173,35 +170,24 @@ async def replay(
 
 @asynccontextmanager
 async def listen(ctx: MailContext) -> AsyncIterator[None]:
-    """Fan out as soon as the event log NOTIFYs, for as long as the block runs."""
+    """Fan out as soon as the event log NOTIFYs, for as long as the block runs.
+
+    The notification comes through the process's hub (common/notify.py); after
+    a lost connection the hub's gap wakes the fan-out too, for whatever
+    arrived while nobody listened.
+    """
     wake = asyncio.Event()
-    tasks = [
-        asyncio.create_task(_listen_forever(ctx, wake), name="mail-events-listener"),
-        asyncio.create_task(_fan_out_on_wake(ctx, wake), name="mail-events-fan-out"),
-    ]
+    subscription = ctx.runtime.notifications.subscribe(
+        mailstore.EVENTS_CHANNEL, lambda _payload: wake.set(), on_gap=wake.set
+    )
+    wake.set()  # whatever arrived before start-up
+    task = asyncio.create_task(_fan_out_on_wake(ctx, wake), name="mail-events-fan-out")
     try:
         yield
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.wait(tasks, timeout=2.0)
-
-
-async def _listen_forever(ctx: MailContext, wake: asyncio.Event) -> None:
-    while True:
-        try:
-            async with aiopg.connect(ctx.db.dsn) as conn:
-                async with conn.cursor() as cur:
-                    await cur.execute(f"LISTEN {mailstore.EVENTS_CHANNEL}")
-                wake.set()  # whatever arrived while nobody listened
-                while True:
-                    await conn.notifies.get()
-                    wake.set()
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("event log listener lost its connection; reconnecting")
-            await asyncio.sleep(LISTEN_RETRY_SECONDS)
+        subscription.close()
+        task.cancel()
+        await asyncio.wait({task}, timeout=2.0)
 
 
 async def _fan_out_on_wake(ctx: MailContext, wake: asyncio.Event) -> None:

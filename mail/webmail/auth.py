@@ -24,7 +24,7 @@ async def login(
         principal = await directory.authenticate(conn, email, password)
         if principal is None:
             raise unauthorized(INVALID_LOGIN)
-        token = await sessions.start(conn, ctx, request, principal.address_id)
+        token = await sessions.WEBMAIL_SESSIONS.start(conn, ctx, request, principal.address_id)
         session = await store.resolve(conn, sha256_hex(token), ctx.clock.now())
     assert session is not None
     return session, token

@@ -2,9 +2,9 @@
 
 Every change the store logs (a delivery over SMTP, a JMAP client's Email/set,
 this webmail's own writes) fires ``NOTIFY mta_changes, '<address id>'`` on
-commit, from whichever process wrote it (mta/migrations/0010_jmap.sql). Each
-gateway process keeps one LISTEN connection, opened when its first stream
-starts, and wakes the streams of that mailbox; a stream then sends one
+commit, from whichever process wrote it (mta/migrations/0010_jmap.sql). The
+process's notification hub (common/notify.py) hears it, and wakes the streams
+of that mailbox; a stream then sends one
 ``change`` event carrying the mailbox's Email and Mailbox states (the same
 strings JMAP answers), so a page refreshes what it shows and nothing else.
 A comment line every 25 seconds keeps proxies from closing an idle stream.
@@ -15,33 +15,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 
-import aiopg
 from aiohttp import web
 
+from common.notify import NotificationHub, Subscription
 from mail.context import MailContext
 from mta import mailstore
-
-log = logging.getLogger(__name__)
 
 KEEPALIVE_SECONDS = 25.0
 
 
 class Hub:
-    """One LISTEN connection per process, fanning notifications out to local streams."""
+    """This process's open streams by mailbox, woken through the notification hub."""
 
-    def __init__(self, dsn: str) -> None:
-        self.dsn = dsn
+    def __init__(self, notifications: NotificationHub) -> None:
+        self.notifications = notifications
         self.listeners: dict[str, set[asyncio.Queue[None]]] = {}
-        self.task: asyncio.Task[None] | None = None
-        self.ready = asyncio.Event()
+        self.subscription: Subscription | None = None
 
     async def ensure_started(self) -> None:
-        if self.task is None:
-            self.task = asyncio.create_task(self._run(), name="webmail-listen")
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.ready.wait(), 10)
+        # Subscribed when the first stream opens: a process serving no
+        # webmail hears nothing of the change log.
+        if self.subscription is None:
+            self.subscription = self.notifications.subscribe(
+                mailstore.CHANGES_CHANNEL, self.publish, on_gap=self.publish_all
+            )
 
     def subscribe(self, address_id: str) -> asyncio.Queue[None]:
         queue: asyncio.Queue[None] = asyncio.Queue(maxsize=1)
@@ -61,38 +59,22 @@ class Hub:
             with contextlib.suppress(asyncio.QueueFull):
                 queue.put_nowait(None)
 
-    async def stop(self, _app: web.Application | None = None) -> None:
-        if self.task is not None:
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.task
-            self.task = None
+    def publish_all(self) -> None:
+        """After a lost connection every stream re-reads its states."""
+        for address_id in list(self.listeners):
+            self.publish(address_id)
 
-    async def _run(self) -> None:
-        while True:
-            try:
-                async with aiopg.connect(self.dsn) as conn:
-                    async with conn.cursor() as cur:
-                        await cur.execute(f"LISTEN {mailstore.CHANGES_CHANNEL}")
-                    self.ready.set()
-                    while True:
-                        note = await conn.notifies.get()
-                        self.publish(note.payload)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.warning(
-                    "webmail change listener lost its connection; reconnecting", exc_info=True
-                )
-                self.ready.clear()
-                await asyncio.sleep(1)
+    async def stop(self, _app: web.Application | None = None) -> None:
+        if self.subscription is not None:
+            self.subscription.close()
+            self.subscription = None
 
 
 HUB = web.AppKey("mail.webmail.hub", Hub)
 
 
-def install(app: web.Application, dsn: str) -> None:
-    hub = Hub(dsn)
+def install(app: web.Application, notifications: NotificationHub) -> None:
+    hub = Hub(notifications)
     app[HUB] = hub
     app.on_cleanup.append(hub.stop)
 

@@ -75,7 +75,7 @@ async def login(request: web.Request) -> web.Response:
     password = required_str(body, "password", max_length=256)
     session, token = await auth.login(ctx, request, email, password)
     response = json_response(serializers.me(session))
-    sessions.set_cookie(ctx, response, token)
+    sessions.WEBMAIL_SESSIONS.set_cookie(ctx, response, token)
     return response
 
 
@@ -86,7 +86,7 @@ async def logout(request: web.Request) -> web.StreamResponse:
     session = sessions.require(request)
     await auth.logout(ctx, session.id)
     response = web.Response(status=204)
-    sessions.clear_cookie(ctx, response)
+    sessions.WEBMAIL_SESSIONS.clear_cookie(ctx, response)
     return response
 
 

@@ -35,8 +35,8 @@ _SELECT = (
 
 async def insert(
     conn: Conn,
-    *,
     address_id: str,
+    *,
     token_hash: str,
     ip: str,
     user_agent: str,

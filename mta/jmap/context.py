@@ -16,7 +16,7 @@ class JmapContext:
     runtime: Runtime
     mta: MtaContext
     limits: JmapSettings
-    # The process's LISTEN hub (mta/jmap/push.py), set while the service runs.
+    # The process's push hub (mta/jmap/push.py), set while the service runs.
     hub: Any = None
 
     @property

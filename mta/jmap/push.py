@@ -3,14 +3,14 @@
 Every change the store logs (``mta.changes``) fires ``NOTIFY mta_changes,
 '<address id>'`` once per statement and account (trigger in migration 0010),
 whichever process wrote it: the inbound SMTP daemon, another JMAP process,
-the webmail. Each JMAP process keeps one LISTEN connection (:class:`Hub`),
-and hands each notification to the event streams open for that account; a
+the webmail. The process's notification hub (common/notify.py) hears it and
+:class:`Hub` hands it to the event streams open for that account; a
 stream then reads the account's states (one indexed look-up per type) and
 sends a ``state`` event for the types whose state moved.
 
 PushSubscription URLs get the same StateChange objects, POSTed through the
 SSRF-safe client (common/outbound.py). Only the process holding the
-``jmap-push`` advisory lock on its LISTEN connection posts, so several JMAP
+``jmap-push`` advisory lock on its notification connection posts, so several JMAP
 processes do not push the same change twice.
 """
 
@@ -26,10 +26,10 @@ from dataclasses import asdict
 from datetime import timedelta
 from typing import Any
 
-import aiopg
 from aiohttp import web
 
 from common.db import Conn
+from common.notify import Subscription
 from common.outbound import OutboundClient
 from mail import directory
 from mta.jmap import methods
@@ -61,15 +61,15 @@ async def account_states(conn: Conn, address_id: str) -> dict[str, str]:
 
 
 class Hub:
-    """One LISTEN connection per process, fanning notifications out to local listeners."""
+    """This process's push streams by account, fed by the notification hub (common/notify.py)."""
 
     def __init__(self, ctx: JmapContext) -> None:
         self.ctx = ctx
         self.listeners: dict[str, set[asyncio.Queue[str]]] = {}
-        self.task: asyncio.Task[None] | None = None
-        self.ready = asyncio.Event()
         self.pusher: Pusher | None = None
-        self.is_pusher = False
+        self.notifications = ctx.runtime.notifications
+        self._running: contextlib.AbstractAsyncContextManager[object] | None = None
+        self._subscription: Subscription | None = None
         # Streams that have read their starting states, by address (readiness, tests).
         self.streaming: dict[str, int] = {}
         self.joined = asyncio.Event()
@@ -110,42 +110,31 @@ class Hub:
         if self.is_pusher and self.pusher is not None:
             self.pusher.changed(address_id)
 
+    @property
+    def is_pusher(self) -> bool:
+        """This process holds the push lock on its notification connection."""
+        return self.notifications.holds(PUSH_LOCK)
+
+    def resync(self) -> None:
+        """After a lost connection, streams re-read their states (a change may be missed)."""
+        for address_id in list(self.listeners):
+            self.publish(address_id)
+
     async def start(self) -> None:
         self.pusher = Pusher(self.ctx)
-        self.task = asyncio.create_task(self._run(), name="jmap-listen")
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.ready.wait(), 10)
+        self._subscription = self.notifications.subscribe(CHANNEL, self.publish, on_gap=self.resync)
+        self._running = self.notifications.running()
+        await self._running.__aenter__()
+        await self.notifications.hold_lock(PUSH_LOCK)
 
     async def stop(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.task
+        if self._subscription is not None:
+            self._subscription.close()
+        if self._running is not None:
+            await self._running.__aexit__(None, None, None)
+            self._running = None
         if self.pusher is not None:
             await self.pusher.close()
-
-    async def _run(self) -> None:
-        dsn = self.ctx.runtime.db.dsn
-        while True:
-            try:
-                async with aiopg.connect(dsn) as conn:
-                    async with conn.cursor() as cur:
-                        await cur.execute(f"LISTEN {CHANNEL}")
-                        await cur.execute("SELECT pg_try_advisory_lock(%s)", (PUSH_LOCK,))
-                        self.is_pusher = bool((await cur.fetchone())[0])
-                    self.ready.set()
-                    while True:
-                        note = await conn.notifies.get()
-                        self.publish(note.payload)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.warning("JMAP change listener lost its connection; reconnecting", exc_info=True)
-                self.is_pusher = False
-                # Streams re-read their states after a gap (a change may have been missed).
-                for address_id in list(self.listeners):
-                    self.publish(address_id)
-                await asyncio.sleep(1)
 
 
 # -- EventSource (RFC 8620 7.3) ----------------------------------------------------

@@ -5,7 +5,7 @@ frame is a Request (``"@type": "Request"``, optional ``id``) answered by a
 Response carrying ``requestId``, or a RequestError (problem details with
 ``"@type": "RequestError"``). ``WebSocketPushEnable`` (optional
 ``dataTypes``) makes the socket carry StateChange objects from the same
-LISTEN hub as EventSource; ``WebSocketPushDisable`` stops them. Frames are
+notification hub as EventSource; ``WebSocketPushDisable`` stops them. Frames are
 handled one at a time, each spending the principal's request budget.
 """
 

@@ -149,12 +149,18 @@ class OutboundWorker:
             await self.close()
 
     async def _listen_and_work(self) -> None:
-        """Claims as slots free, never waits on a slow host."""
-        async with self.db.connection() as listener:
-            async with listener.cursor() as cur:
-                await cur.execute(f"LISTEN {outbound.CHANNEL}")
-            notified = asyncio.create_task(self._notifications(listener))
-            try:
+        """Claims as slots free, never waits on a slow host.
+
+        Woken by the queue's NOTIFY through the process's notification hub
+        (common/notify.py), and after a lost connection by its gap; between
+        wake-ups it sleeps until the next retry is due, at most poll_seconds.
+        """
+        notifications = self.ctx.runtime.notifications
+        subscription = notifications.subscribe(
+            outbound.CHANNEL, lambda _payload: self._wake.set(), on_gap=self._wake.set
+        )
+        try:
+            async with notifications.running():
                 while True:
                     self._wake.clear()
                     free = self.ctx.config.outbound_concurrency - self._inflight
@@ -168,11 +174,11 @@ class OutboundWorker:
                         continue  # more may be due now
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._wake.wait(), await self._pause())
-            finally:
-                notified.cancel()
-                for task in list(self._tasks):
-                    task.cancel()
-                await asyncio.gather(notified, *self._tasks, return_exceptions=True)
+        finally:
+            subscription.close()
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def _counted(self, items: list[Claimed]) -> None:
         try:
@@ -185,11 +191,6 @@ class OutboundWorker:
         self._wake.set()
         if not task.cancelled() and task.exception() is not None:
             log.error("outbound delivery task failed", exc_info=task.exception())
-
-    async def _notifications(self, listener: Conn) -> None:
-        while True:
-            await listener.notifies.get()
-            self._wake.set()
 
     async def _pause(self) -> float:
         """Until the next retry is due, at most poll_seconds (the clock may be moved)."""
