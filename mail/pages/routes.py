@@ -40,7 +40,12 @@ NAV: list[tuple[str, str]] = [
     ("/webhooks", "Webhooks"),
     # Plans, usage, subscription, payment methods, transactions, tax id (mail/billing/).
     ("/billing", "Billing"),
+    # The OAuth server's clients (oauth/, /admin/oauth/clients): the instance owner's only.
+    ("/oauth-clients", "OAuth apps"),
 ]
+
+# Sections only the instance owner sees (and may open).
+OWNER_ONLY = frozenset({"/oauth-clients"})
 
 
 # Pages whose path is not below their section's href: an address lives on a domain.
@@ -63,9 +68,10 @@ def section_of(path: str) -> str:
 def render(request: web.Request, template: str, **context: Any) -> web.Response:
     auth = current(request)
     context.setdefault("title", "")
+    owner = auth is not None and auth.account.is_owner
     context.update(
         account=auth.account if auth is not None else None,
-        nav=NAV,
+        nav=[(href, label) for href, label in NAV if owner or href not in OWNER_ONLY],
         path=request.path,
         section=section_of(request.path),
         screen=template.removesuffix(".html"),
@@ -174,6 +180,20 @@ async def pair(request: web.Request) -> web.Response:
 async def api_keys(request: web.Request) -> web.Response:
     """Create (the token shown once), list and revoke API keys."""
     return render(request, "api_keys.html", title="API keys")
+
+
+@routes.get("/oauth-clients")
+@page
+@signed_in
+async def oauth_clients(request: web.Request) -> web.Response:
+    """The OAuth server's clients: register, edit, rotate the secret, revoke."""
+    auth = current(request)
+    if auth is None or not auth.account.is_owner:
+        # As the admin API answers: the page exists, this person may not use it.
+        response = render(request, "not_owner.html", title="OAuth apps")
+        response.set_status(403)
+        return response
+    return render(request, "oauth_clients.html", title="OAuth apps")
 
 
 @routes.get("/suppressions")

@@ -16,7 +16,13 @@ from authlib.common.security import generate_token
 from authlib.deprecate import AuthlibDeprecationWarning
 
 from tests.browser.conftest import Screens
-from tests.browser.helpers import fulfil_callback, insert_client, make_account, sign_in
+from tests.browser.helpers import (
+    fulfil_callback,
+    insert_client,
+    make_account,
+    sign_in,
+    signed_in_tab,
+)
 from tests.conftest import GatewayProcess
 
 with warnings.catch_warnings():
@@ -190,3 +196,89 @@ def test_a_device_polls_while_the_person_approves_at_pair(
     page.get_by_text("The device was not connected").wait_for()
     device.join(timeout=45)
     assert refused["final"].get("error") == "access_denied", refused
+
+
+def token_error(gateway: GatewayProcess, client_id: str, secret: str) -> str:
+    """What the token endpoint says to a made-up code: invalid_grant once the
+    client has authenticated, invalid_client when its secret is wrong."""
+    answer = httpx.post(
+        metadata(gateway)["token_endpoint"],
+        data={
+            "grant_type": "authorization_code",
+            "code": "nope",
+            "code_verifier": "a" * 43,
+            "redirect_uri": REDIRECT_URI,
+        },
+        auth=(client_id, secret),
+    )
+    return str(answer.json()["error"])
+
+
+def test_the_owner_registers_edits_rotates_and_revokes_an_app(
+    screens: Callable[[], Screens], gateway: GatewayProcess
+) -> None:
+    # The first account is the instance owner.
+    tab = signed_in_tab(screens, gateway.base_url, "owner@example.com")
+    page = tab.page
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("link", name="OAuth apps").click()
+    page.wait_for_url("**/oauth-clients")
+    page.get_by_text("No apps registered yet.").wait_for()
+    tab.check("oauth-clients-empty")
+
+    create = page.locator("#create-client")
+    create.get_by_label("Name").fill("Photo Printer")
+    create.get_by_label("Redirect URIs").fill("not a uri")
+    create.get_by_role("button", name="Register app").click()
+    # The server's reason, tied to the field it names; nothing was registered.
+    uris = create.get_by_label("Redirect URIs")
+    page.locator("#create-error").filter(has_text="redirect_uris").wait_for()
+    assert uris.get_attribute("aria-invalid") == "true"
+    assert page.get_by_text("No apps registered yet.").is_visible()
+    tab.check("oauth-clients-error")
+
+    uris.fill(f"{REDIRECT_URI}\n\nhttps://photos.example/again\n")
+    create.get_by_label("email").check()
+    create.get_by_role("button", name="Register app").click()
+    page.get_by_role("heading", name="Client secret").wait_for()
+    secret = page.locator("#secret").input_value()
+    client_id = page.locator("#secret-client-id").inner_text()
+    row = page.get_by_role("row").filter(has_text="Photo Printer")
+    row.get_by_text(client_id).wait_for()
+    assert "https://photos.example/again" in row.inner_text()
+    tab.check("oauth-clients-created")
+    assert token_error(gateway, client_id, secret) == "invalid_grant"
+    assert token_error(gateway, client_id, secret + "x") == "invalid_client"
+
+    # Edit: a redirect URI replaced, the scopes changed, through PATCH.
+    page.get_by_role("button", name="Edit Photo Printer").click()
+    edit = page.locator("#edit-client")
+    edit.get_by_label("Redirect URIs").fill("https://photos.example/new-callback")
+    edit.get_by_label("Name").fill("Photo Printer Pro")
+    tab.check("oauth-clients-edit")
+    edit.get_by_role("button", name="Save changes").click()
+    page.get_by_role("status").filter(has_text="Photo Printer Pro was saved").wait_for()
+    row = page.get_by_role("row").filter(has_text="Photo Printer Pro")
+    row.get_by_text("https://photos.example/new-callback").wait_for()
+    assert REDIRECT_URI not in row.inner_text()
+
+    # Rotate: a new secret, shown once; the old one stops working at once.
+    page.get_by_role("button", name="Rotate the secret of Photo Printer Pro").click()
+    page.wait_for_function("old => document.getElementById('secret').value !== old", arg=secret)
+    rotated = page.locator("#secret").input_value()
+    assert token_error(gateway, client_id, secret) == "invalid_client"
+    assert token_error(gateway, client_id, rotated) == "invalid_grant"
+
+    # Revoke: listed as revoked, with no actions left; the app can no longer authenticate.
+    page.get_by_role("button", name="Revoke Photo Printer Pro").click()
+    page.get_by_role("status").filter(has_text="was revoked").wait_for()
+    row.get_by_text("revoked").wait_for()
+    assert row.get_by_role("button").count() == 0
+    assert token_error(gateway, client_id, rotated) == "invalid_client"
+    tab.check("oauth-clients-revoked")
+
+    # Another account sees neither the section nor the screen.
+    other = signed_in_tab(screens, gateway.base_url, "member@example.com")
+    assert other.page.get_by_role("link", name="OAuth apps").count() == 0
+    other.page.goto("/oauth-clients")
+    other.page.get_by_role("heading", name="Only the instance owner can do this").wait_for()

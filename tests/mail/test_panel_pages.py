@@ -102,3 +102,22 @@ async def test_the_qr_code_shows_only_the_enrolment_under_way(
     enabled = await client.post("/api/auth/totp/enable", json={"code": code}, headers=headers)
     assert enabled.status == 200, await enabled.text()
     assert (await client.get(QR, headers=headers)).status == 404
+
+
+async def test_the_oauth_apps_screen_is_the_instance_owner_s_alone(
+    client: Any, runtime: Runtime
+) -> None:
+    _, owner = await signed_in(runtime, is_owner=True)
+    _, member = await signed_in(runtime)
+    page = await client.get("/oauth-clients", headers=owner)
+    assert page.status == 200
+    html = await page.text()
+    assert '<a href="/oauth-clients" aria-current="page">OAuth apps</a>' in html
+    # Another account neither sees the section nor opens it (the admin API
+    # refuses it too: /admin/oauth/clients answers 403).
+    elsewhere = await (await client.get("/", headers=member)).text()
+    assert "/oauth-clients" not in elsewhere
+    refused = await client.get("/oauth-clients", headers=member)
+    assert refused.status == 403
+    assert "Only the instance owner" in await refused.text()
+    assert (await client.get("/admin/oauth/clients", headers=member)).status == 403

@@ -1,4 +1,4 @@
-import { api, fields, messageOf, onSubmit, showError } from "./common.js";
+import { api, copyButton, fields, messageOf, onSubmit, showError } from "./common.js";
 import { button, cell, showRows, when } from "./sending.js";
 
 const form = document.getElementById("create-key");
@@ -69,15 +69,7 @@ onSubmit(form, async () => {
   await load();
 });
 
-document.getElementById("copy").addEventListener("click", async () => {
-  tokenInput.select();
-  try {
-    await navigator.clipboard.writeText(tokenInput.value);
-    copyStatus.textContent = "Copied.";
-  } catch {
-    copyStatus.textContent = "Selected: press Ctrl+C (⌘C) to copy.";
-  }
-});
+copyButton(document.getElementById("copy"), tokenInput, copyStatus);
 
 loadDomains();
 load();

@@ -129,3 +129,18 @@ export function finish(form, message) {
 export function goNext(form) {
   window.location.assign(form.dataset.next || "/");
 }
+
+// A Copy button for a read-only input (a key or secret shown once, a link):
+// copies its value, or leaves it selected where the clipboard is refused
+// (an insecure origin, say), and says which in the status line.
+export function copyButton(button, input, status) {
+  button.addEventListener("click", async () => {
+    input.select();
+    try {
+      await navigator.clipboard.writeText(input.value);
+      status.textContent = "Copied.";
+    } catch {
+      status.textContent = "Selected: press Ctrl+C (⌘C) to copy.";
+    }
+  });
+}
