@@ -13,7 +13,8 @@ from mail.dns import status
 from mail.dns.lookup import Resolver
 from mail.dns.providers.detect import detect
 from mail.dns.records import DkimKeyRef, record_set
-from mail.domains.settings import HostingSettings, Nameserver
+from common.mail_settings import Nameserver
+from mail.domains.settings import HostingSettings
 
 HOSTING = HostingSettings(mail_hostname="mx.mailhost.test", web_hostname="panel.mailhost.test")
 
