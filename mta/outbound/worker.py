@@ -17,7 +17,9 @@ Outcomes, per recipient:
   to the account's suppressions. Submission mail gets a DSN to its sender.
 * 4xx, a connection failure, a DNS timeout: deferred until the next step of
   OUTBOUND_RETRY_SCHEDULE; past the message's lifetime: failed (and a DSN).
-* Suppressed since it was queued: not attempted, 'suppressed'.
+* Suppressed since it was queued: not attempted, 'suppressed', with an
+  email.suppressed event (a message none of whose recipients was attempted for
+  that reason ends 'suppressed', Resend's last_event).
 """
 
 from __future__ import annotations
@@ -246,7 +248,7 @@ class OutboundWorker:
                     item.message_id,
                     item.position,
                     "suppressed",
-                    "suppressed: on the account's suppression list, not attempted",
+                    f"suppressed: {outbound.SUPPRESSED_MESSAGE}",
                     attempted=False,
                 ),
             )
@@ -338,6 +340,10 @@ class OutboundWorker:
                     )
                 await outbound.record_bounce_event(
                     conn, first.message_id, attempt.item.rcpt, outcome.reply, now
+                )
+            elif outcome.status == "suppressed":
+                await outbound.record_suppressed_event(
+                    conn, first.message_id, attempt.item.rcpt, now
                 )
             if first.address_id and outcome.attempted:
                 await activity.record(
