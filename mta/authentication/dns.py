@@ -120,4 +120,3 @@ def _negative_ttl(responses: list[dns.message.Message]) -> float:
             if rrset.rdtype == dns.rdatatype.SOA and len(rrset):
                 ttls.append(min(rrset.ttl, rrset[0].minimum))  # type: ignore[attr-defined]
     return float(min(min(ttls), NEGATIVE_TTL_CAP)) if ttls else 0.0
-
