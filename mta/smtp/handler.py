@@ -12,6 +12,7 @@ from aiosmtpd.smtp import SMTP, Envelope, Session
 
 from common.ratelimit import RateLimiter
 from mail.directory import Mailbox
+from mta import lines
 from mta.context import MtaContext
 from mta.delivery import Inbound, record_refused_rcpt
 from mta.smtp import data, ehlo, mail, rcpt, replies
@@ -250,6 +251,9 @@ class InboundHandler:
         raw = envelope.original_content or b""
         if isinstance(raw, str):
             raw = raw.encode("utf-8", "surrogateescape")
+        bare = lines.bare_line_end(raw)
+        if bare is not None:
+            return replies.bare_line_end(bare)
         if envelope.bounce_tokens:
             reply = await data.receive_reports(self.ctx, envelope.bounce_tokens, raw)
             if not envelope.mailboxes or not reply.startswith("250"):

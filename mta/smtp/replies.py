@@ -19,6 +19,12 @@ BAD_SENDER_SYNTAX = "553 5.1.7 Bad sender address syntax"
 BAD_RECIPIENT_SYNTAX = "553 5.1.3 Bad recipient address syntax"
 
 
+def bare_line_end(kind: str) -> str:
+    """A lone LF or CR in the message (RFC 5321 2.3.8): Postfix's reply when
+    smtpd_forbid_bare_newline is ``reject``; permanent, resending will not fix it."""
+    return f"550 5.5.2 Error: bare <{kind}> received"
+
+
 def recipient_refused(reason: str, *, on_purpose: bool) -> str:
     """Submission's answer to a recipient common/recipients.py refuses: malformed
     (553 5.1.3), or a destination mail is never sent to (550 5.1.2, RFC 3463

@@ -45,6 +45,7 @@ from common.db import Conn
 from common.ratelimit import RateLimiter
 from common.recipients import AddressRefused, check_recipient
 from mail import directory
+from mta import lines
 from mta.context import MtaContext
 from mta.smtp import ehlo, mail, received, replies
 from mta.smtp.handler import InboundEnvelope, InboundSession, InboundSMTP
@@ -227,6 +228,9 @@ class SubmissionHandler:
         raw = envelope.original_content or b""
         if isinstance(raw, str):
             raw = raw.encode("utf-8", "surrogateescape")
+        # A client's bare LF (a script's Unix line ends) is made CRLF: what is
+        # queued, signed and sent is standard mail (mta/lines.py).
+        raw = lines.to_crlf(raw)
         if not envelope.rcpt_tos:
             return replies.NEED_RECIPIENTS
         if b"\x00" in raw:
