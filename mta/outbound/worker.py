@@ -39,11 +39,13 @@ import aiosmtplib
 from common.db import Conn
 from common.outbound import OutboundClient
 from mail import directory
+from mta import redirect
 from mta.context import MtaContext
 from mta.outbound import dsn, signer
 from mta.outbound.client import ConnectFailed, Connections, transact
 from mta.outbound.mtasts import PolicyCache
 from mta.outbound.routing import RouteFailure, route
+from mta.srs import SrsError
 from mta.store import activity, outbound, suppressions
 from mta.store.outbound import Claimed, Outcome
 
@@ -55,8 +57,9 @@ RESTART_SECONDS = 5.0
 # The local part of the Return-Path that asynchronous bounces come back to:
 # bounces+<recipient token>@<sending domain> (mta/outbound/bounces.py).
 VERP_PREFIX = "bounces+"
-# Sources whose sender is a person with a mailbox: they get DSNs.
-DSN_SOURCES = ("submission", "webmail", "jmap")
+# Sources whose sender is a person with a mailbox: they get DSNs. A redirect's
+# DSN goes to the original sender its SRS envelope sender stands for.
+DSN_SOURCES = ("submission", "webmail", "jmap", "redirect")
 # Sources whose bounces come back to us through VERP.
 VERP_SOURCES = ("submission", "api", "webmail", "jmap")
 _ENHANCED = re.compile(r"\b([245])\.(\d{1,3})\.(\d{1,3})\b")
@@ -378,6 +381,12 @@ class OutboundWorker:
         self, conn: Conn, first: Claimed, failed: Iterable[_Attempt], raw: bytes, now: datetime
     ) -> None:
         host = self.ctx.config.smtp_hostname
+        to = first.mail_from
+        if first.source == redirect.SOURCE:
+            try:
+                to = redirect.srs(self.ctx).reverse(to.rpartition("@")[0])
+            except SrsError:
+                return  # not an address we rewrote: nobody to tell
         report = dsn.build(
             reporting_host=host,
             mail_from=f"MAILER-DAEMON@{host}",
@@ -394,7 +403,7 @@ class OutboundWorker:
             account_id=first.account_id,
             source="system",
             mail_from="",
-            recipients=[first.mail_from],
+            recipients=[to],
             raw=report,
             now=now,
         )

@@ -35,6 +35,8 @@ def recipient_refused(reason: str, *, on_purpose: bool) -> str:
 
 
 UNKNOWN_USER = "550 5.1.1 No such user here"
+# An SRS address (a redirect's envelope sender) takes bounces only.
+SRS_NOT_A_BOUNCE = "550 5.7.1 This forwarding address accepts only bounces (a null sender)"
 RELAY_DENIED = "554 5.7.1 Relay access denied: this domain is not hosted here"
 OVER_QUOTA = "452 4.2.2 Mailbox full, try again later"
 # The account's plan (storage_bytes over all its addresses) is used up: 552 as

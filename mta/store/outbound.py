@@ -36,7 +36,7 @@ CHANNEL = "mta_outbound"
 # maximal_queue_lifetime is 5 days too); OUTBOUND_MAX_LIFETIME shortens it.
 DEFAULT_LIFETIME = timedelta(days=5)
 SEAL_PURPOSE = "mta.outbound"
-SOURCES = ("submission", "api", "system", "webmail", "jmap")
+SOURCES = ("submission", "api", "system", "webmail", "jmap", "redirect")
 PENDING = ("queued", "deferred")
 # The panel's own mail and DSNs write no email.* events: the account's webhooks
 # report the mail it sends, not its password resets or our bounce reports.
