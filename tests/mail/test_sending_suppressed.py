@@ -16,17 +16,20 @@ import pytest
 import resend
 
 from common.settings import Settings
+from tests.mail import test_sending_delivery, test_webhooks
 from tests.mail.factories import signed_in
 from tests.mail.hosting_fixtures import hosting_env
 from tests.mail.sending_helpers import api_key, bearer, sending_domain
-from tests.mail.test_sending_delivery import MESSAGE, remote, worker  # noqa: F401
-from tests.mail.test_webhooks import (  # noqa: F401
-    clock,  # the real now: the reference verifier checks webhook-timestamp against it
-    deliver_all,
-    make_hook,
-    receiver,
-    verified,
-)
+from tests.mail.test_sending_delivery import MESSAGE
+from tests.mail.test_webhooks import deliver_all, make_hook, verified
+
+# The fixtures of those modules: the loopback receiver and the worker, a real
+# webhook receiver, and the real now (the reference verifier checks
+# webhook-timestamp against the wall clock).
+remote = test_sending_delivery.remote
+worker = test_sending_delivery.worker
+receiver = test_webhooks.receiver
+clock = test_webhooks.clock
 
 
 @pytest.fixture

@@ -90,8 +90,7 @@ async def test_a_redirect_reaches_the_target_with_an_srs_envelope_sender(
         ("sent", "delivered to dave@elsewhere.test"),
     ]
     types = await runtime.db.fetch_all(
-        "SELECT type FROM mta.events WHERE account_id = %s AND type LIKE 'email.%%'"
-        " ORDER BY type",
+        "SELECT type FROM mta.events WHERE account_id = %s AND type LIKE 'email.%%' ORDER BY type",
         (owner["account"].id,),
     )
     assert [t["type"] for t in types] == ["email.delivered", "email.sent"]
