@@ -230,7 +230,7 @@ class SubmissionHandler:
             raw = raw.encode("utf-8", "surrogateescape")
         # A client's bare LF (a script's Unix line ends) is made CRLF: what is
         # queued, signed and sent is standard mail (mta/lines.py).
-        raw = lines.to_crlf(raw)
+        raw = lines.repair_submitted(raw)
         if not envelope.rcpt_tos:
             return replies.NEED_RECIPIENTS
         if b"\x00" in raw:

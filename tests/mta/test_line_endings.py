@@ -173,3 +173,32 @@ async def test_a_queued_message_with_bare_lf_is_signed_as_it_is_sent(
     await relay(mta_ctx, port)
     [got] = handler.messages
     assert_verifies_over_every_field(dns_server, got.data)
+
+
+async def test_a_message_smuggled_behind_bare_lf_does_not_leave_as_a_second_message(
+    runtime: Runtime,
+    submission_ctx: MtaContext,  # noqa: F811
+    ports: tuple[int, int],  # noqa: F811
+    alice: Sender,
+    remote: tuple[ReceiverHandler, int],
+) -> None:
+    """The 2023 smuggling pattern: <LF>.<LF> then commands. DATA ends only at
+    <CRLF>.<CRLF>; what the repair turns into a line "." leaves dot-stuffed."""
+    smuggled = (
+        b"From: Alice <alice@example.test>\r\nTo: bob@remote.test\r\nSubject: hi\r\n\r\n"
+        b"hello\n.\nMAIL FROM:<ceo@example.test>\nRCPT TO:<victim@remote.test>\nDATA\n"
+        b"From: ceo@example.test\n\nwire the money\n.\r\n"
+    )
+
+    def run() -> Any:
+        with smtplib.SMTP("127.0.0.1", ports[0], timeout=10) as client:
+            client.starttls(context=client_tls())
+            client.login(alice.email, alice.password)
+            return client.sendmail(alice.email, ["bob@remote.test"], smuggled)
+
+    assert await asyncio.to_thread(run) == {}
+    handler, port = remote
+    await relay(submission_ctx, port)
+    [got] = handler.messages
+    assert got.rcpts == ["bob@remote.test"]
+    assert b"\r\n.\r\nMAIL FROM:<ceo@example.test>\r\n" in got.data  # content, not commands
