@@ -26,14 +26,14 @@ from common.blobs import blob_id_of
 from common.db import Conn
 from common.ids import short_id
 from mail.directory import Mailbox
-from mta import authentication, vacation
+from mta import authentication, redirect, vacation
 from mta.authentication import results
 from mta.context import MtaContext
 from mta.message import ParsedMessage, parse_message, read_message
 from mta.sieve.compiler import SieveError
 from mta.sieve.interpreter import Envelope, Incoming, Outcome, SieveRuntimeError, run
 from mta.smtp import received
-from mta.store import activity, counters, emails, events, mailboxes, redirects
+from mta.store import activity, counters, emails, events, mailboxes
 from mta.store import filters as filter_store
 
 log = logging.getLogger(__name__)
@@ -123,7 +123,7 @@ async def deliver(ctx: MtaContext, inbound: Inbound) -> Report:
             await ctx.blobs.put_inline(conn, stored, now)
         for plan in plans:
             report.email_ids[plan.mailbox.address_id] = await _store_one(
-                ctx, conn, inbound, parsed, plan, blob_id, len(stored), dmarc_note
+                ctx, conn, inbound, parsed, plan, blob_id, stored, dmarc_note
             )
         return report
 
@@ -213,10 +213,11 @@ async def _store_one(
     parsed: ParsedMessage,
     plan: _Plan,
     blob_id: str,
-    size: int,
+    stored: bytes,
     dmarc_note: str,
 ) -> str | None:
     now = ctx.runtime.clock.now()
+    size = len(stored)
     address_id = plan.mailbox.address_id
     box = plan.mailbox.junk_id if plan.junk else plan.mailbox.inbox_id
     if box is None:  # first delivery to this address: make its folders
@@ -234,7 +235,7 @@ async def _store_one(
     targets: list[str] = []
     keywords: set[str] = set()
     failure = plan.failure
-    redirect_to: list[tuple[str | None, str]] = []
+    redirect_to: list[str] = []
     done: list[str] = []
     if plan.outcome is not None and failure is None:
         try:
@@ -251,27 +252,32 @@ async def _store_one(
                     done.append(f"fileinto {action.mailbox}")
                 elif action.kind == "redirect":
                     assert action.address is not None
-                    redirect_to.append((action.filter_id, action.address))
+                    loop = redirect.loop_reason(stored, plan.mailbox.email, action.address)
+                    if loop is not None:  # RFC 5228 4.2: a loop is an error, the message kept
+                        raise SieveRuntimeError(loop)
+                    if action.address.lower() not in (t.lower() for t in redirect_to):
+                        redirect_to.append(action.address)
                     done.append(f"redirect to {action.address}")
         except SieveRuntimeError as exc:
             failure = str(exc)
     else:
         targets.append(default_box)
+    if redirect_to and failure is None:
+        # One message to every target, queued in this transaction (mta/redirect.py).
+        failure = await redirect.queue(
+            ctx,
+            conn,
+            mailbox=plan.mailbox,
+            targets=redirect_to,
+            envelope_from=inbound.mail_from,
+            stored=stored,
+            now=now,
+        )
     if failure is not None:
-        targets, keywords, redirect_to = [default_box], set(), []
+        targets, keywords = [default_box], set()
         event = replace(event, kind="failed", outcome="inbox", detail=f"filter failed: {failure}")
     elif plan.outcome is not None and plan.outcome.matched:
         event = replace(event, kind="filtered", outcome=", ".join(done) or "discarded")
-    for filter_id, address in redirect_to:
-        await redirects.record(
-            conn,
-            address_id=address_id,
-            filter_id=filter_id,
-            blob_id=blob_id,
-            mail_from=inbound.mail_from,
-            rcpt_to=address,
-            now=now,
-        )
     email_id = None
     if targets:
         email_id = await emails.insert(

@@ -47,6 +47,8 @@ __all__ = [
     "FILTER_SORTS",
     "MAX_SCRIPT_BYTES",
     "OUTBOUND_CHANNEL",
+    "SUPPRESSED_MESSAGE",
+    "SUPPRESSED_TYPE",
     "SUPPRESSION_SORTS",
     "Activity",
     "DailyCount",
@@ -198,6 +200,9 @@ async def enqueue(
 
 
 outbound_status = outbound.status
+# What an email.suppressed event's `suppressed` object says.
+SUPPRESSED_MESSAGE = outbound.SUPPRESSED_MESSAGE
+SUPPRESSED_TYPE = outbound.SUPPRESSED_TYPE
 outbound_statuses = outbound.statuses
 cancel_scheduled = outbound.cancel_scheduled
 reschedule = outbound.reschedule

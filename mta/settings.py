@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from common.mail_settings import Nameserver, load_shared_mail_settings
 from common.settings import (
     Settings,
     SettingsError,
     read_bool,
     read_float,
     read_int,
-    read_list,
     read_str,
 )
 
@@ -63,8 +62,8 @@ class MtaSettings:
     # shared rate limiter): past it, 421 4.7.0 and the connection is closed.
     smtp_rcpt_errors_per_ip: int = 100
     smtp_rcpt_error_window: int = 600
-    # host or host:port of the DNS resolvers SPF, DKIM and DMARC ask; empty: the system's.
-    dns_resolvers: tuple[str, ...] = ()
+    # The DNS resolvers SPF, DKIM, DMARC, MX and MTA-STS ask; empty: the system's.
+    dns_resolvers: tuple[Nameserver, ...] = ()
     dns_timeout: float = 5.0
     # What a DMARC p=reject failure does: "junk" (deliver to Junk) or "refuse" (550).
     dmarc_reject_action: str = "junk"
@@ -118,22 +117,6 @@ class MtaSettings:
         return self.smtp_tls_cert is not None and self.smtp_tls_key is not None
 
 
-def _port_or_off(env: Mapping[str, str], name: str, default: int) -> int | None:
-    """A port; "off" (or "none") turns the listener off."""
-    if read_str(env, name).lower() in ("off", "none", "false"):
-        return None
-    return read_int(env, name, default, minimum=0, maximum=65535)
-
-
-def _submission_ports(env: Mapping[str, str]) -> tuple[int | None, int | None]:
-    """(STARTTLS port, implicit-TLS port). starttls (default): SUBMISSION_PORT is
-    STARTTLS (587), SUBMISSIONS_PORT implicit TLS (465). tls: SUBMISSION_PORT is the
-    implicit-TLS port (465), the only one."""
-    if read_str(env, "SUBMISSION_SECURITY", "starttls").lower() == "tls":
-        return None, _port_or_off(env, "SUBMISSION_PORT", 465)
-    return _port_or_off(env, "SUBMISSION_PORT", 587), _port_or_off(env, "SUBMISSIONS_PORT", 465)
-
-
 def _relay(value: str) -> tuple[str, int] | None:
     if not value:
         return None
@@ -171,7 +154,8 @@ def load_mta_settings(settings: Settings) -> MtaSettings:
         raise SettingsError("TLS_CERT_FILE and TLS_KEY_FILE go together; set both or neither")
     if not cert and tls_cert:
         cert, key = tls_cert, tls_key
-    ports = _submission_ports(env)
+    # DNS_* and SUBMISSION_* are mail's too: read once, by common/mail_settings.py.
+    shared = load_shared_mail_settings(settings)
     action = read_str(env, "DMARC_REJECT_ACTION", "junk").lower()
     if action not in ("junk", "refuse"):
         raise SettingsError(f"DMARC_REJECT_ACTION must be junk or refuse, got {action!r}")
@@ -200,8 +184,8 @@ def load_mta_settings(settings: Settings) -> MtaSettings:
         smtp_rcpt_errors_per_ip=read_int(env, "SMTP_RCPT_ERRORS_PER_IP", 100, minimum=1),
         smtp_rcpt_error_window=read_int(env, "SMTP_RCPT_ERROR_WINDOW", 600, minimum=1),
         smtp_reuse_port=read_bool(env, "SMTP_REUSE_PORT", False),
-        dns_resolvers=read_list(env, "DNS_RESOLVERS"),
-        dns_timeout=float(read_int(env, "DNS_TIMEOUT", 5, minimum=1)),
+        dns_resolvers=shared.dns_resolvers,
+        dns_timeout=float(shared.dns_timeout),
         dmarc_reject_action=action,
         auth_checks=read_bool(env, "SMTP_AUTH_CHECKS", True),
         activity_days=read_int(env, "MAIL_ACTIVITY_DAYS", 30, minimum=1),
@@ -210,8 +194,8 @@ def load_mta_settings(settings: Settings) -> MtaSettings:
         ),
         # SUBMISSION_PORT is also the port mail/ tells clients (autoconfig, the
         # _submission._tcp SRV record), and SUBMISSION_SECURITY says what it is.
-        submission_port=ports[0],
-        submissions_port=ports[1],
+        submission_port=shared.starttls_port,
+        submissions_port=shared.implicit_tls_port,
         tls_cert_file=Path(tls_cert) if tls_cert else None,
         tls_key_file=Path(tls_key) if tls_key else None,
         submission_plaintext_loopback=read_bool(

@@ -19,7 +19,7 @@ import dns.rdatatype
 import dns.resolver
 from dns.rdata import Rdata
 
-from mail.domains.settings import Nameserver
+from common.mail_settings import Nameserver
 
 log = logging.getLogger(__name__)
 

@@ -6,23 +6,16 @@ variable is documented in docs/mail.md ("Domains, DNS and DKIM").
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from common.settings import Settings, SettingsError, read_int, read_list, read_str, read_url
+from common.mail_settings import Nameserver, load_shared_mail_settings
+from common.settings import Settings, SettingsError, read_int, read_str, read_url
 
 MTA_STS_MODES = ("enforce", "testing", "none")
-SUBMISSION_SECURITIES = ("starttls", "tls")
 # RFC 8461 3.2: max_age is at most 31557600 seconds (about a year).
 MTA_STS_MAX_AGE_LIMIT = 31_557_600
-
-
-@dataclass(frozen=True)
-class Nameserver:
-    address: str
-    port: int = 53
 
 
 @dataclass(frozen=True)
@@ -35,7 +28,8 @@ class HostingSettings:
     web_port: int = 443
     web_is_https: bool = False
     public_url: str = "http://localhost"
-    # What mail clients are told about SMTP submission (RFC 6409 / RFC 8314).
+    # What mail clients are told about SMTP submission (RFC 6409 / RFC 8314):
+    # SharedMailSettings.advertised_submission.
     submission_port: int = 587
     submission_security: str = "starttls"
     # Recursive resolvers for the DNS check; empty means the system's.
@@ -57,9 +51,9 @@ def load_hosting_settings(settings: Settings) -> HostingSettings:
     is_https = public.scheme == "https"
     web_port = public.port or (443 if is_https else 80)
     mail_hostname = _hostname(env, "MAIL_HOSTNAME", web_hostname)
-    security = read_str(env, "SUBMISSION_SECURITY", "starttls").lower()
-    if security not in SUBMISSION_SECURITIES:
-        raise SettingsError(f"SUBMISSION_SECURITY must be starttls or tls, got {security!r}")
+    # DNS_* and SUBMISSION_* are mta's too: read once, by common/mail_settings.py.
+    shared = load_shared_mail_settings(settings)
+    submission_port, submission_security = shared.advertised_submission
     mode = read_str(env, "MTA_STS_MODE", "testing").lower()
     if mode not in MTA_STS_MODES:
         raise SettingsError(f"MTA_STS_MODE must be one of {', '.join(MTA_STS_MODES)}")
@@ -69,12 +63,10 @@ def load_hosting_settings(settings: Settings) -> HostingSettings:
         web_port=web_port,
         web_is_https=is_https,
         public_url=settings.public_url.rstrip("/"),
-        submission_port=read_int(
-            env, "SUBMISSION_PORT", 465 if security == "tls" else 587, minimum=1, maximum=65535
-        ),
-        submission_security=security,
-        dns_resolvers=_nameservers(env, "DNS_RESOLVERS"),
-        dns_timeout_seconds=read_int(env, "DNS_TIMEOUT", 5, minimum=1, maximum=60),
+        submission_port=submission_port,
+        submission_security=submission_security,
+        dns_resolvers=shared.dns_resolvers,
+        dns_timeout_seconds=shared.dns_timeout,
         dns_check_interval_seconds=read_int(env, "DNS_CHECK_INTERVAL", 3600, minimum=60),
         mta_sts_mode=mode,
         mta_sts_max_age=read_int(
@@ -94,29 +86,3 @@ def _hostname(env: Mapping[str, str], name: str, default: str) -> str:
     if not value or any(not label or len(label) > 63 for label in labels):
         raise SettingsError(f"{name} must be a host name, got {value!r}")
     return value
-
-
-def _nameservers(env: Mapping[str, str], name: str) -> tuple[Nameserver, ...]:
-    """``1.1.1.1, 127.0.0.1:5353, [::1]:53``: addresses with an optional port."""
-    servers: list[Nameserver] = []
-    for item in read_list(env, name):
-        host, port = item, 53
-        if item.startswith("["):
-            host, _, rest = item[1:].partition("]")
-            if rest.startswith(":"):
-                port = _port(name, rest[1:])
-        elif item.count(":") == 1:
-            host, _, raw_port = item.partition(":")
-            port = _port(name, raw_port)
-        try:
-            ipaddress.ip_address(host)
-        except ValueError:
-            raise SettingsError(f"{name}: {item!r} is not an IP address[:port]") from None
-        servers.append(Nameserver(host, port))
-    return tuple(servers)
-
-
-def _port(name: str, raw: str) -> int:
-    if not raw.isdigit() or not 0 < int(raw) < 65536:
-        raise SettingsError(f"{name}: {raw!r} is not a port")
-    return int(raw)

@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from email_validator import EmailNotValidError, validate_email
-
+from common.recipients import AddressRefused, check_recipient
 from mail.errors import MailError, field_error
 from mail.sending import schedule
 
@@ -125,13 +124,16 @@ def mailbox(value: object, name: str) -> Mailbox:
         quoted, plain, addr = match.groups()
         display = (re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else plain or "").strip()
     try:
-        checked = validate_email(addr.strip(), check_deliverability=False)
-    except EmailNotValidError:
+        # The syntax every sending path shares (.test accepted, RFC 6761 6.2).
+        checked = check_recipient(addr.strip())
+    except AddressRefused as exc:
+        if exc.on_purpose:  # well formed, but never sent to: say why
+            code = "invalid_from_address" if name == "from" else "validation_error"
+            raise MailError(code, f"Invalid `{name}` field. {exc}.", status=422) from None
         raise error from None
-    if checked.ascii_email is None:  # an internationalised local part needs SMTPUTF8
+    if checked.smtputf8:  # an internationalised local part needs SMTPUTF8
         raise error
-    local, _, domain = checked.ascii_email.rpartition("@")
-    return Mailbox(display, f"{local}@{domain.lower()}")
+    return Mailbox(display, checked.address)
 
 
 def mailboxes(value: object, name: str, *, limit: int) -> list[Mailbox]:

@@ -59,6 +59,12 @@ def sample(type_: str, now: datetime) -> dict[str, Any]:
                 "subType": "General",
                 "message": "550 5.1.1 no such user",
             }
+        if type_ == "email.suppressed":
+            data["suppressed"] = {
+                "message": mailstore.SUPPRESSED_MESSAGE,
+                "type": mailstore.SUPPRESSED_TYPE,
+                "recipient": "recipient@example.com",
+            }
     elif type_.startswith("domain."):
         data = {
             "id": SAMPLE_EMAIL_ID,

@@ -1,14 +1,14 @@
 """The DNS lookups SPF, DKIM and DMARC need, through one configurable resolver.
 
-DNS_RESOLVERS (``host`` or ``host:port``, comma separated) points it at given
-servers (tests run one on the loopback); unset, the system's resolv.conf is used.
+DNS_RESOLVERS (parsed by common/mail_settings.py, each server with its port)
+points it at given servers (tests run one on the loopback); unset, the
+system's resolv.conf is used.
 A missing name or record is an empty answer; a timeout or server failure is a
 :class:`TempError` (the checks turn it into ``temperror``).
 """
 
 from __future__ import annotations
 
-import ipaddress
 import time
 from collections.abc import Callable, Sequence
 
@@ -16,9 +16,12 @@ import dns.asyncresolver
 import dns.exception
 import dns.message
 import dns.name
+import dns.nameserver
 import dns.rdatatype
 import dns.resolver
 import dns.reversename
+
+from common.mail_settings import Nameserver
 
 CACHE_SIZE = 10_000
 # A negative answer without an SOA to say how long it holds is not kept.
@@ -32,7 +35,7 @@ class TempError(Exception):
 class Resolver:
     def __init__(
         self,
-        servers: Sequence[str] = (),
+        servers: Sequence[Nameserver] = (),
         *,
         timeout: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
@@ -40,13 +43,9 @@ class Resolver:
         self._clock = clock
         if servers:
             self._resolver = dns.asyncresolver.Resolver(configure=False)
-            hosts, ports = [], set()
-            for server in servers:
-                host, port = _split(server)
-                hosts.append(host)
-                ports.add(port)
-            self._resolver.nameservers = hosts
-            self._resolver.port = ports.pop() if len(ports) == 1 else 53
+            self._resolver.nameservers = [
+                dns.nameserver.Do53Nameserver(server.address, server.port) for server in servers
+            ]
         else:
             try:
                 self._resolver = dns.asyncresolver.Resolver()
@@ -121,16 +120,3 @@ def _negative_ttl(responses: list[dns.message.Message]) -> float:
             if rrset.rdtype == dns.rdatatype.SOA and len(rrset):
                 ttls.append(min(rrset.ttl, rrset[0].minimum))  # type: ignore[attr-defined]
     return float(min(min(ttls), NEGATIVE_TTL_CAP)) if ttls else 0.0
-
-
-def _split(server: str) -> tuple[str, int]:
-    server = server.strip()
-    if server.startswith("["):  # [::1]:5353
-        host, _, port = server[1:].partition("]:")
-        return host.rstrip("]"), int(port or 53)
-    try:
-        ipaddress.ip_address(server)
-        return server, 53
-    except ValueError:
-        host, _, port = server.rpartition(":")
-        return host, int(port)

@@ -26,6 +26,7 @@ from email.utils import getaddresses
 from typing import Any
 
 from common.db import Conn
+from common.recipients import AddressRefused, check_recipient
 from mail import directory
 from mta.jmap import methods
 from mta.jmap.email import write
@@ -49,7 +50,6 @@ PROPERTIES = (
     "dsnBlobIds",
     "mdnBlobIds",
 )
-_EMAIL = re.compile(r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$")
 _BCC = re.compile(rb"^bcc:.*(?:\r?\n[ \t].*)*\r?\n", re.IGNORECASE | re.MULTILINE)
 # The queue's per-recipient status as RFC 8621 7's deliveryStatus.delivered.
 DELIVERED = {
@@ -275,6 +275,17 @@ def _hold(parameters: dict[str, Any] | None, now: datetime, longest: int) -> dat
     return when if when > now else None
 
 
+def _refused(recipients: list[str]) -> dict[str, str]:
+    """Each recipient the check every sending path shares refuses, with its reason."""
+    reasons: dict[str, str] = {}
+    for rcpt in recipients:
+        try:
+            check_recipient(rcpt)
+        except AddressRefused as exc:
+            reasons[rcpt] = str(exc)
+    return reasons
+
+
 def _from_addresses(raw: bytes) -> list[str]:
     msg = read_message(raw)
     return [a.lower() for _, a in getaddresses(header_values(msg, "from")) if a]
@@ -334,9 +345,15 @@ async def _create(
     recipients = [r["email"] for r in envelope["rcptTo"]]
     if not recipients:
         raise Invalid(set_error("noRecipients", "the envelope has no recipients"))
-    invalid = [r for r in recipients if not _EMAIL.match(r)]
-    if invalid:
-        raise Invalid(set_error("invalidRecipients", invalidRecipients=invalid))
+    reasons = _refused(recipients)
+    if reasons:
+        raise Invalid(
+            set_error(
+                "invalidRecipients",
+                "; ".join(f"{r}: {why}" for r, why in reasons.items()),
+                invalidRecipients=list(reasons),
+            )
+        )
     if len(recipients) > MAX_RECIPIENTS:
         raise Invalid(set_error("tooManyRecipients", maxRecipients=MAX_RECIPIENTS))
     now = call.now

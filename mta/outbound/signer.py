@@ -33,6 +33,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
 from common.crypto import Sealer
 from common.db import Conn
 from mail import directory
+from mta import lines
 
 log = logging.getLogger(__name__)
 
@@ -66,13 +67,14 @@ def from_domain(raw: bytes) -> str | None:
 
 
 def header_list(raw: bytes) -> list[bytes]:
-    head = raw.split(b"\r\n\r\n", 1)[0].lower()
-    present = [
-        name
-        for name in SIGNED_HEADERS
-        if head.startswith(name.encode() + b":") or b"\r\n" + name.encode() + b":" in head
-    ]
-    return [name.encode() for name in present] + [b"from"]
+    """The SIGNED_HEADERS present in ``raw``'s header block (any line ends), From once more."""
+    head = lines.to_crlf(raw).split(b"\r\n\r\n", 1)[0]
+    names = {
+        line.split(b":", 1)[0].strip().lower()
+        for line in head.split(b"\r\n")
+        if line[:1] not in (b" ", b"\t", b"") and b":" in line  # not a folded continuation
+    }
+    return [name.encode() for name in SIGNED_HEADERS if name.encode() in names] + [b"from"]
 
 
 class _Signer(dkim.DKIM):  # type: ignore[misc]
@@ -130,7 +132,13 @@ def _sign(raw: bytes, key: directory.SigningKey) -> bytes:
 
 
 async def sign(conn: Conn, sealer: Sealer, raw: bytes) -> bytes:
-    """``raw`` with a DKIM-Signature prepended; unchanged when its domain has no key."""
+    """``raw`` with CRLF line ends and a DKIM-Signature prepended; unchanged when its
+    domain has no key.
+
+    Signed as the outbound client sends it: aiosmtplib makes every line end CRLF
+    on the wire, so a signature over a queued message with bare LFs would cover
+    other bytes than the far side receives (mta/lines.py)."""
+    raw = lines.to_crlf(raw)
     domain = from_domain(raw)
     if domain is None:
         return raw

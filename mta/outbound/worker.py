@@ -17,7 +17,9 @@ Outcomes, per recipient:
   to the account's suppressions. Submission mail gets a DSN to its sender.
 * 4xx, a connection failure, a DNS timeout: deferred until the next step of
   OUTBOUND_RETRY_SCHEDULE; past the message's lifetime: failed (and a DSN).
-* Suppressed since it was queued: not attempted, 'suppressed'.
+* Suppressed since it was queued: not attempted, 'suppressed', with an
+  email.suppressed event (a message none of whose recipients was attempted for
+  that reason ends 'suppressed', Resend's last_event).
 """
 
 from __future__ import annotations
@@ -37,11 +39,13 @@ import aiosmtplib
 from common.db import Conn
 from common.outbound import OutboundClient
 from mail import directory
+from mta import redirect
 from mta.context import MtaContext
 from mta.outbound import dsn, signer
 from mta.outbound.client import ConnectFailed, Connections, transact
 from mta.outbound.mtasts import PolicyCache
 from mta.outbound.routing import RouteFailure, route
+from mta.srs import SrsError
 from mta.store import activity, outbound, suppressions
 from mta.store.outbound import Claimed, Outcome
 
@@ -53,8 +57,9 @@ RESTART_SECONDS = 5.0
 # The local part of the Return-Path that asynchronous bounces come back to:
 # bounces+<recipient token>@<sending domain> (mta/outbound/bounces.py).
 VERP_PREFIX = "bounces+"
-# Sources whose sender is a person with a mailbox: they get DSNs.
-DSN_SOURCES = ("submission", "webmail", "jmap")
+# Sources whose sender is a person with a mailbox: they get DSNs. A redirect's
+# DSN goes to the original sender its SRS envelope sender stands for.
+DSN_SOURCES = ("submission", "webmail", "jmap", "redirect")
 # Sources whose bounces come back to us through VERP.
 VERP_SOURCES = ("submission", "api", "webmail", "jmap")
 _ENHANCED = re.compile(r"\b([245])\.(\d{1,3})\.(\d{1,3})\b")
@@ -247,7 +252,7 @@ class OutboundWorker:
                     item.message_id,
                     item.position,
                     "suppressed",
-                    "suppressed: on the account's suppression list, not attempted",
+                    f"suppressed: {outbound.SUPPRESSED_MESSAGE}",
                     attempted=False,
                 ),
             )
@@ -340,6 +345,10 @@ class OutboundWorker:
                 await outbound.record_bounce_event(
                     conn, first.message_id, attempt.item.rcpt, outcome.reply, now
                 )
+            elif outcome.status == "suppressed":
+                await outbound.record_suppressed_event(
+                    conn, first.message_id, attempt.item.rcpt, now
+                )
             if first.address_id and outcome.attempted:
                 await activity.record(
                     conn,
@@ -373,6 +382,12 @@ class OutboundWorker:
         self, conn: Conn, first: Claimed, failed: Iterable[_Attempt], raw: bytes, now: datetime
     ) -> None:
         host = self.ctx.config.smtp_hostname
+        to = first.mail_from
+        if first.source == redirect.SOURCE:
+            try:
+                to = redirect.srs(self.ctx).reverse(to.rpartition("@")[0])
+            except SrsError:
+                return  # not an address we rewrote: nobody to tell
         report = dsn.build(
             reporting_host=host,
             mail_from=f"MAILER-DAEMON@{host}",
@@ -389,7 +404,7 @@ class OutboundWorker:
             account_id=first.account_id,
             source="system",
             mail_from="",
-            recipients=[first.mail_from],
+            recipients=[to],
             raw=report,
             now=now,
         )

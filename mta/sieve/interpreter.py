@@ -20,6 +20,7 @@ from email.message import Message
 from sievelib.commands import Command
 from sievelib.tools import unquote
 
+from common.recipients import AddressRefused, check_recipient
 from mta.message import header_values, text_body
 from mta.sieve.compiler import Script
 
@@ -172,6 +173,13 @@ class _Run:
             _name, parsed = email.utils.parseaddr(address)
             if not parsed or "@" not in parsed or parsed != address.strip("<>"):
                 raise SieveRuntimeError(f"redirect to an invalid address {address!r}")
+            try:
+                # The check of every sending path (docs/mail.md, "Recipient addresses").
+                check_recipient(parsed)
+            except AddressRefused as exc:
+                raise SieveRuntimeError(
+                    f"redirect to an invalid address {address!r}: {exc}"
+                ) from None
             out.actions.append(Action("redirect", self.filter_id, address=parsed))
             if "copy" not in c.arguments:
                 out.implicit_keep = False

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import logging
+import uuid
+from datetime import timedelta
 
 from mta.context import MtaContext
 from mta.delivery import Inbound, deliver
 from mta.outbound import bounces
 from mta.smtp import replies
+from mta.store import outbound
 
 log = logging.getLogger(__name__)
 
@@ -37,5 +40,30 @@ async def receive_reports(ctx: MtaContext, tokens: list[str], raw: bytes) -> str
                 await bounces.record(conn, token, raw, ctx.runtime.clock.now())
     except Exception:
         log.exception("recording a bounce report failed; answered 451")
+        return replies.TEMPORARY_FAILURE
+    return replies.OK
+
+
+async def return_bounces(ctx: MtaContext, originals: list[str], raw: bytes) -> str:
+    """A bounce of redirected mail, to the senders its SRS addresses stood for.
+
+    Queued before the 250 as system mail with the null sender (a bounce stays
+    a bounce, RFC 5321 4.5.5); the outbound worker delivers it like any other."""
+    now = ctx.runtime.clock.now()
+    try:
+        async with ctx.runtime.db.transaction() as conn:
+            await outbound.enqueue(
+                conn,
+                message_id=str(uuid.uuid4()),
+                account_id=None,
+                source="system",
+                mail_from="",
+                recipients=originals,
+                raw=raw,
+                now=now,
+                lifetime=timedelta(seconds=ctx.config.outbound_max_lifetime),
+            )
+    except Exception:
+        log.exception("queueing a returned bounce failed; answered 451")
         return replies.TEMPORARY_FAILURE
     return replies.OK

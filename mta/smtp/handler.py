@@ -10,11 +10,13 @@ from typing import Any, ClassVar
 
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
+from common.ids import short_id
 from common.ratelimit import RateLimiter
 from mail.directory import Mailbox
+from mta import lines
 from mta.context import MtaContext
 from mta.delivery import Inbound, record_refused_rcpt
-from mta.smtp import data, ehlo, mail, rcpt, replies
+from mta.smtp import data, ehlo, mail, rcpt, received, replies
 from mta.smtp.limits import ConnectionLimits, ErrorLimits, is_error
 from mta.smtp.mail import has_forbidden_character
 from mta.smtp.protocol import SMTPProtocol
@@ -32,6 +34,8 @@ class InboundEnvelope(Envelope):
         self.mailboxes: list[tuple[str, Mailbox]] = []
         # VERP tokens of reports about mail we sent (mta/outbound/bounces.py).
         self.bounce_tokens: list[str] = []
+        # Original senders of redirected mail whose bounces this is (mta/srs.py).
+        self.srs_returns: list[str] = []
 
     def accept_sender(self, address: str, options: list[str], sender: str, size: int) -> None:
         """What MAIL FROM sets once accepted (inbound and submission alike)."""
@@ -207,7 +211,7 @@ class InboundHandler:
         if len(envelope.rcpt_tos) >= self.ctx.config.max_recipients:
             return replies.TOO_MANY_RECIPIENTS
         try:
-            decision = await rcpt.decide(self.ctx, address, envelope.declared_size)
+            decision = await rcpt.decide(self.ctx, address, envelope.declared_size, envelope.sender)
         except Exception:
             log.exception("recipient lookup failed")
             return replies.LOOKUP_FAILURE
@@ -216,6 +220,9 @@ class InboundHandler:
         if decision.bounce_token is not None:
             envelope.rcpt_tos.append(address)
             envelope.bounce_tokens.append(decision.bounce_token)
+        elif decision.srs_return is not None:
+            envelope.rcpt_tos.append(address)
+            envelope.srs_returns.append(decision.srs_return)
         elif decision.reply == replies.RECIPIENT_OK and decision.mailbox is not None:
             envelope.rcpt_tos.append(address)
             envelope.rcpt_options.extend(rcpt_options)
@@ -250,8 +257,17 @@ class InboundHandler:
         raw = envelope.original_content or b""
         if isinstance(raw, str):
             raw = raw.encode("utf-8", "surrogateescape")
+        bare = lines.bare_line_end(raw)
+        if bare is not None:
+            return replies.bare_line_end(bare)
         if envelope.bounce_tokens:
             reply = await data.receive_reports(self.ctx, envelope.bounce_tokens, raw)
+            if not reply.startswith("250") or not (envelope.mailboxes or envelope.srs_returns):
+                return reply
+        if envelope.srs_returns:
+            reply = await data.return_bounces(
+                self.ctx, envelope.srs_returns, _trace(self.ctx, session, envelope) + raw
+            )
             if not envelope.mailboxes or not reply.startswith("250"):
                 return reply
         reply = await data.receive(
@@ -277,6 +293,23 @@ class InboundHandler:
 REFUSED_RECIPIENT = frozenset(
     {replies.UNKNOWN_USER, replies.RELAY_DENIED, replies.BAD_RECIPIENT_SYNTAX}
 )
+
+
+def _trace(ctx: MtaContext, session: Session, envelope: InboundEnvelope) -> bytes:
+    """Our Received field on a bounce we send on: the hop count of RFC 5321 6.3."""
+    return received.header(
+        helo=session.host_name or "",
+        ip=_peer_ip(session),
+        hostname=ctx.config.smtp_hostname,
+        with_=received.protocol(
+            esmtp=bool(session.extended_smtp),
+            tls=session.ssl is not None,
+            smtputf8=bool(envelope.smtp_utf8),
+        ),
+        queue_id=short_id(),
+        recipients=list(envelope.srs_returns),
+        now=ctx.runtime.clock.now(),
+    )
 
 
 def _peer_ip(session: Session) -> str:

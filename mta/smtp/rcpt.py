@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mail.directory import Mailbox, lookup_recipient
+from mta import redirect, srs
 from mta.context import MtaContext
 from mta.outbound import bounces
 from mta.smtp import replies
 from mta.smtp.mail import has_forbidden_character
+from mta.srs import SrsError
 from mta.store import outbound
 
 
@@ -19,6 +21,9 @@ class Decision:
     # A VERP address of mail we sent (bounces+<token>@...): the report goes to
     # mta/outbound/bounces.py, not to a mailbox.
     bounce_token: str | None = None
+    # An SRS address of a redirect we sent (mta/srs.py): the bounce goes on to
+    # this original sender, not to a mailbox.
+    srs_return: str | None = None
 
 
 def split_address(address: str) -> tuple[str, str] | None:
@@ -34,7 +39,7 @@ def split_address(address: str) -> tuple[str, str] | None:
     return local, domain
 
 
-async def decide(ctx: MtaContext, address: str, declared_size: int) -> Decision:
+async def decide(ctx: MtaContext, address: str, declared_size: int, sender: str = "") -> Decision:
     parts = split_address(address)
     if parts is None:
         return Decision(replies.BAD_RECIPIENT_SYNTAX)
@@ -46,6 +51,8 @@ async def decide(ctx: MtaContext, address: str, declared_size: int) -> Decision:
         found = await lookup_recipient(conn, local, domain)
     if not found.domain_hosted:
         return Decision(replies.RELAY_DENIED)
+    if srs.is_srs(local):
+        return _srs_return(ctx, local, sender)
     if found.mailbox is None:
         return Decision(replies.UNKNOWN_USER)
     if found.mailbox.over_plan_storage(declared_size):
@@ -53,3 +60,16 @@ async def decide(ctx: MtaContext, address: str, declared_size: int) -> Decision:
     if found.mailbox.over_quota(declared_size):
         return Decision(replies.OVER_QUOTA, found.mailbox)
     return Decision(replies.RECIPIENT_OK, found.mailbox)
+
+
+def _srs_return(ctx: MtaContext, local: str, sender: str) -> Decision:
+    """RCPT to an SRS address of a hosted domain: a bounce of mail a redirect sent."""
+    try:
+        original = redirect.srs(ctx).reverse(local)
+    except SrsError:
+        return Decision(replies.UNKNOWN_USER)  # not ours, or too old: no one here
+    if sender:
+        # Only bounces (the null reverse-path, RFC 5321 4.5.5) go back this way:
+        # anything else would make the address a relay to whoever it names.
+        return Decision(replies.SRS_NOT_A_BOUNCE)
+    return Decision(replies.RECIPIENT_OK, srs_return=original)

@@ -17,7 +17,26 @@ def queued(queue_id: str) -> str:
 BAD_HELO_SYNTAX = "501 5.5.2 Syntax error in the HELO/EHLO hostname"
 BAD_SENDER_SYNTAX = "553 5.1.7 Bad sender address syntax"
 BAD_RECIPIENT_SYNTAX = "553 5.1.3 Bad recipient address syntax"
+
+
+def bare_line_end(kind: str) -> str:
+    """A lone LF or CR in the message (RFC 5321 2.3.8): Postfix's reply when
+    smtpd_forbid_bare_newline is ``reject``; permanent, resending will not fix it."""
+    return f"550 5.5.2 Error: bare <{kind}> received"
+
+
+def recipient_refused(reason: str, *, on_purpose: bool) -> str:
+    """Submission's answer to a recipient common/recipients.py refuses: malformed
+    (553 5.1.3), or a destination mail is never sent to (550 5.1.2, RFC 3463
+    "bad destination system address"), each with the reason."""
+    if on_purpose:
+        return f"550 5.1.2 Recipient address rejected: {reason}"
+    return f"{BAD_RECIPIENT_SYNTAX}: {reason}"
+
+
 UNKNOWN_USER = "550 5.1.1 No such user here"
+# An SRS address (a redirect's envelope sender) takes bounces only.
+SRS_NOT_A_BOUNCE = "550 5.7.1 This forwarding address accepts only bounces (a null sender)"
 RELAY_DENIED = "554 5.7.1 Relay access denied: this domain is not hosted here"
 OVER_QUOTA = "452 4.2.2 Mailbox full, try again later"
 # The account's plan (storage_bytes over all its addresses) is used up: 552 as

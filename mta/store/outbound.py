@@ -36,12 +36,17 @@ CHANNEL = "mta_outbound"
 # maximal_queue_lifetime is 5 days too); OUTBOUND_MAX_LIFETIME shortens it.
 DEFAULT_LIFETIME = timedelta(days=5)
 SEAL_PURPOSE = "mta.outbound"
-SOURCES = ("submission", "api", "system", "webmail", "jmap")
+SOURCES = ("submission", "api", "system", "webmail", "jmap", "redirect")
 PENDING = ("queued", "deferred")
 # The panel's own mail and DSNs write no email.* events: the account's webhooks
 # report the mail it sends, not its password resets or our bounce reports.
 SILENT_SOURCES = ("system",)
 FINAL = ("delivered", "bounced", "failed", "suppressed", "canceled")
+# A message whose every recipient is final (its raw is erased).
+MESSAGE_FINAL = ("delivered", "bounced", "failed", "suppressed", "canceled", "complained")
+# SES's name (Resend sends through SES) for "not attempted: on the account's list".
+SUPPRESSED_TYPE = "OnAccountSuppressionList"
+SUPPRESSED_MESSAGE = "on the account's suppression list: not attempted"
 
 
 def outbound_sealer(secret: str) -> Sealer:
@@ -155,7 +160,7 @@ async def enqueue(
         SELECT %(id)s, r.n, r.rcpt,
                CASE WHEN r.blocked THEN 'suppressed' ELSE 'queued' END,
                CASE WHEN r.blocked THEN NULL ELSE %(due)s::timestamptz END,
-               CASE WHEN r.blocked THEN 'suppressed: not attempted' ELSE '' END,
+               CASE WHEN r.blocked THEN %(suppressed)s ELSE '' END,
                r.verp
           FROM unnest(%(rcpts)s::text[], %(blocked)s::bool[], %(verps)s::text[])
                WITH ORDINALITY AS r(rcpt, blocked, verp, n)
@@ -166,11 +171,15 @@ async def enqueue(
             "rcpts": unique,
             "blocked": [r.lower() in blocked for r in unique],
             "verps": [secrets.token_hex(10) for _ in unique],
+            "suppressed": f"suppressed: {SUPPRESSED_MESSAGE}",
         },
     )
     if scheduled and account_id and source not in SILENT_SOURCES:
         await events.record(conn, account_id, "email.scheduled", data, now, email_id=message_id)
     if blocked:
+        for rcpt in unique:
+            if rcpt.lower() in blocked:
+                await record_suppressed_event(conn, message_id, rcpt, now)
         await settle(conn, message_id, now)
     await execute(conn, "SELECT pg_notify(%s, %s)", (CHANNEL, message_id))
 
@@ -421,10 +430,13 @@ def _derive(counts: dict[str, int], current: str) -> str:
         return "delivered"
     if counts.get("canceled", 0) and not (counts.get("failed", 0) or counts.get("delivered", 0)):
         return "canceled"
-    return "failed" if counts.get("failed", 0) or counts.get("suppressed", 0) else "delivered"
+    if counts.get("failed", 0):
+        return "failed"
+    # Resend's last_event: none was attempted because each is on the suppression list.
+    return "suppressed" if counts.get("suppressed", 0) else "delivered"
 
 
-# Transitions that write an event (bounces write theirs per recipient).
+# Transitions that write an event (bounces and suppressions write theirs per recipient).
 _EVENT_OF = {
     "sent": "email.sent",
     "delivery_delayed": "email.delivery_delayed",
@@ -454,7 +466,7 @@ async def settle(
     new = _derive(row["counts"] or {}, old)
     if new == old:
         return (old, new)
-    final = new in ("delivered", "bounced", "failed", "canceled", "complained")
+    final = new in MESSAGE_FINAL
     # Like a queue file: once every recipient is final the raw is not needed
     # (the API keeps its own copy of what was sent, a client its Sent folder),
     # and the panel's one-time links must not outlive their delivery.
@@ -492,6 +504,18 @@ async def record_bounce_event(
         "recipient": rcpt,
     }
     await events.record(conn, target["account_id"], "email.bounced", data, now, email_id=message_id)
+
+
+async def record_suppressed_event(conn: Conn, message_id: str, rcpt: str, now: datetime) -> None:
+    """email.suppressed for one recipient, written where its status becomes 'suppressed'."""
+    target = await event_target(conn, message_id)
+    if target is None or not target["account_id"]:
+        return
+    data = dict(target["event_data"] or {})
+    data["suppressed"] = {"message": SUPPRESSED_MESSAGE, "type": SUPPRESSED_TYPE, "recipient": rcpt}
+    await events.record(
+        conn, target["account_id"], "email.suppressed", data, now, email_id=message_id
+    )
 
 
 @dataclass(frozen=True)

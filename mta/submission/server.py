@@ -12,7 +12,9 @@ password is right or not.
 
 An authenticated client may send as its own address (or a +tag of it): the
 envelope sender and every From address must be that, else 550 5.7.1. Any
-recipient is accepted (this is the relay for authenticated users). The
+recipient is accepted (this is the relay for authenticated users) whose
+address passes the check every sending path shares (common/recipients.py:
+553 5.1.3 malformed, 550 5.1.2 a special-use destination, with the reason). The
 message is queued (mta/store/outbound.py) in a transaction committed before
 the 250; the outbound worker signs and delivers it.
 
@@ -41,7 +43,9 @@ from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
 
 from common.db import Conn
 from common.ratelimit import RateLimiter
+from common.recipients import AddressRefused, check_recipient
 from mail import directory
+from mta import lines
 from mta.context import MtaContext
 from mta.smtp import ehlo, mail, received, replies
 from mta.smtp.handler import InboundEnvelope, InboundSession, InboundSMTP
@@ -209,6 +213,11 @@ class SubmissionHandler:
             return replies.TOO_MANY_RECIPIENTS
         if split_address(address) is None:
             return replies.BAD_RECIPIENT_SYNTAX
+        try:
+            # The syntax every sending path shares (.test accepted, RFC 6761 6.2).
+            check_recipient(address)
+        except AddressRefused as exc:
+            return replies.recipient_refused(str(exc), on_purpose=exc.on_purpose)
         envelope.rcpt_tos.append(address)
         envelope.rcpt_options.extend(rcpt_options)
         return replies.RECIPIENT_OK
@@ -219,6 +228,9 @@ class SubmissionHandler:
         raw = envelope.original_content or b""
         if isinstance(raw, str):
             raw = raw.encode("utf-8", "surrogateescape")
+        # A client's bare LF (a script's Unix line ends) is made CRLF: what is
+        # queued, signed and sent is standard mail (mta/lines.py).
+        raw = lines.repair_submitted(raw)
         if not envelope.rcpt_tos:
             return replies.NEED_RECIPIENTS
         if b"\x00" in raw:

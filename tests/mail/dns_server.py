@@ -22,6 +22,7 @@ import dns.rdataclass
 import dns.rdatatype
 import dns.rrset
 
+from common.mail_settings import Nameserver
 from mail.dns.records import Record
 
 
@@ -154,3 +155,7 @@ class DnsServer:
     @property
     def resolver_setting(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def nameserver(self) -> Nameserver:
+        return Nameserver("127.0.0.1", self.port)

@@ -8,12 +8,13 @@ import dkim
 import dns.resolver
 import pytest
 
+from common.mail_settings import Nameserver
 from mail.dkim import keys
 from mail.dns import status
 from mail.dns.lookup import Resolver
 from mail.dns.providers.detect import detect
 from mail.dns.records import DkimKeyRef, record_set
-from mail.domains.settings import HostingSettings, Nameserver
+from mail.domains.settings import HostingSettings
 
 HOSTING = HostingSettings(mail_hostname="mx.mailhost.test", web_hostname="panel.mailhost.test")
 

@@ -47,7 +47,7 @@ async def worker(
 ) -> AsyncIterator[OutboundWorker]:
     config = MtaSettings(
         smtp_hostname="mx.mailhost.test",
-        dns_resolvers=(dns_server.resolver_setting,),
+        dns_resolvers=(dns_server.nameserver,),
         dns_timeout=2.0,
         # The MX port override for a loopback receiver (a test setting).
         outbound_smtp_port=remote[1],

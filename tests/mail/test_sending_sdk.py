@@ -462,3 +462,38 @@ async def test_the_same_key_sent_twice_at_once_sends_one_email(client, runtime, 
     # Each answer is the one email's id, or "still in progress": never a second email.
     assert len(ids) == 1
     assert await runtime.db.fetch_val("SELECT count(*) FROM mail.sent_emails") == 1
+
+
+async def test_special_use_recipients_are_accepted_or_refused_with_the_reason(
+    client, runtime, dns_server, sdk
+):
+    """.test names are ordinary (RFC 6761 6.2) on the API as on every sending path
+    (common/recipients.py); the names refused on purpose say why, not "format"."""
+    _, headers = await signed_in(runtime)
+    await sending_domain(client, headers, dns_server)
+    key = await api_key(client, headers)
+    sent = await sdk(
+        key,
+        resend.Emails.send,
+        {**MESSAGE, "to": ["x@receiver.test"], "cc": "Ops <ops@test>", "bcc": "b@mx.Example"},
+    )
+    got = await sdk(key, resend.Emails.get, sent["id"])
+    assert [r["email"] for r in got["recipients"]] == [
+        "x@receiver.test",
+        "ops@test",
+        "b@mx.example",
+    ]
+    for to, reason in [
+        ("x@host.invalid", "RFC 6761 6.4"),
+        ("x@printer.local", "RFC 6762"),
+        ("x@[127.0.0.1]", "address literals"),
+    ]:
+        with pytest.raises(ValidationError) as refused:
+            await sdk(key, resend.Emails.send, {**MESSAGE, "to": [to]})
+        assert (refused.value.code, refused.value.error_type) == (422, "validation_error")
+        assert refused.value.message.startswith("Invalid `to` field.")
+        assert reason in refused.value.message and "format" not in refused.value.message
+    # A malformed address keeps Resend's wording.
+    with pytest.raises(ValidationError) as refused:
+        await sdk(key, resend.Emails.send, {**MESSAGE, "to": ["a..b@example.org"]})
+    assert "`email@example.com`" in refused.value.message

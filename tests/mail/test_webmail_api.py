@@ -406,6 +406,25 @@ async def test_drafts_are_saved_updated_and_sent_by_id(client, alice):
     assert (await client.get(f"/api/mail/messages/{new_id}")).status == 404
 
 
+async def test_send_takes_test_names_and_says_why_a_name_is_refused(client, alice):
+    """Webmail checks recipients as every sending path does (common/recipients.py)."""
+    await sign_in(client, alice.email)
+    resp = await client.post(
+        "/api/mail/send", json={"to": "x@receiver.test", "cc": "ops@test", "subject": "hi"}
+    )
+    assert resp.status == 201, await resp.text()
+    [row] = await queued(alice)
+    recipients = await alice.db.fetch_all(
+        "SELECT rcpt FROM mta.outbound_recipients WHERE message_id = %s ORDER BY position",
+        (row["id"],),
+    )
+    assert [r["rcpt"] for r in recipients] == ["x@receiver.test", "ops@test"]
+    refused = await client.post("/api/mail/send", json={"to": "x@abc.onion", "subject": "hi"})
+    assert refused.status == 422
+    assert "RFC 7686" in (await refused.json())["message"]
+    assert len(await queued(alice)) == 1
+
+
 async def test_send_needs_a_recipient(client, alice):
     await sign_in(client, alice.email)
     resp = await client.post("/api/mail/send", json={"subject": "nobody"})

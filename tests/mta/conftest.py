@@ -50,7 +50,7 @@ def mta_config(dns_server: LoopbackDNS) -> MtaSettings:
         smtp_port=0,
         smtp_hostname="mx.test",
         max_message_size=MAX_SIZE,
-        dns_resolvers=(dns_server.address,),
+        dns_resolvers=(dns_server.nameserver,),
         dns_timeout=2.0,
     )
 

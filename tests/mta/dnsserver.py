@@ -20,6 +20,8 @@ import dns.rdataclass
 import dns.rdatatype
 import dns.rrset
 
+from common.mail_settings import Nameserver
+
 
 class LoopbackDNS:
     def __init__(self) -> None:
@@ -35,6 +37,10 @@ class LoopbackDNS:
     @property
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def nameserver(self) -> Nameserver:
+        return Nameserver("127.0.0.1", self.port)
 
     def add(self, name: str, rdtype: str, value: str) -> None:
         if rdtype == "TXT":

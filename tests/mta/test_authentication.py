@@ -208,13 +208,13 @@ async def test_spf_mechanisms(dns_server: LoopbackDNS, record: str, ip: str, exp
     dns_server.add("mx.spf.test", "A", "10.8.8.1")
     dns_server.add("inc.test", "TXT", "v=spf1 ip4:10.7.7.7 -all")
     dns_server.add("10.6.6.6.allow.test", "A", "127.0.0.2")
-    resolver = Resolver([dns_server.address], timeout=2)
+    resolver = Resolver([dns_server.nameserver], timeout=2)
     result = await spf.check(resolver, ip, "someone@spf.test", "helo.test")
     assert result.result == expected
 
 
 async def test_spf_none_and_lookup_limit(dns_server: LoopbackDNS) -> None:
-    resolver = Resolver([dns_server.address], timeout=2)
+    resolver = Resolver([dns_server.nameserver], timeout=2)
     assert (await spf.check(resolver, "10.0.0.1", "a@nospf.test", "h")).result == "none"
     for i in range(12):
         dns_server.add(f"loop{i}.test", "TXT", f"v=spf1 include:loop{i + 1}.test -all")
@@ -226,7 +226,7 @@ async def test_answers_are_kept_for_their_ttl_and_nxdomain_for_the_soa_minimum(
 ) -> None:
     now = [1000.0]
     dns_server.add("kept.test", "TXT", "v=spf1 -all")
-    resolver = Resolver([dns_server.address], timeout=2, clock=lambda: now[0])
+    resolver = Resolver([dns_server.nameserver], timeout=2, clock=lambda: now[0])
 
     def asked(name: str) -> int:
         return sum(1 for queried, _ in dns_server.queries if queried == name)
@@ -248,7 +248,7 @@ async def test_answers_are_kept_for_their_ttl_and_nxdomain_for_the_soa_minimum(
 
 async def test_an_empty_answer_without_an_soa_is_not_kept(dns_server: LoopbackDNS) -> None:
     dns_server.add("exists.test", "A", "10.0.0.1")
-    resolver = Resolver([dns_server.address], timeout=2)
+    resolver = Resolver([dns_server.nameserver], timeout=2)
     assert await resolver.txt("exists.test") == []
     assert await resolver.txt("exists.test") == []
     assert sum(1 for q in dns_server.queries if q == ("exists.test", "TXT")) == 2

@@ -198,24 +198,6 @@ async def test_fileinto_create_flags_keep_discard_and_stop(
     assert events[1]["outcome"] == "discarded"
 
 
-async def test_redirect_is_recorded_for_the_outbound_side(
-    gateway_client: Any, runtime: Runtime, owner: dict[str, Any], smtp_port: int
-) -> None:
-    created = await create(gateway_client, owner, 'redirect "carol@elsewhere.test";')
-    await create(gateway_client, owner, 'redirect :copy "dave@elsewhere.test";', position=5)
-    assert (await send(smtp_port, "bob@sender.test", ["alice@example.test"], message("fwd")))[
-        "data"
-    ][0] == 250
-    rows = await runtime.db.fetch_all(
-        "SELECT rcpt_to, mail_from, status, filter_id::text FROM mta.redirects ORDER BY rcpt_to"
-    )
-    assert [r["rcpt_to"] for r in rows] == ["carol@elsewhere.test", "dave@elsewhere.test"]
-    assert rows[0]["filter_id"] == created["id"] and rows[0]["status"] == "pending"
-    assert rows[0]["mail_from"] == "bob@sender.test"
-    # Plain redirect cancels the implicit keep; the :copy one does not either keep.
-    assert "fwd" not in await delivered(runtime, owner)
-
-
 async def test_disabled_filters_do_not_run(
     gateway_client: Any, runtime: Runtime, owner: dict[str, Any], smtp_port: int
 ) -> None:

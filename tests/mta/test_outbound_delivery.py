@@ -244,7 +244,7 @@ async def test_a_550_to_submitted_mail_bounces_to_the_sender_and_suppresses(
     again = await enqueue(runtime, alice, rcpts=["bob@remote.test"])
     await worker.drain()
     found = await status(runtime, alice, again)
-    assert found.status == "failed" and found.recipients[0].status == "suppressed"
+    assert found.status == "suppressed" and found.recipients[0].status == "suppressed"
     assert len([m for m in handler.messages if "bob@remote.test" in m.rcpts]) == 0
 
 

@@ -182,7 +182,9 @@ async def test_suppressions_are_per_account_and_skip_recipients(runtime: Runtime
         assert await mailstore.suppressed(conn, account_id, ["bob@remote.test"]) == set()
 
 
-async def test_every_recipient_suppressed_fails_the_message_at_once(runtime: Runtime) -> None:
+async def test_every_recipient_suppressed_reports_the_message_suppressed_at_once(
+    runtime: Runtime,
+) -> None:
     owner = await factories.mailbox_owner(runtime.db, "alice@example.test")
     account_id = owner["account_id"]
     now = runtime.clock.now()
@@ -193,9 +195,10 @@ async def test_every_recipient_suppressed_fails_the_message_at_once(runtime: Run
     )
     async with runtime.db.connection() as conn:
         status = await mailstore.outbound_status(conn, account_id, message_id)
-        assert status is not None and status.status == "failed"
+        assert status is not None and status.status == "suppressed"
         events = await mailstore.email_events(conn, account_id, message_id)
-        assert [e.type for e in events] == ["email.failed"]
+        assert [e.type for e in events] == ["email.suppressed"]
+        assert events[0].payload["data"]["suppressed"]["recipient"] == "bob@remote.test"
 
 
 async def test_a_claim_holds_a_recipient_for_its_lease_only(

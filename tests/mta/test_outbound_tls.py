@@ -81,7 +81,7 @@ async def test_an_enforced_policy_keeps_only_listed_mx_hosts_and_requires_tls(
         fetched.append(url)
         return 200, POLICY.encode()
 
-    resolver = Resolver((dns_server.address,), timeout=2)
+    resolver = Resolver((dns_server.nameserver,), timeout=2)
     policies = PolicyCache(resolver, fetch)
     found = await route(resolver, "secure.test", relay=None, port=25, policies=policies)
     assert [h.name for h in found.hosts] == ["mx.secure.test"] and found.require_tls

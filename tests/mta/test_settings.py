@@ -8,6 +8,7 @@ from types import MappingProxyType
 import pytest
 
 from common.settings import Settings, SettingsError
+from mail.domains.settings import load_hosting_settings
 from mta.settings import load_mta_settings
 
 
@@ -83,3 +84,57 @@ def test_sending_settings() -> None:
     assert load({}, app_env="development").submission_plaintext_loopback
     assert not load({}, app_env="production").submission_plaintext_loopback
     assert not load({}, run_workers=False).outbound_enabled
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"SUBMISSION_SECURITY": "ssl"}, "SUBMISSION_SECURITY must be starttls or tls"),
+        ({"DNS_TIMEOUT": "600"}, "DNS_TIMEOUT must be at most 60"),
+        ({"DNS_TIMEOUT": "0"}, "DNS_TIMEOUT must be at least 1"),
+        ({"DNS_RESOLVERS": "resolver.example"}, "is not an IP address"),
+        ({"DNS_RESOLVERS": "127.0.0.1:99999"}, "is not a port"),
+        ({"SUBMISSION_PORT": "-1"}, "SUBMISSION_PORT must be at least 0"),
+    ],
+)
+def test_shared_mail_variables_refused_alike_by_mail_and_mta(
+    env: dict[str, str], message: str
+) -> None:
+    """DNS_*, SUBMISSION_* are read once (common/mail_settings.py): a value one
+    side refuses, the other refuses with the same line."""
+    for loader in (load_mta_settings, load_hosting_settings):
+        with pytest.raises(SettingsError, match=message):
+            loader(Settings(environ=MappingProxyType(env)))
+
+
+@pytest.mark.parametrize(
+    ("env", "listeners", "told"),
+    [
+        ({}, (587, 465), (587, "starttls")),
+        ({"SUBMISSION_PORT": "off"}, (None, 465), (465, "tls")),
+        ({"SUBMISSION_PORT": "0"}, (0, 465), (465, "tls")),
+        ({"SUBMISSION_PORT": "off", "SUBMISSIONS_PORT": "off"}, (None, None), (587, "starttls")),
+        ({"SUBMISSION_PORT": "2587", "SUBMISSIONS_PORT": "none"}, (2587, None), (2587, "starttls")),
+        ({"SUBMISSION_SECURITY": "tls"}, (None, 465), (465, "tls")),
+        ({"SUBMISSION_SECURITY": "TLS", "SUBMISSION_PORT": "off"}, (None, None), (465, "tls")),
+    ],
+)
+def test_submission_ports_reach_both_sides(
+    env: dict[str, str], listeners: tuple[int | None, int | None], told: tuple[int, str]
+) -> None:
+    """What mta listens on and what mail tells clients come from one reading:
+    off and 0 are accepted (docs/mail.md), and clients are told a port that is
+    really listened on (a free port picked at start cannot be told)."""
+    settings = Settings(environ=MappingProxyType(env))
+    mta = load_mta_settings(settings)
+    hosting = load_hosting_settings(settings)
+    assert (mta.submission_port, mta.submissions_port) == listeners
+    assert (hosting.submission_port, hosting.submission_security) == told
+
+
+def test_dns_resolvers_reach_both_sides_with_their_ports() -> None:
+    settings = Settings(environ=MappingProxyType({"DNS_RESOLVERS": "127.0.0.1:5353, [::1]"}))
+    mta = load_mta_settings(settings)
+    hosting = load_hosting_settings(settings)
+    assert mta.dns_resolvers == hosting.dns_resolvers
+    assert [(n.address, n.port) for n in mta.dns_resolvers] == [("127.0.0.1", 5353), ("::1", 53)]

@@ -220,6 +220,34 @@ async def test_sending_as_someone_else_is_refused_with_550(
     assert await queued_rows(runtime) == []
 
 
+async def test_recipients_are_checked_as_on_every_sending_path(
+    runtime: Runtime, ports: tuple[int, int], alice: Sender
+) -> None:
+    """.test names pass (RFC 6761 6.2); a special-use destination is refused with
+    550 5.1.2 and its reason, a malformed address with 553 5.1.3 (common/recipients.py)."""
+
+    def run(client: smtplib.SMTP) -> Any:
+        client.starttls(context=client_tls())
+        client.login(alice.email, alice.password)
+        client.mail(alice.email)
+        answers = {
+            to: client.rcpt(to)
+            for to in ("x@receiver.test", "x@host.invalid", "x@[127.0.0.1]", "a..b@remote.test")
+        }
+        client.data(message(to="x@receiver.test").as_bytes())
+        return answers
+
+    answers = await asyncio.to_thread(smtplib_session, ports[0], run)
+    assert answers["x@receiver.test"][0] == 250
+    code, text = answers["x@host.invalid"]
+    assert code == 550 and text.startswith(b"5.1.2") and b"RFC 6761 6.4" in text
+    code, text = answers["x@[127.0.0.1]"]
+    assert code == 550 and b"address literals" in text
+    code, text = answers["a..b@remote.test"]
+    assert code == 553 and text.startswith(b"5.1.3") and b"two periods" in text
+    assert [r["rcpt"] for r in await queued_rows(runtime)] == ["x@receiver.test"]
+
+
 async def test_mail_without_auth_is_refused(ports: tuple[int, int], alice: Sender) -> None:
     def run(client: smtplib.SMTP) -> Any:
         client.starttls(context=client_tls())

@@ -178,6 +178,39 @@ async def test_an_address_sends_only_as_itself(
     assert await worker.drain() == 0  # nothing was queued
 
 
+async def test_recipients_are_checked_as_on_every_sending_path(
+    jmap_server: Server, alice: Mailbox, box: Box, runtime: Runtime
+) -> None:
+    """.test names pass (RFC 6761 6.2); invalidRecipients lists the refused ones and
+    its description says why (common/recipients.py, shared by every sending path)."""
+    client = jmap_server.client(alice.email)
+    ident = await identity_id(jmap_server, alice)
+    message = draft(box, alice.email, cc=[EmailAddress(email="ops@test")])
+    message.to = [EmailAddress(name="Rx", email="x@receiver.test")]
+    made = await run(client.request, EmailSet(create={"d": message}))
+    email_id = made.created["d"].id
+    refused = Envelope(
+        mail_from=Address(email=alice.email),
+        rcpt_to=[Address(email="x@host.invalid"), Address(email="a..b@remote.test"),
+                 Address(email="bob@remote.test")],
+    )  # fmt: skip
+    result = await run(client.request, EmailSubmissionSet(create={
+        "ok": EmailSubmission(identity_id=ident, email_id=email_id),
+        "bad": EmailSubmission(identity_id=ident, email_id=email_id, envelope=refused),
+    }))  # fmt: skip
+    assert result.created is not None and "ok" in result.created
+    error = result.not_created["bad"]
+    assert error.type == "invalidRecipients"
+    assert "x@host.invalid: .invalid names are reserved never to exist (RFC 6761 6.4)" in (
+        error.description or ""
+    )
+    assert "a..b@remote.test: " in (error.description or "")
+    rows = await runtime.db.fetch_all(
+        "SELECT rcpt FROM mta.outbound_recipients ORDER BY message_id, position"
+    )
+    assert [r["rcpt"] for r in rows] == ["x@receiver.test", "ops@test"]
+
+
 async def test_the_plans_monthly_sends_refuse_a_submission_past_them(
     jmap_server: Server, alice: Mailbox, box: Box, worker: OutboundWorker, runtime: Runtime
 ) -> None:

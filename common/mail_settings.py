@@ -1,0 +1,116 @@
+"""The variables both sides of the mail host read, parsed and validated in one place.
+
+mail/ (the DNS check, what clients are told about submission) and mta/ (the
+SPF/DKIM/DMARC and MX resolver, the submission listeners) each need
+DNS_RESOLVERS, DNS_TIMEOUT, SUBMISSION_SECURITY, SUBMISSION_PORT and
+SUBMISSIONS_PORT. They used to parse them each with rules of their own (one
+side took ``SUBMISSION_PORT=off``, the other refused to start on it); now
+:func:`load_shared_mail_settings` is the only reader and both sides take its
+values (``mail/domains/settings.py``, ``mta/settings.py``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from common.settings import Settings, SettingsError, read_int, read_list, read_str
+
+SUBMISSION_SECURITIES = ("starttls", "tls")
+# The registered ports: submission with STARTTLS (RFC 6409), with implicit TLS (RFC 8314).
+STARTTLS_PORT = 587
+IMPLICIT_TLS_PORT = 465
+_OFF = ("off", "none", "false")
+
+
+@dataclass(frozen=True)
+class Nameserver:
+    address: str
+    port: int = 53
+
+
+@dataclass(frozen=True)
+class SharedMailSettings:
+    # Recursive resolvers for every lookup of both sides; empty means the system's.
+    dns_resolvers: tuple[Nameserver, ...] = ()
+    # Seconds one lookup may take.
+    dns_timeout: int = 5
+    # What SUBMISSION_PORT speaks: "starttls" (587) or "tls" (implicit TLS, 465).
+    submission_security: str = "starttls"
+    # The listeners: STARTTLS and implicit TLS; None is off, 0 a free port (tests).
+    # With submission_security "tls", SUBMISSION_PORT is the implicit-TLS port and
+    # no STARTTLS port is opened.
+    starttls_port: int | None = STARTTLS_PORT
+    implicit_tls_port: int | None = IMPLICIT_TLS_PORT
+
+    @property
+    def advertised_submission(self) -> tuple[int, str]:
+        """(port, security) mail clients are told and the SRV record carries.
+
+        The STARTTLS listener when it has a fixed port, else the implicit-TLS
+        one. A listener that is off or on a port picked at start (0) cannot be
+        named in advance: with none left, the registered port of
+        SUBMISSION_SECURITY is told (submission is then served elsewhere under
+        MAIL_HOSTNAME, a proxy or another process)."""
+        if self.starttls_port:
+            return self.starttls_port, "starttls"
+        if self.implicit_tls_port:
+            return self.implicit_tls_port, "tls"
+        if self.submission_security == "tls":
+            return IMPLICIT_TLS_PORT, "tls"
+        return STARTTLS_PORT, "starttls"
+
+
+def load_shared_mail_settings(settings: Settings) -> SharedMailSettings:
+    env = settings.environ
+    security = read_str(env, "SUBMISSION_SECURITY", "starttls").strip().lower()
+    if security not in SUBMISSION_SECURITIES:
+        raise SettingsError(f"SUBMISSION_SECURITY must be starttls or tls, got {security!r}")
+    if security == "tls":
+        starttls, implicit = None, port_or_off(env, "SUBMISSION_PORT", IMPLICIT_TLS_PORT)
+    else:
+        starttls = port_or_off(env, "SUBMISSION_PORT", STARTTLS_PORT)
+        implicit = port_or_off(env, "SUBMISSIONS_PORT", IMPLICIT_TLS_PORT)
+    return SharedMailSettings(
+        dns_resolvers=nameservers(env, "DNS_RESOLVERS"),
+        dns_timeout=read_int(env, "DNS_TIMEOUT", 5, minimum=1, maximum=60),
+        submission_security=security,
+        starttls_port=starttls,
+        implicit_tls_port=implicit,
+    )
+
+
+def port_or_off(env: Mapping[str, str], name: str, default: int) -> int | None:
+    """A port (0: a free one, picked at start); "off" (or "none") turns the listener off."""
+    if read_str(env, name).strip().lower() in _OFF:
+        return None
+    return read_int(env, name, default, minimum=0, maximum=65535)
+
+
+def nameservers(env: Mapping[str, str], name: str) -> tuple[Nameserver, ...]:
+    """``1.1.1.1, 127.0.0.1:5353, [::1]:53``: IP addresses with an optional port."""
+    servers: list[Nameserver] = []
+    for item in read_list(env, name):
+        host, port = item, 53
+        if item.startswith("["):
+            host, _, rest = item[1:].partition("]")
+            if rest:
+                if not rest.startswith(":"):
+                    raise SettingsError(f"{name}: {item!r} is not an IP address[:port]")
+                port = _port(name, rest[1:])
+        elif item.count(":") == 1:
+            host, _, raw_port = item.partition(":")
+            port = _port(name, raw_port)
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            raise SettingsError(f"{name}: {item!r} is not an IP address[:port]") from None
+        servers.append(Nameserver(host, port))
+    return tuple(servers)
+
+
+def _port(name: str, raw: str) -> int:
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        raise SettingsError(f"{name}: {raw!r} is not a port")
+    return int(raw)
