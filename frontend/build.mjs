@@ -1,0 +1,70 @@
+// Bundles every screen module and style sheet under src/ into dist/ (see README.md).
+//
+// Entry points are found, never listed: src/<bundle>/screens/<name>.js and
+// src/<bundle>/<name>.css become dist/<bundle>/<name>-<hash>.js|css. Code
+// two screens share is split into dist/chunks/, so a screen downloads only
+// what it uses. dist/manifest.json maps "<bundle>/<name>.js" to the
+// fingerprinted file and lists every file the server may serve.
+import * as esbuild from "esbuild";
+import { existsSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+
+const SRC = "src";
+const OUT = "dist";
+const TMP = "dist.tmp";
+
+function entryPoints() {
+  const found = [];
+  for (const bundle of readdirSync(SRC, { withFileTypes: true })) {
+    if (!bundle.isDirectory()) continue;
+    const base = path.join(SRC, bundle.name);
+    const screens = path.join(base, "screens");
+    if (existsSync(screens)) {
+      for (const file of readdirSync(screens)) {
+        if (file.endsWith(".js")) {
+          found.push({ in: path.join(screens, file), out: `${bundle.name}/${file.slice(0, -3)}` });
+        }
+      }
+    }
+    for (const file of readdirSync(base)) {
+      if (file.endsWith(".css")) {
+        found.push({ in: path.join(base, file), out: `${bundle.name}/${file.slice(0, -4)}` });
+      }
+    }
+  }
+  return found;
+}
+
+const entries = entryPoints();
+rmSync(TMP, { recursive: true, force: true });
+const result = await esbuild.build({
+  entryPoints: entries,
+  outdir: TMP,
+  bundle: true,
+  format: "esm",
+  splitting: true,
+  minify: true,
+  sourcemap: "linked",
+  target: ["es2022", "chrome110", "firefox110", "safari16"],
+  entryNames: "[dir]/[name]-[hash]",
+  chunkNames: "chunks/[name]-[hash]",
+  assetNames: "files/[name]-[hash]",
+  metafile: true,
+  legalComments: "linked",
+  logLevel: "warning",
+});
+
+const manifest = { entries: {}, files: [] };
+for (const [output, info] of Object.entries(result.metafile.outputs)) {
+  const name = path.relative(TMP, output).split(path.sep).join("/");
+  manifest.files.push(name);
+  if (info.entryPoint) {
+    const entry = entries.find((e) => path.normalize(e.in) === path.normalize(info.entryPoint));
+    if (entry) manifest.entries[entry.out + path.extname(name)] = name;
+  }
+}
+manifest.files.sort();
+writeFileSync(path.join(TMP, "manifest.json"), JSON.stringify(manifest, null, 1) + "\n");
+rmSync(OUT, { recursive: true, force: true });
+renameSync(TMP, OUT);
+console.log(`built ${Object.keys(manifest.entries).length} entry points into ${OUT}/`);
