@@ -38,6 +38,8 @@ export function richtext(def, value) {
   });
   const buttons = TOOLS.map(([label, mark, run]) => {
     const btn = h("button", { type: "button", class: "small", "aria-pressed": "false" }, label);
+    // A click keeps the caret where it was: the editor never loses focus.
+    btn.addEventListener("mousedown", (event) => event.preventDefault());
     btn.addEventListener("click", () => {
       run(editor.chain().focus()).run();
     });
