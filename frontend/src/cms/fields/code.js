@@ -47,10 +47,8 @@ function codeEditor(def, doc, language, extra = []) {
       ...extra,
     ],
   });
-  wrap.append(
-    h("span", { class: "label", id: labelId }, labelOf(def) + (def.required ? " (required)" : "")),
-    def.help ? h("p", { class: "help" }, def.help) : null,
-  );
+  wrap.append(h("span", { class: "label", id: labelId }, labelOf(def) + (def.required ? " (required)" : "")));
+  if (def.help) wrap.append(h("p", { class: "help" }, def.help));
   return { id, wrap, mount, view, errorEl, input: view.contentDOM };
 }
 
@@ -98,7 +96,8 @@ export function jsonField(def, value) {
     }
   };
   const { wrap, mount, view, errorEl, input } = codeEditor(def, text, json(), [
-    linter(jsonParseLinter()),
+    // An empty document is null, not an error.
+    linter((view) => (view.state.doc.length && view.state.doc.toString().trim() ? jsonParseLinter()(view) : [])),
     EditorView.updateListener.of((update) => update.docChanged && check(update.state.doc.toString())),
   ]);
   check(text);

@@ -35,7 +35,7 @@ const filters = h(
   labelled("Sort by", sortSelect),
 );
 filters.addEventListener("submit", (event) => event.preventDefault());
-root.append(can("content.write") ? h("div", { class: "actions" }, newType, newLink) : null, filters, box, list, pages);
+replace(root, can("content.write") ? h("div", { class: "actions" }, newType, newLink) : null, filters, box, list, pages);
 
 const typeLabels = {};
 async function loadTypes() {

@@ -88,7 +88,8 @@ function build() {
     await submit({});
   });
   side = entry ? sidePanel() : null;
-  replace(root, h("div", { class: "editor" }, h("div", {}, form), side ? side.el : null));
+  // Another person's save is told above the form, where it is seen at any width.
+  replace(root, side ? side.notice : null, h("div", { class: "editor" }, h("div", {}, form), side ? side.el : null));
 }
 
 function collect() {
@@ -158,7 +159,6 @@ function sidePanel() {
   const el = h(
     "aside",
     { class: "side", "aria-label": "Publishing and history" },
-    notice,
     h("section", { class: "card", "aria-labelledby": "presence-h" }, h("h2", { id: "presence-h" }, "Who is here"), viewers),
     h(
       "section",

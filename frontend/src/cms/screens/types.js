@@ -6,7 +6,7 @@ import { cells, table } from "../lib/table.js";
 
 const root = screenRoot();
 const list = h("div");
-root.append(can("types.manage") ? h("p", {}, h("a", { class: "button-link", href: `${ADMIN}/types/new` }, "New content type")) : null, list);
+replace(root, can("types.manage") ? h("p", {}, h("a", { class: "button-link", href: `${ADMIN}/types/new` }, "New content type")) : null, list);
 const { ok, data } = await api("GET", "/types");
 if (!ok) replace(list, h("p", { class: "alert", role: "alert" }, messageOf(data)));
 else if (!data.data.length) replace(list, h("p", { class: "muted" }, "No content types yet. A type declares the fields its entries hold."));
