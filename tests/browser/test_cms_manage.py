@@ -32,9 +32,7 @@ def gateway_env() -> dict[str, str]:
     return {}
 
 
-def test_keys_people_and_settings(
-    screens: Callable[[], Screens], gateway: GatewayProcess
-) -> None:
+def test_keys_people_and_settings(screens: Callable[[], Screens], gateway: GatewayProcess) -> None:
     cms = owner_api(gateway.base_url)
     cms.call("POST", "/types", {"name": "page", "fields": []}, 201)
     tab = signed_in(screens, OWNER, "/cms/admin/keys")
@@ -52,7 +50,9 @@ def test_keys_people_and_settings(
     expect(secret).to_contain_text("svcagt_")
     key = secret.inner_text()
     tab.check("keys-agent-created")
-    me = httpx.get(gateway.base_url + "/cms/api/auth/me", headers={"Authorization": f"Bearer {key}"})
+    me = httpx.get(
+        gateway.base_url + "/cms/api/auth/me", headers={"Authorization": f"Bearer {key}"}
+    )
     assert me.status_code == 200, me.text
     assert me.json()["credential"]["kind"] == "agent_key"
     assert me.json()["permissions"] == ["content.read", "content.write"]
@@ -76,10 +76,14 @@ def test_keys_people_and_settings(
     expect(page.get_by_role("status").filter(has_text="was added as author")).to_be_visible()
     page.get_by_label("Role of Ann", exact=True).select_option("editor")
     page.get_by_role("button", name="Change the role of Ann").click()
-    expect(page.get_by_role("status").filter(has_text="ann@example.com is now editor.")).to_be_visible()
+    expect(
+        page.get_by_role("status").filter(has_text="ann@example.com is now editor.")
+    ).to_be_visible()
     tab.check("people")
 
-    page.get_by_role("navigation", name="Sections").get_by_role("link", name="Site settings").click()
+    page.get_by_role("navigation", name="Sections").get_by_role(
+        "link", name="Site settings"
+    ).click()
     page.get_by_label("Site title").fill("The Tea Room")
     page.get_by_role("button", name="Save the settings").click()
     expect(page.get_by_role("status").filter(has_text="Saved.")).to_be_visible()
@@ -102,7 +106,9 @@ def test_media_library_taxonomies_menus_and_webhooks(
 ) -> None:
     cms = owner_api(gateway.base_url)
     if "post" not in [t["name"] for t in cms.call("GET", "/types")["data"]]:
-        cms.call("POST", "/types", {"name": "post", "fields": [{"key": "cover", "type": "media"}]}, 201)
+        cms.call(
+            "POST", "/types", {"name": "post", "fields": [{"key": "cover", "type": "media"}]}, 201
+        )
     tab = signed_in(screens, OWNER, "/cms/admin/media")
     page = tab.page
     (tmp_path / "kettle.png").write_bytes(image_bytes())
@@ -112,7 +118,12 @@ def test_media_library_taxonomies_menus_and_webhooks(
     expect(page.get_by_role("form", name="Details of kettle.png")).to_be_visible()
     media: dict[str, Any] = cms.call("GET", "/media?search=kettle")["data"][0]
     assert (media["alt"], media["folder"]) == ("A kettle", "kitchen")
-    post = cms.call("POST", "/entries", {"type": "post", "title": "Brewing", "data": {"cover": media["id"]}}, 201)
+    post = cms.call(
+        "POST",
+        "/entries",
+        {"type": "post", "title": "Brewing", "data": {"cover": media["id"]}},
+        201,
+    )
     page.get_by_label("Search").fill("kitchen")
     expect(page.get_by_role("status").filter(has_text="1 file found.")).to_be_visible()
     details = page.get_by_role("form", name="Details of kettle.png")
@@ -123,7 +134,9 @@ def test_media_library_taxonomies_menus_and_webhooks(
     details.get_by_role("button", name="Delete kettle.png").click()
     refusal = details.get_by_role("alert")
     expect(refusal).to_contain_text("Brewing")
-    expect(refusal.get_by_role("link", name="Brewing")).to_have_attribute("href", f"/cms/admin/entries/{post['id']}")
+    expect(refusal.get_by_role("link", name="Brewing")).to_have_attribute(
+        "href", f"/cms/admin/entries/{post['id']}"
+    )
     tab.check("media")
 
     page.goto("/cms/admin/taxonomies")
@@ -151,7 +164,13 @@ def test_media_library_taxonomies_menus_and_webhooks(
     menu.get_by_role("button", name="Save the menu").click()
     expect(menu.get_by_role("status")).to_have_text("Saved.")
     saved = cms.call("GET", "/menus/main")
-    assert saved["items"] == [{"label": "Home", "url": "/", "children": [{"label": "Shop", "url": "https://shop.example/"}]}]
+    assert saved["items"] == [
+        {
+            "label": "Home",
+            "url": "/",
+            "children": [{"label": "Shop", "url": "https://shop.example/"}],
+        }
+    ]
     tab.check("menus")
 
     page.goto("/cms/admin/webhooks")

@@ -9,7 +9,7 @@ import { Problems } from "../lib/problems.js";
 const root = screenRoot();
 const box = alertBox();
 const status = h("p", { class: "status", role: "status" });
-const grid = h("ul", { class: "grid items", "aria-label": "Files" });
+const grid = h("ul", { class: "grid library items", "aria-label": "Files" });
 const more = button("Show older files", () => load(false));
 const search = h("input", { type: "search", placeholder: "File name, alt text, caption or folder" });
 const folder = h("input", { type: "text", placeholder: "All folders" });
