@@ -6,6 +6,8 @@ and two people on one entry. One gateway for the module (tests/browser/cms.py).
 
 from __future__ import annotations
 
+import base64
+import re
 from collections.abc import Callable, Iterator
 from io import BytesIO
 from pathlib import Path
@@ -20,6 +22,8 @@ from tests.browser.conftest import Screens
 from tests.conftest import GatewayProcess
 
 EDITOR = "eddie@example.com"
+# An entry's own page, not /entries/new: where the editor goes once it created one.
+SAVED_ENTRY = re.compile(r".*/admin/entries/(?!new\b)[A-Za-z0-9_-]+(\?.*)?$")
 __all__ = ["module_gateway"]  # the module-scoped fixture, used through `gateway`
 
 
@@ -51,10 +55,14 @@ def site(module_gateway: GatewayProcess) -> Iterator[dict[str, Any]]:
     yield {"cms": cms, "people": people}
 
 
-def png(path: Path, colour: str = "teal") -> Path:
+def image_bytes(colour: str) -> bytes:
     buffer = BytesIO()
     Image.new("RGB", (40, 30), colour).save(buffer, "PNG")
-    path.write_bytes(buffer.getvalue())
+    return buffer.getvalue()
+
+
+def png(path: Path, colour: str = "teal") -> Path:
+    path.write_bytes(image_bytes(colour))
     return path
 
 
@@ -96,6 +104,12 @@ def make_article_type(tab: Screens) -> None:
     page.get_by_role("button", name="Create the type").click()
     page.wait_for_url("**/admin/types/article**")
     expect(page.get_by_role("status").filter(has_text="Created")).to_be_visible()
+    tab.check("type-edit")
+    page.get_by_role("navigation", name="Sections").get_by_role(
+        "link", name="Content types"
+    ).click()
+    expect(page.get_by_role("link", name="Article")).to_be_visible()
+    tab.check("types")
 
 
 def test_build_a_type_then_write_and_publish_an_entry(
@@ -151,9 +165,9 @@ def test_build_a_type_then_write_and_publish_an_entry(
     page.get_by_label("Tone").select_option("calm")
     tab.check("entry-new")
     page.get_by_role("button", name="Create").click()
-    page.wait_for_url("**/admin/entries/*")
+    page.wait_for_url(SAVED_ENTRY)
     expect(page.locator("#save-status")).to_contain_text("Created (revision 1)")
-    entry_id = page.url.rsplit("/", 1)[-1]
+    entry_id = page.url.split("?")[0].rsplit("/", 1)[-1]
 
     page.get_by_role("button", name="Publish", exact=True).click()
     expect(page.locator("#entry-status")).to_contain_text("published")
@@ -298,3 +312,77 @@ def test_two_people_on_one_entry_see_each_other_and_each_others_saves(
     expect(olive.page.get_by_role("list", name="Also editing this entry")).not_to_contain_text(
         "Eddie"
     )
+
+
+def test_a_gallery_by_drop_library_and_drag_then_a_schedule(
+    screens: Callable[[], Screens], gateway: GatewayProcess, site: dict[str, Any]
+) -> None:
+    cms: Cms = site["cms"]
+    cms.call(
+        "POST",
+        "/types",
+        {"name": "album", "fields": [{"key": "photos", "type": "gallery", "label": "Photos"}]},
+        201,
+    )
+    upload = cms.client.post(
+        "/media",
+        files={"file": ("library.png", image_bytes("navy"), "image/png")},
+        data={"alt": "From the library"},
+    )
+    assert upload.status_code == 201, upload.text
+    tab = signed_in(screens, OWNER, "/cms/admin/entries/new?type=album")
+    page = tab.page
+    page.get_by_label("Title (required)").fill("Holiday")
+    photos = page.locator("fieldset", has=page.get_by_text("Photos", exact=True))
+    # Two files dropped on the gallery are uploaded and added in order.
+    transfer = page.evaluate_handle(
+        """(files) => {
+            const transfer = new DataTransfer();
+            for (const [name, data] of files) {
+                const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+                transfer.items.add(new File([bytes], name, { type: "image/png" }));
+            }
+            return transfer;
+        }""",
+        [
+            ["beach.png", base64.b64encode(image_bytes("gold")).decode()],
+            ["hill.png", base64.b64encode(image_bytes("green")).decode()],
+        ],
+    )
+    photos.locator(".drop").dispatch_event("drop", {"dataTransfer": transfer})
+    expect(photos.get_by_role("status")).to_have_text("Uploaded hill.png.")
+    order = photos.locator("ul.items figcaption")
+    expect(order).to_have_text(["beach.png", "hill.png"])
+    photos.get_by_role("button", name="Add from the library").click()
+    dialog = page.get_by_role("dialog", name="Add images")
+    dialog.get_by_role("button", name="Choose library.png").click()
+    tab.check("media-picker")
+    dialog.get_by_role("button", name="Add the chosen images").click()
+    expect(order).to_have_text(["beach.png", "hill.png", "library.png"])
+    # Dragged by its handle to the front, then one step back by keyboard.
+    handles = photos.locator("ul.items .handle")
+    handles.nth(2).drag_to(handles.nth(0))
+    expect(order).to_have_text(["library.png", "beach.png", "hill.png"])
+    photos.get_by_role("button", name="Move library.png (image 1 of 3) down").click()
+    expect(order).to_have_text(["beach.png", "library.png", "hill.png"])
+    page.get_by_role("button", name="Create").click()
+    page.wait_for_url(SAVED_ENTRY)
+    entry_id = page.url.split("?")[0].rsplit("/", 1)[-1]
+    saved = cms.call("GET", f"/entries/{entry_id}")["data"]["photos"]
+    names = [cms.call("GET", f"/media/{media_id}")["filename"] for media_id in saved]
+    assert names == ["beach.png", "library.png", "hill.png"]
+
+    # A time in the past is refused on its input; a future one schedules.
+    schedule = page.get_by_label("Publish at")
+    schedule.fill("2020-01-01T10:00")
+    page.get_by_role("button", name="Schedule", exact=True).click()
+    expect(schedule).to_have_attribute("aria-invalid", "true")
+    assert cms.call("GET", f"/entries/{entry_id}")["publishAt"] is None
+    schedule.fill("2099-06-01T10:00")
+    page.get_by_role("button", name="Schedule", exact=True).click()
+    expect(page.locator("#entry-status")).to_contain_text("scheduled for")
+    assert cms.call("GET", f"/entries/{entry_id}")["publishAt"].startswith("2099-06-01")
+    tab.check("entry-scheduled")
+    page.get_by_role("button", name="Cancel the schedule").click()
+    expect(page.locator("#entry-status")).not_to_contain_text("scheduled")
+    assert cms.call("GET", f"/entries/{entry_id}")["publishAt"] is None

@@ -83,6 +83,7 @@ function build() {
     h("div", { class: "actions" }, save, h("span", { class: "status", role: "status", id: "save-status" })),
   );
   form.addEventListener("input", () => (dirty = true));
+  form.addEventListener("change", () => (dirty = true));
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     await submit({});
@@ -123,6 +124,7 @@ async function submit(extra) {
   }
   problems.clear();
   if (!entry) {
+    dirty = false;
     location.replace(`${ADMIN}/entries/${result.data.id}?created=1`);
     return true;
   }
@@ -148,7 +150,10 @@ function sidePanel() {
   const trash = button("Move to the trash", async () => {
     if (!window.confirm("Move this entry to the trash? It can be restored from there.")) return;
     const { ok, data } = await api("DELETE", `/entries/${entry.id}`);
-    if (ok) location.assign(`${ADMIN}/trash?moved=${encodeURIComponent(entry.title)}`);
+    if (ok) {
+      dirty = false;
+      location.assign(`${ADMIN}/trash?moved=${encodeURIComponent(entry.title)}`);
+    }
     else showAlert(statusBox, h("p", {}, messageOf(data)));
   }, { class: "danger" });
   const statusBox = alertBox();
@@ -189,7 +194,7 @@ function refreshSide() {
   side.when.value = toLocalInput(entry.publishAt);
   const moves = [];
   if (can("content.publish")) {
-    if (entry.status !== "published") moves.push(button(dirty ? "Save and publish" : "Publish", () => submit({ status: "published" }), { class: "primary" }));
+    if (entry.status !== "published") moves.push(button("Publish", () => submit({ status: "published" }), { class: "primary" }));
     if (entry.status === "published") moves.push(button("Unpublish", () => submit({ status: "unpublished" })));
     if (entry.status !== "draft") moves.push(button("Back to draft", () => submit({ status: "draft" })));
   }
@@ -323,5 +328,10 @@ function live() {
     },
   });
 }
+
+// Leaving with unsaved changes asks first (the browser's own question).
+window.addEventListener("beforeunload", (event) => {
+  if (dirty && !saving) event.preventDefault();
+});
 
 start();
