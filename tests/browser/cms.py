@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,8 +19,14 @@ OWNER = "owner@example.com"
 
 
 def build_bundles() -> None:
-    """`make assets`: a no-op when frontend/dist is newer than its sources."""
-    subprocess.run(["make", "--no-print-directory", "assets"], cwd=ROOT, check=True)
+    """`make assets`: a no-op when frontend/dist is newer than its sources.
+
+    Locked, so parallel test workers never build into the same folder at once.
+    """
+    lock_path = ROOT / "frontend" / ".build.lock"
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        subprocess.run(["make", "--no-print-directory", "assets"], cwd=ROOT, check=True)
 
 
 def cms_gateway(home: Path, database_url: str, *args: str) -> GatewayProcess:

@@ -151,6 +151,9 @@ def test_build_a_type_then_write_and_publish_an_entry(
     author.fill("Ada")
     expect(page.get_by_role("option", name="Ada Lovelace")).to_be_visible()
     author.press("ArrowDown")
+    expect(page.get_by_role("option", name="Ada Lovelace")).to_have_attribute(
+        "aria-selected", "true"
+    )
     author.press("Enter")
     expect(page.get_by_role("list", name="Author: chosen")).to_contain_text("Ada Lovelace")
     # The list: two items, then the second moved up by keyboard.
@@ -257,11 +260,14 @@ def test_restore_a_revision_then_trash_and_restore_the_entry(
 ) -> None:
     cms: Cms = site["cms"]
     entry = cms.call("POST", "/entries", {"type": "person", "title": "Katherine"}, 201)
+    term = cms.call("POST", "/taxonomies/categories/terms", {"name": "Pioneers"}, 201)
     tab = signed_in(screens, OWNER, f"/cms/admin/entries/{entry['id']}")
     page = tab.page
     page.get_by_label("Title (required)").fill("Katherine Johnson")
+    page.get_by_role("checkbox", name="Pioneers").check()
     page.get_by_role("button", name="Save", exact=True).click()
     expect(page.locator("#save-status")).to_contain_text("Saved (revision 2)")
+    assert [t["id"] for t in cms.call("GET", f"/entries/{entry['id']}")["terms"]] == [term["id"]]
     page.get_by_role("button", name="Compare revision 1 with the saved entry").click()
     diff = page.get_by_role("region", name="Differences between revision 1 and the saved entry")
     expect(diff.locator("del")).to_contain_text('"title": "Katherine"')

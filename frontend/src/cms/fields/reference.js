@@ -52,6 +52,7 @@ export function reference(def, value) {
   let options = [];
   let active = -1;
   const close = () => {
+    shown = null;
     results.hidden = true;
     input.setAttribute("aria-expanded", "false");
     input.removeAttribute("aria-activedescendant");
@@ -73,10 +74,14 @@ export function reference(def, value) {
   };
   let timer;
   let asked = 0;
+  let shown = null; // the text whose results are on screen
   const search = async () => {
+    const text = input.value.trim();
+    if (text === shown && !results.hidden) return;
     const mine = ++asked;
-    const { ok, data } = await api("GET", "/entries" + query({ type: def.to, search: input.value.trim(), limit: 10, sort: "title" }));
+    const { ok, data } = await api("GET", "/entries" + query({ type: def.to, search: text, limit: 10, sort: "title" }));
     if (mine !== asked || !ok) return;
+    shown = text;
     options = data.data;
     replace(
       results,
@@ -109,9 +114,10 @@ export function reference(def, value) {
     } else if (event.key === "ArrowUp") {
       event.preventDefault();
       highlight(Math.max(active - 1, 0));
-    } else if (event.key === "Enter" && !results.hidden && active >= 0 && options[active]) {
+    } else if (event.key === "Enter") {
+      // Enter in the search box chooses; it never submits the entry.
       event.preventDefault();
-      choose(options[active]);
+      if (!results.hidden && active >= 0 && options[active]) choose(options[active]);
     } else if (event.key === "Escape") {
       close();
     }

@@ -69,6 +69,7 @@ function build() {
   problems = new Problems(box, (key) => {
     if (wraps[key]) return { wrap: wraps[key], input: inputs[key], label: wraps[key].querySelector("label").textContent };
     if (key === "publishAt" && side) return side.schedule;
+    if (key.startsWith("terms") && side && side.terms.boxes.length) return { wrap: side.terms.el, input: side.terms.boxes[0], label: "Filed under" };
     const found = fields.locate(key);
     return found || (key.startsWith("data.") ? fields.locate(key.slice(5)) : null);
   });
@@ -97,6 +98,7 @@ function collect() {
   const { values, problems: own } = fields.collect();
   const body = { title: inputs.title.value.trim(), data: values, locale: inputs.locale.value.trim() || "en" };
   if (inputs.slug.value.trim()) body.slug = inputs.slug.value.trim();
+  if (side && side.terms.loaded) body.terms = side.terms.boxes.filter((b) => b.checked).map((b) => b.value);
   return { body, own };
 }
 
@@ -160,6 +162,7 @@ function sidePanel() {
   const viewers = h("ul", { class: "presence", "aria-label": "Also editing this entry" });
   const notice = h("div", { class: "notice", role: "alert", hidden: true, id: "live-notice" });
   const revisions = h("ol", { class: "revisions", reversed: true });
+  const terms = filing();
   const diffBox = h("div", { id: "revision-diff", "aria-live": "polite" });
   const el = h(
     "aside",
@@ -176,9 +179,37 @@ function sidePanel() {
       can("content.publish") ? h("div", { class: "actions" }, button("Schedule", () => scheduleAt(fromLocalInput(when_.value))), button("Cancel the schedule", () => scheduleAt(null), { id: "cancel-schedule" })) : null,
       h("div", { class: "actions" }, trash),
     ),
+    h("section", { class: "card", "aria-labelledby": "terms-h" }, h("h2", { id: "terms-h" }, "Filed under"), terms.el),
     h("section", { class: "card", "aria-labelledby": "revisions-h" }, h("h2", { id: "revisions-h" }, "Revisions"), revisions, diffBox),
   );
-  return { el, badge, buttons, when: when_, schedule: { wrap: schedule, input: when_, label: "Publish at" }, viewers, notice, revisions, diffBox, statusBox };
+  return { el, terms, badge, buttons, when: when_, schedule: { wrap: schedule, input: when_, label: "Publish at" }, viewers, notice, revisions, diffBox, statusBox };
+}
+
+// The taxonomies' terms as checkboxes; saved with the entry (terms are not revised).
+function filing() {
+  const el = h("div", { class: "field" }, h("p", { class: "muted" }, "Loading…"));
+  const state = { el, boxes: [], loaded: false };
+  const filed = new Set((entry.terms || []).map((t) => t.id));
+  (async () => {
+    const { ok, data } = await api("GET", "/taxonomies");
+    if (!ok) return;
+    const groups = [];
+    for (const taxonomy of data.data) {
+      const found = await api("GET", `/taxonomies/${taxonomy.slug}/terms`);
+      if (!found.ok || !found.data.data.length) continue;
+      const group = h("fieldset", {}, h("legend", {}, taxonomy.name));
+      for (const term of found.data.data) {
+        const box = h("input", { type: "checkbox", value: term.id, id: `term-${term.id}`, checked: filed.has(term.id), disabled: !can("content.write") });
+        box.addEventListener("change", () => (dirty = true));
+        state.boxes.push(box);
+        group.append(h("div", { class: "check" }, box, h("label", { for: box.id }, term.name)));
+      }
+      groups.push(group);
+    }
+    state.loaded = true;
+    replace(el, groups.length ? groups : h("p", { class: "muted" }, "No terms yet: add them under Taxonomies."), h("p", { class: "help" }, "Saved with the entry."), h("p", { class: "field-error", id: "terms-error", hidden: true }));
+  })();
+  return state;
 }
 
 async function scheduleAt(at) {
