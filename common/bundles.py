@@ -85,6 +85,9 @@ class Bundles:
                 "Content-Type": kind,
                 "Cache-Control": IMMUTABLE,
                 "X-Content-Type-Options": "nosniff",
+                # build.mjs writes .br and .gz beside each script and sheet;
+                # FileResponse sends one when the browser accepts it.
+                "Vary": "Accept-Encoding",
             },
         )
 

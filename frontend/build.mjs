@@ -9,6 +9,7 @@ import * as esbuild from "esbuild";
 import { existsSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { readFileSync } from "node:fs";
+import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 
 const SRC = "src";
 const OUT = "dist";
@@ -83,6 +84,14 @@ for (const [output, info] of Object.entries(result.metafile.outputs)) {
   }
 }
 manifest.files.sort();
+// Compressed copies beside each script and sheet: the server (aiohttp's
+// FileResponse) sends the .br or .gz one to a browser that accepts it.
+for (const name of manifest.files) {
+  if (!/\.(js|css)$/.test(name)) continue;
+  const body = readFileSync(path.join(TMP, name));
+  writeFileSync(path.join(TMP, `${name}.br`), brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 10 } }));
+  writeFileSync(path.join(TMP, `${name}.gz`), gzipSync(body, { level: 9 }));
+}
 writeFileSync(path.join(TMP, "manifest.json"), JSON.stringify(manifest, null, 1) + "\n");
 rmSync(OUT, { recursive: true, force: true });
 renameSync(TMP, OUT);

@@ -327,7 +327,13 @@ def test_a_gallery_by_drop_library_and_drag_then_a_schedule(
     cms.call(
         "POST",
         "/types",
-        {"name": "album", "fields": [{"key": "photos", "type": "gallery", "label": "Photos"}]},
+        {
+            "name": "album",
+            "fields": [
+                {"key": "photos", "type": "gallery", "label": "Photos"},
+                {"key": "notes", "type": "markdown", "label": "Notes"},
+            ],
+        },
         201,
     )
     upload = cms.client.post(
@@ -371,9 +377,16 @@ def test_a_gallery_by_drop_library_and_drag_then_a_schedule(
     expect(order).to_have_text(["library.png", "beach.png", "hill.png"])
     photos.get_by_role("button", name="Move library.png (image 1 of 3) down").click()
     expect(order).to_have_text(["beach.png", "library.png", "hill.png"])
+    # Markdown is written in CodeMirror and previewed, stored as written.
+    page.get_by_role("textbox", name="Notes").click()
+    page.keyboard.type("A **sunny** week")
+    page.get_by_role("button", name="Show preview").click()
+    expect(page.get_by_role("region", name="Notes preview").locator("strong")).to_have_text("sunny")
+    page.get_by_role("button", name="Edit", exact=True).click()
     page.get_by_role("button", name="Create").click()
     page.wait_for_url(SAVED_ENTRY)
     entry_id = page.url.split("?")[0].rsplit("/", 1)[-1]
+    assert cms.call("GET", f"/entries/{entry_id}")["data"]["notes"] == "A **sunny** week"
     saved = cms.call("GET", f"/entries/{entry_id}")["data"]["photos"]
     names = [cms.call("GET", f"/media/{media_id}")["filename"] for media_id in saved]
     assert names == ["beach.png", "library.png", "hill.png"]

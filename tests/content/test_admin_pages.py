@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from pathlib import Path
@@ -83,6 +84,7 @@ async def test_bundles_are_immutable_and_only_what_the_build_made(cms: Any, buil
     assert found.status == 200
     assert found.headers["Cache-Control"] == "public, max-age=31536000, immutable"
     assert found.headers["Content-Type"].startswith("text/javascript")
+    assert found.headers["Vary"] == "Accept-Encoding"
     assert (await cms.get("/admin/assets/manifest.json")).status == 404
     assert (await cms.get("/admin/assets/cms/entries.js")).status == 404
 
@@ -106,3 +108,14 @@ def test_a_rebuild_is_picked_up_without_a_restart(built: Path) -> None:
     stat = (built / "manifest.json").stat()
     os.utime(built / "manifest.json", (stat.st_atime, stat.st_mtime + 5))
     assert bundles.file_of("cms/entries.js") == "cms/entries-DDDD.js"
+
+
+async def test_a_compressed_copy_goes_to_a_browser_that_takes_it(cms: Any, built: Path) -> None:
+    (built / "cms/entries-BBBB.js.gz").write_bytes(gzip.compress(b"export{};"))
+    taken = await cms.get("/admin/assets/cms/entries-BBBB.js", headers={"Accept-Encoding": "gzip"})
+    assert taken.headers["Content-Encoding"] == "gzip"
+    assert await taken.read() == b"export{};"
+    plain = await cms.get(
+        "/admin/assets/cms/entries-BBBB.js", headers={"Accept-Encoding": "identity"}
+    )
+    assert "Content-Encoding" not in plain.headers
