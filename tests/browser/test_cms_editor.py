@@ -164,6 +164,15 @@ def test_build_a_type_then_write_and_publish_an_entry(
     page.locator("ol.items > li.item").nth(1).get_by_label("Label (required)").fill("Find a cup")
     page.get_by_role("button", name="Move Steps item 2 up").click()
     expect(page.locator("#announcer")).to_contain_text("moved to position 1 of 2")
+    # Alt+Arrow on the drag handle moves too, and the handle keeps the focus.
+    first = page.locator("ol.items > li.item").nth(0).get_by_label("Label (required)")
+    expect(first).to_have_value("Find a cup")
+    page.get_by_role("button", name="Reorder Steps item 1: drag, or Alt+Up and Alt+Down").press(
+        "Alt+ArrowDown"
+    )
+    expect(first).to_have_value("Boil water")
+    page.keyboard.press("Alt+ArrowUp")
+    expect(first).to_have_value("Find a cup")
     page.get_by_label("Accent", exact=True).fill("#1A73E8")
     page.get_by_label("Tone").select_option("calm")
     tab.check("entry-new")
@@ -174,6 +183,10 @@ def test_build_a_type_then_write_and_publish_an_entry(
 
     page.get_by_role("button", name="Publish", exact=True).click()
     expect(page.locator("#entry-status")).to_contain_text("published")
+    page.get_by_role("button", name="Unpublish").click()
+    expect(page.locator("#entry-status")).to_contain_text("unpublished")
+    page.get_by_role("button", name="Publish", exact=True).click()
+    expect(page.locator("#entry-status")).to_have_text("Status: published")
     tab.check("entry-published")
 
     saved = cms.call("GET", f"/entries/{entry_id}")
