@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -13,10 +14,10 @@ from tests.conftest import GatewayProcess
 
 
 @pytest.fixture
-def gateway(database_url: str, tmp_path) -> GatewayProcess:  # type: ignore[no-untyped-def]
+def gateway(database_url: str, tmp_path: Path) -> Iterator[GatewayProcess]:
     build_bundles()
     process = cms_gateway(tmp_path, database_url, "--only", "content")
-    yield process  # type: ignore[misc]
+    yield process
     process.stop()
 
 

@@ -2,6 +2,8 @@
 import { h, replace } from "./dom.js";
 
 export function table(caption, headings, rows) {
+  // At phone width the header row is hidden and each cell shows its heading.
+  for (const row of rows) [...row.children].forEach((cell, i) => headings[i] && (cell.dataset.label = headings[i]));
   return h(
     "div",
     { class: "table-wrap" },
