@@ -50,14 +50,13 @@ def module_gateway(
 ) -> Iterator[GatewayProcess]:
     """One gateway (and database) for every test of a module: starting one costs seconds."""
     build_bundles()
-    databases = _fresh_database(pg_admin_dsn, template_db)
-    url = next(databases)
-    gateway = cms_gateway(tmp_path_factory.mktemp("cms"), url)
-    try:
-        yield gateway
-    finally:
-        gateway.stop()
-        databases.close()
+    # The loop ends after the gateway stops, and the database is dropped then.
+    for url in _fresh_database(pg_admin_dsn, template_db):
+        gateway = cms_gateway(tmp_path_factory.mktemp("cms"), url)
+        try:
+            yield gateway
+        finally:
+            gateway.stop()
 
 
 class Cms:
