@@ -21,6 +21,8 @@ export function cells(...values) {
   return h("tr", {}, values.map((v) => h("td", {}, v)));
 }
 
+const ONE = { entries: "entry", people: "person", changes: "change" };
+
 // meta: {total, page, limit}; go(page) loads another page.
 export function pager(el, meta, go, noun) {
   const pages = Math.max(1, Math.ceil(meta.total / meta.limit));
@@ -28,7 +30,8 @@ export function pager(el, meta, go, noun) {
   const next = h("button", { type: "button", disabled: meta.page >= pages }, "Next page");
   prev.addEventListener("click", () => go(meta.page - 1));
   next.addEventListener("click", () => go(meta.page + 1));
-  replace(el, prev, h("span", {}, `Page ${meta.page} of ${pages} · ${meta.total} ${noun}`), next);
+  const count = meta.total === 1 ? `1 ${ONE[noun] || noun}` : `${meta.total} ${noun}`;
+  replace(el, prev, h("span", {}, `Page ${meta.page} of ${pages} · ${count}`), next);
 }
 
 export function readQuery(defaults) {
