@@ -32,6 +32,8 @@ from typing import Any, TypeVar
 from aiohttp import web
 from aiohttp.web_urldispatcher import AbstractRoute
 
+from common.bundles import BUNDLES, NotBuilt
+
 Schema = dict[str, Any]
 JSON = "application/json"
 FORM = "application/x-www-form-urlencoded"
@@ -321,10 +323,12 @@ profile_key = web.AppKey("openapi_profile", Profile)
 
 
 def publish(app: web.Application, profile: Profile, *, json_path: str, html_path: str) -> None:
-    """Serve the app's own document at ``json_path`` and its HTML rendering at ``html_path``."""
+    """Serve the app's own document at ``json_path`` and its reference page at
+    ``html_path``, with the page's bundle (Swagger UI) under ``html_path/files/``."""
     app[profile_key] = profile
-    app.router.add_get(json_path, openapi_json)
+    app.router.add_get(json_path, openapi_json, name=JSON_ROUTE)
     app.router.add_get(html_path, openapi_html)
+    app.router.add_get(html_path + "/files/{name:.+}", reference_file, name=FILES_ROUTE)
 
 
 def _document(request: web.Request) -> dict[str, Any]:
@@ -350,40 +354,76 @@ async def openapi_json(request: web.Request) -> web.Response:
 )
 async def openapi_html(request: web.Request) -> web.Response:
     return web.Response(
-        text=render_html(_document(request)),
+        text=reference_page(request, _document(request)),
         content_type="text/html",
         charset="utf-8",
-        headers={
-            "Cache-Control": "no-cache",
-            "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
-        },
+        headers={"Cache-Control": "no-cache", "Content-Security-Policy": REFERENCE_CSP},
     )
+
+
+@page
+async def reference_file(request: web.Request) -> web.StreamResponse:
+    """The reference page's bundle: only its own files (and the chunks they import)."""
+    name = request.match_info["name"]
+    if not name.startswith(REFERENCE_FILES):
+        raise web.HTTPNotFound(text="no such file")
+    return BUNDLES.respond(name)
 
 
 # --- the page for people --------------------------------------------------------
 
-_STYLE = """
-body{font:15px/1.5 system-ui,sans-serif;max-width:62rem;margin:2rem auto;padding:0 1rem;color:#222}
-h2{border-bottom:1px solid #ccc;margin-top:2.5rem}
-section{border:1px solid #ddd;border-radius:6px;padding:.5rem 1rem;margin:1rem 0}
-.m{display:inline-block;min-width:4.5rem;font-weight:bold;font-family:monospace}
-code,pre{font-family:ui-monospace,monospace;font-size:13px}
-pre{background:#f6f6f6;padding:.5rem;overflow:auto;max-height:24rem}
-table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:2px 8px;text-align:left}
-"""
+JSON_ROUTE = "openapi-json"
+FILES_ROUTE = "openapi-files"
+REFERENCE_BUNDLE = "apidocs/reference"
+REFERENCE_FILES = ("apidocs/", "chunks/")
+# Swagger UI under the same strict policy as every other page: its scripts and
+# styles from this origin only (it sets styles through the CSSOM, which CSP
+# allows), its icons as data: images, "Try it out" to this origin only.
+REFERENCE_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:;"
+    " font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none';"
+    " frame-ancestors 'none'"
+)
+
+
+def reference_page(request: web.Request, document: Mapping[str, Any]) -> str:
+    """Swagger UI over the document (frontend/src/apidocs), with the plain
+    rendering inside for a browser without JavaScript or before the bundle is
+    built; the plain one is also what a text browser or a crawler reads."""
+    e = html.escape
+    title = document["info"]["title"]
+    head = ""
+    spec = str(request.app.router[JSON_ROUTE].url_for())
+    try:
+        files = request.app.router[FILES_ROUTE]
+        script = files.url_for(name=BUNDLES.file_of(REFERENCE_BUNDLE + ".js"))
+        style = files.url_for(name=BUNDLES.file_of(REFERENCE_BUNDLE + ".css"))
+        head = (
+            f'<link rel=stylesheet href="{e(str(style))}">'
+            f'<script type=module src="{e(str(script))}"></script>'
+        )
+    except NotBuilt:
+        pass  # the plain rendering alone, until `make assets` has run
+    return (
+        "<!doctype html><html lang=en><head><meta charset=utf-8>"
+        "<meta name=viewport content='width=device-width, initial-scale=1'>"
+        "<meta name=color-scheme content='light dark'>"
+        f"<title>{e(title)} · API reference</title>{head}</head>"
+        "<body><a class=skip href=#main>Skip to content</a><main id=main>"
+        f'<div id=swagger data-spec="{e(spec)}" hidden></div>'
+        f"<div id=plain>{render_body(document)}</div></main></body></html>"
+    )
 
 
 def _pre(value: Any) -> str:
     return f"<pre>{html.escape(json.dumps(value, indent=2))}</pre>"
 
 
-def render_html(document: Mapping[str, Any]) -> str:
-    """The document as one self-contained HTML page."""
+def render_body(document: Mapping[str, Any]) -> str:
+    """The document as plain HTML: every operation, its parameters, bodies and answers."""
     e = html.escape
     info = document["info"]
     out = [
-        "<!doctype html><html lang=en><meta charset=utf-8>",
-        f"<title>{e(info['title'])}</title><style>{_STYLE}</style>",
         f"<h1>{e(info['title'])}</h1><p>{e(info.get('description', ''))}</p>",
         "<h2>Operations</h2>",
     ]

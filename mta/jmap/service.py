@@ -140,7 +140,7 @@ class JmapService:
     async def _authenticate(self, request: web.Request, handler: Any) -> web.StreamResponse:
         if request.method == "OPTIONS":
             return web.Response(status=204, headers=_cors(request))
-        if request.path in PUBLIC:
+        if request.path in PUBLIC or request.path.startswith(DOCS_PATH + "/files/"):
             return await handler(request)
         try:
             principal = await self.auth.principal(request)

@@ -9,6 +9,7 @@ and against the error conventions (every error answer in the owner's shape).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -176,9 +177,22 @@ async def test_the_docs_page_renders_the_document_for_people(
     assert response.status == 200
     assert response.content_type == "text/html"
     page = await response.text()
-    assert "<script" not in page  # no CDN, no JavaScript: rendered here
+    # Readable without JavaScript: every operation rendered on the server.
     for path in document["paths"]:
         assert f"<code>{path}</code>" in page
+    # Swagger UI from this origin only, under a policy with nothing inline.
+    policy = response.headers["Content-Security-Policy"]
+    assert "script-src 'self';" in policy and "unsafe" not in policy
+    scripts = re.findall(r"<script([^>]*)>", page)
+    assert len(scripts) == 1 and "type=module" in scripts[0]
+    src = re.search(r'src="([^"]+)"', scripts[0])
+    assert src is not None and src.group(1).startswith(PAGES[service] + "/files/apidocs/")
+    bundle = await gateway_client.get(src.group(1))
+    assert bundle.status == 200
+    assert "immutable" in bundle.headers["Cache-Control"]
+    # The files route serves the page's bundle and nothing else of the build.
+    other = await gateway_client.get(PAGES[service] + "/files/cms/admin.css")
+    assert other.status == 404
 
 
 @pytest.mark.parametrize(
