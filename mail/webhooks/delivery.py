@@ -28,6 +28,7 @@ from datetime import timedelta
 
 import aiopg
 
+from common import metrics
 from common.jobs import Job, enqueue
 from mail.context import MailContext
 from mail.webhooks import store
@@ -110,6 +111,7 @@ async def attempt(ctx: MailContext, delivery_id: str, *, trigger: str, try_: int
     if trigger == "scheduled" and delivery.status in ("delivered", "failed"):
         return delivery.status == "delivered"  # a crashed job's rerun: already settled
     outcome = await signed_post(ctx, webhook, delivery.message_id, event_body(event))
+    metrics.webhook_attempt("mail", outcome.status, outcome.ok)
     now = ctx.clock.now()
     next_at = None
     if outcome.ok:

@@ -27,6 +27,7 @@ from typing import Any
 
 from common.crypto import Sealer
 from common.db import Conn, execute, fetch_all, fetch_one
+from common.logs import current_request_id
 from common.records import Record
 from mta.store import events, suppressions
 
@@ -121,9 +122,9 @@ async def enqueue(
         """
         INSERT INTO mta.outbound_messages
             (id, account_id, address_id, source, mail_from, raw, raw_sealed, size,
-             created_at, scheduled_at, expires_at, status, event_data, updated_at)
+             created_at, scheduled_at, expires_at, status, event_data, updated_at, trace_id)
         VALUES (%(id)s, %(acc)s, %(addr)s, %(src)s, %(from)s, %(raw)s, %(sealed)s, %(size)s,
-                %(now)s, %(sched)s, %(exp)s, %(status)s, %(data)s::jsonb, %(now)s)
+                %(now)s, %(sched)s, %(exp)s, %(status)s, %(data)s::jsonb, %(now)s, %(trace)s)
         """,
         {
             "id": message_id,
@@ -139,6 +140,8 @@ async def enqueue(
             "exp": due + lifetime,
             "status": "scheduled" if scheduled else "queued",
             "data": json.dumps(data),
+            # The request (or SMTP transaction, or job) that queued it.
+            "trace": current_request_id(),
         },
     )
     # One row per distinct recipient (compared case-insensitively), in order.
@@ -301,6 +304,7 @@ class Claimed(Record):
     created_at: datetime
     scheduled_at: datetime | None
     expires_at: datetime
+    trace_id: str | None
 
 
 async def claim(conn: Conn, now: datetime, lease: timedelta, limit: int) -> list[Claimed]:
@@ -322,7 +326,7 @@ async def claim(conn: Conn, now: datetime, lease: timedelta, limit: int) -> list
            AND m.id = r.message_id
         RETURNING r.message_id::text, r.position, r.rcpt, r.attempts, r.verp,
                   m.account_id::text, m.address_id::text, m.source, m.mail_from,
-                  m.created_at, m.scheduled_at, m.expires_at
+                  m.created_at, m.scheduled_at, m.expires_at, m.trace_id
         """,
         {"now": now, "until": now + lease, "limit": limit},
     )
