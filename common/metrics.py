@@ -44,6 +44,12 @@ from prometheus_client.registry import Collector
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 
+PROCESSES = Gauge(
+    "gateway_processes",
+    "Gateway processes serving (1 each), summed over live processes.",
+    multiprocess_mode="livesum",
+)
+
 # --- HTTP ---------------------------------------------------------------------
 
 HTTP_REQUESTS = Counter(

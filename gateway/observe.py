@@ -184,6 +184,8 @@ async def sample_pool(app: web.Application) -> AsyncIterator[None]:
     """Once a second: this process's pool, for the livesum gauges."""
     pool = app[health_key].runtime.db.pool
 
+    metrics.PROCESSES.set(1)
+
     async def loop() -> None:
         while True:
             metrics.DB_POOL_IN_USE.set(len(pool._used))
@@ -195,6 +197,7 @@ async def sample_pool(app: web.Application) -> AsyncIterator[None]:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
+    metrics.PROCESSES.set(0)
 
 
 def install(root: web.Application, health: Health) -> None:
