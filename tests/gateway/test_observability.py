@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from common.runtime import Runtime
 from tests.conftest import GatewayProcess, free_port
-from tests.mta.conftest import dns_server, send  # noqa: F401 - the fixture
+from tests.mta.conftest import send
 from tests.mta.dnsserver import LoopbackDNS
 from tests.mta.jmap.conftest import MAIL, make_mailbox
 
