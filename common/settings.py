@@ -59,6 +59,8 @@ class Settings:
     shutdown_drain: float = 0.0
     # "text" (one human line per record) or "json" (one object per line).
     log_format: str = "text"
+    # One log line per request (method, route template, status, duration).
+    access_log: bool = False
     # Who may read /metrics: these CIDRs, or a bearer METRICS_TOKEN.
     metrics_allow: tuple[Network, ...] = DEFAULT_METRICS_ALLOW
     metrics_token: str = ""
@@ -227,6 +229,7 @@ def load_settings(
         workers=read_int(env, "WEB_CONCURRENCY", 1, minimum=1, maximum=64),
         shutdown_drain=read_float(env, "SHUTDOWN_DRAIN", 0.0),
         log_format=_read_choice(env, "LOG_FORMAT", LOG_FORMATS),
+        access_log=read_bool(env, "ACCESS_LOG", False),
         metrics_allow=(
             read_networks(env, "METRICS_ALLOW") if "METRICS_ALLOW" in env else DEFAULT_METRICS_ALLOW
         ),

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ from common.logs import REQUEST_ID_HEADER, accept_request_id, reset_request_id, 
 from common.migrations import MigrationSet, pending
 from common.runtime import Runtime
 from common.web import json_response
+
+access = logging.getLogger("gateway.access")
 
 METRICS_PATH = "/metrics"
 LIVE_PATH = "/livez"
@@ -74,29 +77,50 @@ def _route_of(request: web.Request) -> str:
     return resource.canonical
 
 
-@web.middleware
-async def observe(
-    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-) -> web.StreamResponse:
-    request_id = accept_request_id(request.headers.get(REQUEST_ID_HEADER))
-    request[request_id_key] = request_id
-    token = set_request_id(request_id)
-    started = time.perf_counter()
-    status = 500
-    try:
-        response = await handler(request)
-        status = response.status
-        return response
-    except web.HTTPException as exc:
-        status = exc.status
-        exc.headers[REQUEST_ID_HEADER] = request_id
-        raise
-    finally:
-        service, route = _service_of(request), _route_of(request)
-        method = request.method if request.method in metrics.HTTP_METHODS else "other"
-        metrics.HTTP_REQUESTS.labels(service, route, method, str(status)).inc()
-        metrics.HTTP_DURATION.labels(service, route, method).observe(time.perf_counter() - started)
-        reset_request_id(token)
+def observer(*, access_log: bool) -> Any:
+    """The outermost middleware: request id, HTTP metrics, and the access log when asked."""
+
+    @web.middleware
+    async def observe(
+        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        request_id = accept_request_id(request.headers.get(REQUEST_ID_HEADER))
+        request[request_id_key] = request_id
+        token = set_request_id(request_id)
+        started = time.perf_counter()
+        status = 500
+        try:
+            response = await handler(request)
+            status = response.status
+            return response
+        except web.HTTPException as exc:
+            status = exc.status
+            exc.headers[REQUEST_ID_HEADER] = request_id
+            raise
+        finally:
+            elapsed = time.perf_counter() - started
+            service, route = _service_of(request), _route_of(request)
+            method = request.method if request.method in metrics.HTTP_METHODS else "other"
+            metrics.HTTP_REQUESTS.labels(service, route, method, str(status)).inc()
+            metrics.HTTP_DURATION.labels(service, route, method).observe(elapsed)
+            if access_log:
+                # The route template, never the raw path: paths and queries carry tokens.
+                access.info(
+                    "%s %s %s",
+                    method,
+                    route,
+                    status,
+                    extra={
+                        "service": service,
+                        "method": method,
+                        "route": route,
+                        "status": status,
+                        "duration_seconds": round(elapsed, 6),
+                    },
+                )
+            reset_request_id(token)
+
+    return observe
 
 
 async def add_request_id(request: web.Request, response: web.StreamResponse) -> None:
@@ -203,7 +227,7 @@ async def sample_pool(app: web.Application) -> AsyncIterator[None]:
 def install(root: web.Application, health: Health) -> None:
     """Routes, middleware and hooks on the root app (before it is frozen)."""
     root[health_key] = health
-    root.middlewares.insert(0, observe)
+    root.middlewares.insert(0, observer(access_log=health.runtime.settings.access_log))
     root.on_response_prepare.append(add_request_id)
     root.router.add_get(METRICS_PATH, metrics_handler)
     root.router.add_get(LIVE_PATH, livez)

@@ -257,9 +257,18 @@ class OutboundWorker:
         attempts = await asyncio.gather(
             *(self._attempt(item, data, item.rcpt.lower() in blocked) for item in items)
         )
+        outcomes: dict[str, int] = {}
         for attempt in attempts:
             metrics.OUTBOUND_ATTEMPTS.labels(attempt.outcome.status).inc()
+            outcomes[attempt.outcome.status] = outcomes.get(attempt.outcome.status, 0) + 1
         await self._record(first, attempts)
+        # One line per message and attempt round (no addresses: the activity log has them).
+        log.info(
+            "outbound message %s: %s",
+            first.message_id,
+            ", ".join(f"{n} {status}" for status, n in sorted(outcomes.items())),
+            extra={"message_id": first.message_id, "source": first.source, "outcomes": outcomes},
+        )
 
     async def _attempt(self, item: Claimed, data: bytes | None, blocked: bool) -> _Attempt:
         now = self.clock.now()
