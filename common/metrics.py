@@ -65,6 +65,24 @@ HTTP_DURATION = Histogram(
 )
 HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
+# The labelled children per (service, route, method, status): ``labels()``
+# validates and locks on every call, half the cost of counting a request.
+# The keys are bounded as the labels are.
+_http_children: dict[tuple[str, str, str, int], tuple[Any, Any]] = {}
+
+
+def http_request(service: str, route: str, method: str, status: int, seconds: float) -> None:
+    key = (service, route, method, status)
+    children = _http_children.get(key)
+    if children is None:
+        children = _http_children[key] = (
+            HTTP_REQUESTS.labels(service, route, method, str(status)),
+            HTTP_DURATION.labels(service, route, method),
+        )
+    children[0].inc()
+    children[1].observe(seconds)
+
+
 # --- SMTP ---------------------------------------------------------------------
 
 SMTP_SESSIONS = Counter(

@@ -101,8 +101,7 @@ def observer(*, access_log: bool) -> Any:
             elapsed = time.perf_counter() - started
             service, route = _service_of(request), _route_of(request)
             method = request.method if request.method in metrics.HTTP_METHODS else "other"
-            metrics.HTTP_REQUESTS.labels(service, route, method, str(status)).inc()
-            metrics.HTTP_DURATION.labels(service, route, method).observe(elapsed)
+            metrics.http_request(service, route, method, status, elapsed)
             if access_log:
                 # The route template, never the raw path: paths and queries carry tokens.
                 access.info(
