@@ -187,7 +187,7 @@ class QueueStats:
 
 
 # Each part reads only rows a partial index covers: pending jobs (jobs_pending_due),
-# dead jobs (jobs_kind_state) and recipients still to try (outbound_recipients_due).
+# dead jobs (jobs_dead) and recipients still to try (outbound_recipients_due).
 QUEUE_SQL = """
 SELECT (SELECT count(*) FROM common.jobs WHERE state = 'pending') AS jobs_pending,
        (SELECT min(run_at) FROM common.jobs

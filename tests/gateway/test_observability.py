@@ -9,11 +9,14 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from common import metrics
+from common.db import execute, fetch_all
 from common.runtime import Runtime
 from tests.conftest import GatewayProcess, free_port
 from tests.mta.conftest import send
@@ -286,3 +289,15 @@ def test_sigterm_turns_readiness_off_before_the_listeners_close(
         get(gateway.base_url + "/livez")
     log = gateway.log()
     assert log.index("draining: not ready") < log.index("server, workers and daemons stopped")
+
+
+async def test_the_scrape_time_queue_query_reads_only_indexes(db: Any) -> None:
+    async with db.connection() as conn:
+        # Tables of a test are tiny; forbid the sequential scan to see whether
+        # an index can serve each part (a part without one would still scan).
+        await execute(conn, "SET enable_seqscan = off")
+        rows = await fetch_all(conn, "EXPLAIN " + metrics.QUEUE_SQL, {"now": datetime.now(UTC)})
+    plan = "\n".join(row["QUERY PLAN"] for row in rows)
+    assert "Seq Scan" not in plan, plan
+    for index in ("jobs_pending_due", "jobs_dead", "outbound_recipients_due"):
+        assert index in plan, plan
