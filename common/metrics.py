@@ -11,8 +11,8 @@ imported; each process then writes its values to its own memory-mapped files
 there, and whichever process answers ``/metrics`` merges them all
 (prometheus-client's multiprocess mode; docs/architecture.md, "Metrics").
 Gauges of live things (pool connections in use, open sockets) are summed
-over live processes only (``livesum``), so a stopped child's files are
-removed by the supervisor (:func:`forget_process`).
+over processes (``livesum``); children are never restarted one by one (one
+dying stops them all), and the directory goes when the supervisor stops.
 
 What lives in the database (queue depths and ages, dead jobs) is read at
 scrape time by :class:`DatabaseGauges`, one cheap indexed query per second
@@ -167,11 +167,6 @@ def multiprocess_dir() -> str | None:
     """The directory every process of this gateway writes its metrics to, if any."""
     path = os.environ.get(MULTIPROC_ENV)
     return path if path and os.path.isdir(path) else None
-
-
-def forget_process(pid: int, path: str) -> None:
-    """A child stopped: its live gauges no longer count (its counters stay)."""
-    _multiprocess.mark_process_dead(pid, path)
 
 
 # --- what lives in the database -------------------------------------------------

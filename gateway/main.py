@@ -174,9 +174,6 @@ async def supervise(settings: Settings, *, only: str | None = None) -> int:
                 for child in children:
                     if child.returncode is None:
                         child.kill()
-        for child in children:
-            if metrics_dir is not None and child.returncode is not None:
-                metrics.forget_process(child.pid, metrics_dir)
         if metrics_dir is not None:
             shutil.rmtree(metrics_dir, ignore_errors=True)
         if pg is not None:
