@@ -67,18 +67,19 @@ async def enqueue(
     run_at: datetime,
     key: str | None = None,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    request_id: str | None = None,
 ) -> int | None:
     """Add a job; return its id, or None when a job with ``key`` already exists.
 
-    The current request id (common/logs.py) goes with it, so the job's log
-    lines, and what it sends, name the request that caused it.
+    ``request_id`` (by default the current one, common/logs.py) goes with it,
+    so the job's log lines, and what it sends, name the request that caused it.
     """
     return await fetch_val(
         conn,
         "INSERT INTO common.jobs (kind, payload, run_at, key, max_attempts, request_id)"
         " VALUES (%s, %s, %s, %s, %s, %s)"
         " ON CONFLICT (key) DO NOTHING RETURNING id",
-        (kind, Json(payload or {}), run_at, key, max_attempts, current_request_id()),
+        (kind, Json(payload or {}), run_at, key, max_attempts, request_id or current_request_id()),
     )
 
 

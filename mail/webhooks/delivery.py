@@ -75,13 +75,16 @@ async def fan_out(ctx: MailContext) -> int:
                 for hook in hooks
                 if hook.account_id == event.account_id and event.type in hook.events
             ]
-            for delivery_id in await store.insert_deliveries(conn, rows, now):
+            # Each delivery runs under the request id its event was recorded under.
+            request_ids = {e.id: e.request_id for e in events}
+            for delivery_id, event_id in await store.insert_deliveries(conn, rows, now):
                 await enqueue(
                     conn,
                     DELIVER_JOB,
                     {"delivery": delivery_id, "try": 1},
                     run_at=now,
                     max_attempts=JOB_ATTEMPTS,
+                    request_id=request_ids.get(event_id),
                 )
             await mailstore.mark_events_dispatched(conn, [e.id for e in events], now)
         total += len(events)

@@ -340,7 +340,7 @@ async def start_sending(conn: Conn, message_ids: list[str], now: datetime) -> No
         """
         UPDATE mta.outbound_messages SET status = 'sent', updated_at = %s
          WHERE id = ANY(%s::uuid[]) AND status IN ('queued', 'scheduled')
-        RETURNING id::text, account_id::text, event_data, source
+        RETURNING id::text, account_id::text, event_data, source, trace_id
         """,
         (now, message_ids),
     )
@@ -353,6 +353,8 @@ async def start_sending(conn: Conn, message_ids: list[str], now: datetime) -> No
                 row["event_data"] or {},
                 now,
                 email_id=row["id"],
+                # The request that queued it, though several messages start together.
+                request_id=row["trace_id"],
             )
 
 

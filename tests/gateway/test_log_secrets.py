@@ -17,6 +17,7 @@ import json
 import re
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -25,6 +26,8 @@ import pyotp
 import pytest
 from aiohttp import web
 
+from common.db import Database
+from mail.webhooks.delivery import DELIVER_JOB
 from tests.conftest import GatewayProcess
 from tests.mail.dns_server import DnsServer
 from tests.mail.hosting_fixtures import hosting_env
@@ -48,14 +51,31 @@ async def mail_dns() -> AsyncIterator[DnsServer]:
         await server.stop()
 
 
+@dataclass
+class Hooks:
+    """What the local webhook endpoint received: each request's headers."""
+
+    url: str = ""
+    seen: list[dict[str, str]] = field(default_factory=list)
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def wait_for(self, condition: Callable[[], bool], seconds: float = 20) -> None:
+        async def wait() -> None:
+            while not condition():
+                self.arrived.clear()
+                await self.arrived.wait()
+
+        await asyncio.wait_for(wait(), seconds)
+
+
 @pytest.fixture
-async def webhook_receiver() -> AsyncIterator[tuple[str, list[dict[str, str]]]]:
-    """A local endpoint recording the headers of each webhook it receives."""
-    seen: list[dict[str, str]] = []
+async def webhook_receiver() -> AsyncIterator[Hooks]:
+    hooks = Hooks()
 
     async def hook(request: web.Request) -> web.Response:
         await request.read()
-        seen.append(dict(request.headers))
+        hooks.seen.append(dict(request.headers))
+        hooks.arrived.set()
         return web.Response(status=204)
 
     app = web.Application()
@@ -65,8 +85,9 @@ async def webhook_receiver() -> AsyncIterator[tuple[str, list[dict[str, str]]]]:
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    hooks.url = f"http://127.0.0.1:{port}/hook"
     try:
-        yield f"http://127.0.0.1:{port}/hook", seen
+        yield hooks
     finally:
         await runner.cleanup()
 
@@ -86,9 +107,9 @@ async def test_json_logs_hold_no_secret_and_follow_the_request_id(
     database_url: str,
     gateway_process: Callable[..., GatewayProcess],
     mail_dns: DnsServer,
-    webhook_receiver: tuple[str, list[dict[str, str]]],
+    webhook_receiver: Hooks,
 ) -> None:
-    hook_url, hooks = webhook_receiver
+    hooks = webhook_receiver
     async with receiver() as (relay, relay_port):
         gateway = await asyncio.to_thread(
             gateway_process,
@@ -104,9 +125,14 @@ async def test_json_logs_hold_no_secret_and_follow_the_request_id(
         secrets: dict[str, str] = {"password": PASSWORD, "cms password": CMS_PASSWORD}
         jar = aiohttp.DummyCookieJar()  # cookies are sent by hand, as headers
         async with aiohttp.ClientSession(gateway.base_url, cookie_jar=jar) as http:
-            await walk_every_secret(http, secrets, hook_url, relay, mail_dns)
-        # A webhook signed with the mail endpoint's secret reached the receiver.
-        assert any("webhook-signature" in {k.lower() for k in h} for h in hooks)
+            await walk_every_secret(http, secrets, hooks.url, relay, mail_dns)
+        # The email.sent of the send reached the mail webhook, signed with its secret,
+        # from a delivery job that ran under the send's request id.
+        await hooks.wait_for(
+            lambda: any(not h["webhook-id"].startswith("msg_test_") for h in hooks.seen)
+        )
+        assert all("webhook-signature" in h for h in hooks.seen)
+        assert TRACE in await delivery_job_request_ids(database_url)
     await asyncio.to_thread(gateway.stop)
 
     log = gateway.log()
@@ -123,6 +149,17 @@ async def test_json_logs_hold_no_secret_and_follow_the_request_id(
     assert any(e["request_id"] == TRACE and e["logger"].startswith("mta") for e in entries), [
         e for e in entries if e["logger"].startswith("mta")
     ]
+
+
+async def delivery_job_request_ids(database_url: str) -> set[str | None]:
+    db = await Database.connect(database_url, size=1)
+    try:
+        rows = await db.fetch_all(
+            "SELECT request_id FROM common.jobs WHERE kind = %s", (DELIVER_JOB,)
+        )
+    finally:
+        await db.close()
+    return {row["request_id"] for row in rows}
 
 
 async def sent_to(relay: Any, rcpt: str) -> Any:
@@ -166,6 +203,16 @@ async def walk_every_secret(
     secrets["login session"] = session_cookie(login, "svc_session")
     headers = {"Cookie": f"svc_session={secrets['login session']}"}
 
+    # A mail webhook: its secret shown once, a signed test delivery.
+    webhook = await ok(
+        await http.post(
+            "/api/webhooks", json={"endpoint": hook_url, "events": ["email.sent"]}, headers=headers
+        ),
+        201,
+    )
+    secrets["mail webhook secret"] = webhook["secret"]
+    await ok(await http.post(f"/api/webhooks/{webhook['id']}/test", json={}, headers=headers))
+
     # An API key and a send through it, under a request id we choose.
     await sending_domain(http, headers, dns)
     key = await api_key(http, headers)
@@ -185,16 +232,6 @@ async def walk_every_secret(
     message = await sent_to(relay, "ann@example.org")
     trace_field = message.message["Received"]
     assert f"(trace {TRACE})" in " ".join(trace_field.split()), trace_field
-
-    # A mail webhook: its secret shown once, a signed test delivery.
-    webhook = await ok(
-        await http.post(
-            "/api/webhooks", json={"endpoint": hook_url, "events": ["email.sent"]}, headers=headers
-        ),
-        201,
-    )
-    secrets["mail webhook secret"] = webhook["secret"]
-    await ok(await http.post(f"/api/webhooks/{webhook['id']}/test", json={}, headers=headers))
 
     # The CMS: a bearer session, an agent key, a webhook secret.
     cms = await ok(
