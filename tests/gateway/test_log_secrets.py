@@ -29,6 +29,7 @@ from aiohttp import web
 from common.db import Database
 from mail.webhooks.delivery import DELIVER_JOB
 from tests.conftest import GatewayProcess
+from tests.gateway.test_observability import scrape, value
 from tests.mail.dns_server import DnsServer
 from tests.mail.hosting_fixtures import hosting_env
 from tests.mail.sending_helpers import api_key, sending_domain
@@ -133,6 +134,13 @@ async def test_json_logs_hold_no_secret_and_follow_the_request_id(
         )
         assert all("webhook-signature" in h for h in hooks.seen)
         assert TRACE in await delivery_job_request_ids(database_url)
+        # What this walk did shows in the metrics too.
+        samples = await asyncio.to_thread(scrape, gateway)
+        assert value(samples, "mail_outbound_delivery_attempts_total", outcome="delivered") >= 2
+        assert value(samples, "webhook_deliveries_total", service="mail", outcome="delivered") >= 1
+        assert value(samples, "jobs_runs_total", kind=DELIVER_JOB, outcome="done") >= 1
+        assert value(samples, "http_requests_total", route="/oauth/token", status="200") == 2
+        assert value(samples, "http_requests_total", route="/oauth/token", status="400") == 1
     await asyncio.to_thread(gateway.stop)
 
     log = gateway.log()
