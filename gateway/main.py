@@ -167,7 +167,8 @@ async def supervise(settings: Settings, *, only: str | None = None) -> int:
         if children:
             try:
                 await asyncio.wait_for(
-                    asyncio.gather(*(c.wait() for c in children)), settings.shutdown_timeout + 15
+                    asyncio.gather(*(c.wait() for c in children)),
+                    settings.shutdown_drain + settings.shutdown_timeout + 15,
                 )
             except TimeoutError:
                 log.error("gateway processes did not stop in time; killing them")
