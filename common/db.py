@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -36,6 +37,7 @@ import psycopg2.errors
 import psycopg2.extensions
 import psycopg2.extras
 
+from common import metrics
 from common.crypto import sha256_hex
 
 log = logging.getLogger(__name__)
@@ -90,9 +92,14 @@ class LeanPool(aiopg.Pool):
                     continue
                 self._used.add(conn)
                 return conn
+            # From here on the checkout waits: for a new connection, or for a release.
+            started = time.perf_counter()
             if self._free or self.size < (self.maxsize or 0):
-                return await super()._acquire()
+                conn = await super()._acquire()
+                metrics.DB_POOL_WAIT.observe(time.perf_counter() - started)
+                return conn
             handed = await self._queued()
+            metrics.DB_POOL_WAIT.observe(time.perf_counter() - started)
             if handed is not None:
                 return handed
             # None: a connection was lost, so there is room to open one; go round.

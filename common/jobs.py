@@ -24,9 +24,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from common import metrics
 from common.clock import Clock
 from common.db import Conn, Database, Json, execute, fetch_all, fetch_val
 from common.ids import short_id
+from common.logs import current_request_id, new_request_id, reset_request_id, set_request_id
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +47,7 @@ class Job:
     max_attempts: int
     run_at: datetime
     key: str | None
+    request_id: str | None = None
 
 
 Handler = Callable[[Job], Awaitable[None]]
@@ -64,14 +67,19 @@ async def enqueue(
     run_at: datetime,
     key: str | None = None,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    request_id: str | None = None,
 ) -> int | None:
-    """Add a job; return its id, or None when a job with ``key`` already exists."""
+    """Add a job; return its id, or None when a job with ``key`` already exists.
+
+    ``request_id`` (by default the current one, common/logs.py) goes with it,
+    so the job's log lines, and what it sends, name the request that caused it.
+    """
     return await fetch_val(
         conn,
-        "INSERT INTO common.jobs (kind, payload, run_at, key, max_attempts)"
-        " VALUES (%s, %s, %s, %s, %s)"
+        "INSERT INTO common.jobs (kind, payload, run_at, key, max_attempts, request_id)"
+        " VALUES (%s, %s, %s, %s, %s, %s)"
         " ON CONFLICT (key) DO NOTHING RETURNING id",
-        (kind, Json(payload or {}), run_at, key, max_attempts),
+        (kind, Json(payload or {}), run_at, key, max_attempts, request_id or current_request_id()),
     )
 
 
@@ -156,7 +164,8 @@ class JobQueue:
                         ORDER BY run_at
                         LIMIT %(limit)s
                         FOR UPDATE SKIP LOCKED)
-                RETURNING j.id, j.kind, j.payload, j.attempts, j.max_attempts, j.run_at, j.key
+                RETURNING j.id, j.kind, j.payload, j.attempts, j.max_attempts, j.run_at, j.key,
+                          j.request_id
                 """,
                 {
                     "me": self.worker_id,
@@ -171,6 +180,8 @@ class JobQueue:
     async def run_job(self, job: Job) -> bool:
         """Run one claimed job; return True when it succeeded."""
         handler = self._handlers[job.kind]
+        # The job runs under its request's id, or one of its own (recurring jobs).
+        token = set_request_id(job.request_id or new_request_id())
         try:
             await handler(job)
         except asyncio.CancelledError:
@@ -180,6 +191,9 @@ class JobQueue:
         except Exception as exc:
             await self._failed(job, exc)
             return False
+        finally:
+            reset_request_id(token)
+        metrics.JOB_RUNS.labels(job.kind, "done").inc()
         await self.db.execute(
             "UPDATE common.jobs SET state = 'done', finished_at = %s, locked_by = NULL,"
             " locked_until = NULL, last_error = NULL WHERE id = %s AND locked_by = %s",
@@ -201,6 +215,8 @@ class JobQueue:
             log.error(
                 "job %s (%s) is dead after %s tries: %s", job.id, job.kind, job.attempts, message
             )
+            metrics.JOB_RUNS.labels(job.kind, "dead").inc()
+            metrics.JOB_DEAD.labels(job.kind).inc()
             await self.db.execute(
                 "UPDATE common.jobs SET state = 'dead', last_error = %s, finished_at = %s,"
                 " locked_by = NULL, locked_until = NULL WHERE id = %s",
@@ -209,6 +225,8 @@ class JobQueue:
             return
         retry_at = now + timedelta(seconds=backoff_seconds(job.attempts))
         log.warning("job %s (%s) failed, retry at %s: %s", job.id, job.kind, retry_at, message)
+        metrics.JOB_RUNS.labels(job.kind, "retry").inc()
+        metrics.JOB_RETRIES.labels(job.kind).inc()
         await self.db.execute(
             "UPDATE common.jobs SET state = 'pending', last_error = %s, run_at = %s,"
             " locked_by = NULL, locked_until = NULL WHERE id = %s",

@@ -75,6 +75,27 @@ async def migrate(db: Database, sets: Sequence[MigrationSet]) -> list[str]:
     return applied
 
 
+async def pending(db: Database, sets: Sequence[MigrationSet]) -> list[str]:
+    """``schema/file`` of every shipped migration this database has not applied (readiness).
+
+    One statement over every schema's ``schema_migrations``; a schema whose
+    table is missing makes it fail, which a caller reports as not ready.
+    """
+    shipped = [(mset.schema, path.name) for mset in sets for path in mset.files()]
+    if not shipped:
+        return []
+    query = sql.SQL(" UNION ALL ").join(
+        sql.SQL("SELECT {} AS schema, name FROM {}.schema_migrations").format(
+            sql.Literal(mset.schema), sql.Identifier(mset.schema)
+        )
+        for mset in sets
+    )
+    async with db.connection() as conn:
+        rows = await fetch_all(conn, query.as_string(conn.raw))
+    applied = {(row["schema"], row["name"]) for row in rows}
+    return [f"{schema}/{name}" for schema, name in shipped if (schema, name) not in applied]
+
+
 async def _migrate_set(conn, mset: MigrationSet) -> list[str]:  # type: ignore[no-untyped-def]
     schema = sql.Identifier(mset.schema)
     await execute(

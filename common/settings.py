@@ -18,9 +18,17 @@ from types import MappingProxyType
 from urllib.parse import urlsplit
 
 MIN_SECRET_LENGTH = 32
+MIN_METRICS_TOKEN_LENGTH = 16
 DEV_SECRET_FILE = "secret"
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+# /metrics without a token: the machine itself only.
+DEFAULT_METRICS_ALLOW: tuple[Network, ...] = (
+    ipaddress.ip_network("127.0.0.0/8"),
+    ipaddress.ip_network("::1/128"),
+)
+LOG_FORMATS = ("text", "json")
 
 
 class SettingsError(Exception):
@@ -46,6 +54,16 @@ class Settings:
     run_workers: bool = True
     # Serving processes sharing the port (SO_REUSEPORT); WEB_CONCURRENCY.
     workers: int = 1
+    # Seconds between SIGTERM and closing the listeners, /readyz answering 503
+    # meanwhile, so a load balancer stops sending before anything is refused.
+    shutdown_drain: float = 0.0
+    # "text" (one human line per record) or "json" (one object per line).
+    log_format: str = "text"
+    # One log line per request (method, route template, status, duration).
+    access_log: bool = False
+    # Who may read /metrics: these CIDRs, or a bearer METRICS_TOKEN.
+    metrics_allow: tuple[Network, ...] = DEFAULT_METRICS_ALLOW
+    metrics_token: str = ""
     # The raw environment snapshot, for service settings parsed elsewhere.
     environ: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -179,6 +197,13 @@ def _read_app_env(env: Mapping[str, str]) -> str:
 APP_ENVS = ("development", "test", "production")
 
 
+def _read_choice(env: Mapping[str, str], name: str, choices: tuple[str, ...]) -> str:
+    value = read_str(env, name, choices[0]).strip().lower()
+    if value not in choices:
+        raise SettingsError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
 def load_settings(
     environ: Mapping[str, str] | None = None, *, production: bool = False
 ) -> Settings:
@@ -202,6 +227,13 @@ def load_settings(
         shutdown_timeout=read_float(env, "SHUTDOWN_TIMEOUT", 10.0),
         run_workers=read_bool(env, "RUN_WORKERS", True),
         workers=read_int(env, "WEB_CONCURRENCY", 1, minimum=1, maximum=64),
+        shutdown_drain=read_float(env, "SHUTDOWN_DRAIN", 0.0),
+        log_format=_read_choice(env, "LOG_FORMAT", LOG_FORMATS),
+        access_log=read_bool(env, "ACCESS_LOG", False),
+        metrics_allow=(
+            read_networks(env, "METRICS_ALLOW") if "METRICS_ALLOW" in env else DEFAULT_METRICS_ALLOW
+        ),
+        metrics_token=read_str(env, "METRICS_TOKEN"),
         environ=MappingProxyType(env),
     )
     return validate(settings, production=production)
@@ -213,6 +245,10 @@ def validate(settings: Settings, *, production: bool = False) -> Settings:
         raise SettingsError(
             f"APP_ENV must be one of {', '.join(APP_ENVS)}, got {settings.app_env!r}"
         )
+    if settings.shutdown_drain < 0:
+        raise SettingsError("SHUTDOWN_DRAIN must be 0 or more seconds")
+    if settings.metrics_token and len(settings.metrics_token) < MIN_METRICS_TOKEN_LENGTH:
+        raise SettingsError(f"METRICS_TOKEN must be at least {MIN_METRICS_TOKEN_LENGTH} characters")
     if production and settings.app_env == "development":
         raise SettingsError("APP_ENV/NODE_ENV is development; production needs production")
     if settings.is_production:

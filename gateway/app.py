@@ -5,7 +5,7 @@ Default layout on one host (docs/architecture.md):
   /cms                                                                  -> content
   /site (development only)                                              -> example_site
   /.well-known/jmap, /jmap                                              -> jmap (mta/jmap)
-  /healthz                                                              -> the gateway
+  /healthz, /livez, /readyz, /metrics                                   -> the gateway
   everything else                                                       -> mail
 Host mounts (HOST_MOUNTS=host=service) serve a service at the root of a host.
 ``only`` serves one service at the root, with the spec's paths verbatim.
@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from aiohttp import web
 
@@ -24,8 +24,15 @@ import example_site
 from common.runtime import Runtime, Service
 from common.web import json_response
 from content import ContentService
+from gateway import observe
 from gateway.mounts import Everything, PathPrefixes, mount_by_rule
-from gateway.services import OAUTH_PREFIXES, Daemon, build_daemons, build_services
+from gateway.services import (
+    OAUTH_PREFIXES,
+    Daemon,
+    all_migrations,
+    build_daemons,
+    build_services,
+)
 from mta.jmap.service import PATHS as JMAP_PATHS
 
 log = logging.getLogger(__name__)
@@ -47,23 +54,34 @@ async def healthz(request: web.Request) -> web.Response:
 
 def build_app(runtime: Runtime, *, only: str | None = None) -> web.Application:
     services = build_services(runtime)
+    created: list[tuple[str, web.Application]] = []
+
+    def create(name: str, **kwargs: str) -> web.Application:
+        app = services[name].create_app(**kwargs)
+        created.append((name, app))
+        return app
+
     if only is not None:
         if only not in services:
             raise ValueError(f"unknown service {only!r}; choose one of {', '.join(services)}")
-        root = services[only].create_app()
+        root = create(only)
         chosen = {only: services[only]}
     else:
         root = web.Application()
         chosen = services
         for host, name in runtime.settings.host_mounts:
-            root.add_domain(host, _host_app(services, name))
-        mount_by_rule(
-            root, PathPrefixes(OAUTH_PREFIXES), services["oauth"].create_app(prefix="/oauth")
-        )
-        root.add_subapp(CMS_PREFIX, services["content"].create_app(prefix=CMS_PREFIX))
+            root.add_domain(host, _host_app(create, name))
+        mount_by_rule(root, PathPrefixes(OAUTH_PREFIXES), create("oauth", prefix="/oauth"))
+        root.add_subapp(CMS_PREFIX, create("content", prefix=CMS_PREFIX))
         # JMAP at its absolute paths (/.well-known/jmap, /jmap/...), before mail's catch-all.
-        mount_by_rule(root, PathPrefixes(JMAP_PATHS), services["jmap"].create_app())
-        owned: tuple[str, ...] = (*OAUTH_PREFIXES, CMS_PREFIX, HEALTH_PATH, *JMAP_PATHS)
+        mount_by_rule(root, PathPrefixes(JMAP_PATHS), create("jmap"))
+        owned: tuple[str, ...] = (
+            *OAUTH_PREFIXES,
+            CMS_PREFIX,
+            HEALTH_PATH,
+            *observe.PATHS,
+            *JMAP_PATHS,
+        )
         if runtime.settings.is_development:
             # The CMS's example host (docs/content.md, "Host API"), with its seed data.
             content = services["content"]
@@ -71,22 +89,25 @@ def build_app(runtime: Runtime, *, only: str | None = None) -> web.Application:
             root.add_subapp(SITE_PREFIX, example_site.create_site(content))
             root.cleanup_ctx.append(example_site.first_run(content))
             owned = (*owned, SITE_PREFIX)
-        mount_by_rule(root, Everything(owned), services["mail"].create_app())
+        mount_by_rule(root, Everything(owned), create("mail"))
+    for name, app in created:
+        app[observe.service_name_key] = name
     root[runtime_key] = runtime
     root[services_key] = chosen
     root.router.add_get(HEALTH_PATH, healthz)
+    daemons = build_daemons(runtime) if only in (None, "mail") else []
+    observe.install(root, observe.Health(runtime, all_migrations(), daemons))
     for service in chosen.values():
         root.cleanup_ctx.append(_service_lifespan(service))
-    if only in (None, "mail"):
-        # The SMTP daemon runs with mail (SMTP_ENABLED, off when RUN_WORKERS is off).
-        for daemon in build_daemons(runtime):
-            root.cleanup_ctx.append(_service_lifespan(daemon))
+    # The SMTP daemon runs with mail (SMTP_ENABLED, off when RUN_WORKERS is off).
+    for daemon in daemons:
+        root.cleanup_ctx.append(_service_lifespan(daemon))
     if runtime.settings.run_workers:
         root.cleanup_ctx.append(_job_workers)
     return root
 
 
-def _host_app(services: dict[str, Service], name: str) -> web.Application:
+def _host_app(create: Callable[..., web.Application], name: str) -> web.Application:
     """The app at the root of a HOST_MOUNTS host.
 
     A mail host also routes the OAuth prefixes: its consent (/authorize) and
@@ -95,10 +116,10 @@ def _host_app(services: dict[str, Service], name: str) -> web.Application:
     complete a browser or device flow.
     """
     if name != "mail":
-        return services[name].create_app()
+        return create(name)
     host = web.Application()
-    mount_by_rule(host, PathPrefixes(OAUTH_PREFIXES), services["oauth"].create_app(prefix="/oauth"))
-    mount_by_rule(host, Everything(OAUTH_PREFIXES), services["mail"].create_app())
+    mount_by_rule(host, PathPrefixes(OAUTH_PREFIXES), create("oauth", prefix="/oauth"))
+    mount_by_rule(host, Everything(OAUTH_PREFIXES), create("mail"))
     return host
 
 

@@ -5,48 +5,31 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import shutil
 import signal
 import sys
+import tempfile
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
 from typing import Any
 
 from aiohttp import web
 
+from common import logs, metrics
 from common.clock import Clock
 from common.db import Database
 from common.embedded_pg import EmbeddedPostgres
 from common.jobs import JobQueue
-from common.migrations import MigrationError, MigrationSet, migrate
+from common.migrations import MigrationError, migrate
 from common.runtime import Runtime
 from common.settings import Settings, SettingsError, load_settings
 from common.web import QuietClientErrors
-from gateway import housekeeping
+from gateway import housekeeping, observe
 from gateway.app import build_app
+from gateway.services import all_migrations
 from gateway.signals import StopSignals, ignore_late_repeats
 
 log = logging.getLogger("gateway")
-
-
-def all_migrations() -> list[MigrationSet]:
-    """Every package's migrations, in dependency order (common first).
-
-    Each package declares its own the same way: ``MIGRATIONS =
-    MigrationSet.beside(__file__)``, exported from the package.
-    """
-    import common
-    import content
-    import mail
-    import mta
-    import oauth
-
-    return [
-        common.MIGRATIONS,
-        oauth.MIGRATIONS,
-        content.MIGRATIONS,
-        mail.MIGRATIONS,
-        mta.MIGRATIONS,
-    ]
 
 
 class StartupError(Exception):
@@ -101,6 +84,7 @@ async def serve(settings: Settings, *, only: str | None = None, reuse_port: bool
             "serving on http://%s:%s (public %s)", settings.host, settings.port, settings.public_url
         )
         await stop.wait()
+        await drain(app, settings.shutdown_drain)
         log.info("shutting down")
     finally:
         # Order matters: stop accepting and drain requests, stop workers and
@@ -113,6 +97,19 @@ async def serve(settings: Settings, *, only: str | None = None, reuse_port: bool
             await _bounded("closing the pool", runtime.db.close(), 10)
         if pg is not None:
             await asyncio.to_thread(pg.stop)
+
+
+async def drain(app: web.Application, seconds: float) -> None:
+    """SIGTERM came: /readyz answers 503 while the listeners stay open ``seconds``.
+
+    A load balancer or Kubernetes polling readiness stops routing here
+    within that time; only then do the listeners close, so no client is
+    refused a connection in between.
+    """
+    app[observe.health_key].draining = True
+    if seconds > 0:
+        log.info("draining: not ready, closing the listeners in %ss", seconds)
+        await asyncio.sleep(seconds)
 
 
 async def supervise(settings: Settings, *, only: str | None = None) -> int:
@@ -128,6 +125,7 @@ async def supervise(settings: Settings, *, only: str | None = None) -> int:
     stop = _stop_on_signals()
     pg: EmbeddedPostgres | None = None
     children: list[asyncio.subprocess.Process] = []
+    metrics_dir: str | None = None
     status = 0
     try:
         if settings.database_url is None:
@@ -135,11 +133,15 @@ async def supervise(settings: Settings, *, only: str | None = None) -> int:
         dsn = await _database_url(settings, pg)
         runtime = await open_runtime(settings, dsn)  # migrate once, before any child
         await runtime.db.close()
+        # One metrics directory for all children (prometheus-client's
+        # multiprocess mode): whichever child is scraped reports them all.
+        metrics_dir = tempfile.mkdtemp(prefix="svc-metrics-")
         env = {
             **settings.environ,
             "DATABASE_URL": dsn,
             "WEB_CONCURRENCY": "1",
             "SMTP_REUSE_PORT": "true",
+            metrics.MULTIPROC_ENV: metrics_dir,
         }
         args = ["--reuse-port", *(["--only", only] if only else [])]
         for _ in range(settings.workers):
@@ -165,13 +167,16 @@ async def supervise(settings: Settings, *, only: str | None = None) -> int:
         if children:
             try:
                 await asyncio.wait_for(
-                    asyncio.gather(*(c.wait() for c in children)), settings.shutdown_timeout + 15
+                    asyncio.gather(*(c.wait() for c in children)),
+                    settings.shutdown_drain + settings.shutdown_timeout + 15,
                 )
             except TimeoutError:
                 log.error("gateway processes did not stop in time; killing them")
                 for child in children:
                     if child.returncode is None:
                         child.kill()
+        if metrics_dir is not None:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
         if pg is not None:
             await asyncio.to_thread(pg.stop)
     return status
@@ -218,15 +223,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    logs.configure()
     logging.getLogger("aiohttp.server").addFilter(QuietClientErrors())
     try:
         settings = load_settings(production=args.production)
     except SettingsError as exc:
         print(f"gateway: refusing to start: {exc}", file=sys.stderr)
         return 2
+    logs.configure(settings.log_format)
     try:
         import uvloop
 

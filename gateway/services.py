@@ -11,6 +11,7 @@ import example_site
 import oauth
 from common.client_ip import client_ip
 from common.jobs import Job
+from common.migrations import MigrationSet
 from common.runtime import Runtime, Service
 from content import ContentService
 from mail import Account, MailService, PublicAccounts
@@ -19,6 +20,27 @@ from mta.service import MtaService
 from oauth.config import USER_ID_KEY
 from oauth.settings import DEFAULT_SCOPES, load_oauth_settings
 from oauth.sweeps import SWEEP_EVERY_SECONDS, SWEEP_JOB_KIND
+
+
+def all_migrations() -> list[MigrationSet]:
+    """Every package's migrations, in dependency order (common first).
+
+    Each package declares its own the same way: ``MIGRATIONS =
+    MigrationSet.beside(__file__)``, exported from the package.
+    """
+    import common
+    import content
+    import mail
+    import mta
+
+    return [
+        common.MIGRATIONS,
+        oauth.MIGRATIONS,
+        content.MIGRATIONS,
+        mail.MIGRATIONS,
+        mta.MIGRATIONS,
+    ]
+
 
 OAUTH_PREFIXES = ("/oauth", "/admin/oauth", "/.well-known/oauth-authorization-server")
 
@@ -147,6 +169,10 @@ class Daemon(Protocol):
     name: str
 
     def lifespan(self) -> AbstractAsyncContextManager[None] | None: ...
+
+    def listening(self) -> bool:
+        """Every listener it is configured to run is accepting (readiness)."""
+        ...
 
 
 def build_daemons(runtime: Runtime) -> list[Daemon]:

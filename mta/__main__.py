@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 
+from common import logs
 from common.clock import Clock
 from common.db import Database
 from common.jobs import JobQueue
@@ -126,14 +127,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "daemon", choices=("smtp", "submission", "outbound", "jmap"), help="which daemon to run"
     )
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    logs.configure()
     try:
         settings = load_settings()
     except SettingsError as exc:
         print(f"mta: refusing to start: {exc}", file=sys.stderr)
         return 2
+    logs.configure(settings.log_format)  # LOG_FORMAT, as the gateway
     try:
         import uvloop
 

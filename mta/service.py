@@ -44,6 +44,7 @@ class MtaService:
         self.ctx = ctx or MtaContext.build(runtime)
         self.smtp: asyncio.Server | None = None
         self.submission: list[asyncio.Server] = []
+        self.started = False
         self.outbound = OutboundWorker(self.ctx)
         if PRUNE_JOB not in runtime.jobs.kinds:
             runtime.jobs.register(PRUNE_JOB, self._prune, every=PRUNE_EVERY_SECONDS)
@@ -77,10 +78,20 @@ class MtaService:
                     break
 
     def lifespan(self) -> AbstractAsyncContextManager[None] | None:
-        config = self.ctx.config
-        if not (config.smtp_enabled or config.submission_enabled or config.outbound_enabled):
+        if self.lifespan_unused():
             return None
         return self._run()
+
+    def listening(self) -> bool:
+        """Each enabled listener accepts connections (the gateway's /readyz)."""
+        if self.lifespan_unused():
+            return True
+        servers = [*([self.smtp] if self.smtp is not None else []), *self.submission]
+        return self.started and all(s.is_serving() for s in servers)
+
+    def lifespan_unused(self) -> bool:
+        config = self.ctx.config
+        return not (config.smtp_enabled or config.submission_enabled or config.outbound_enabled)
 
     @asynccontextmanager
     async def _run(self) -> AsyncIterator[None]:
@@ -92,9 +103,11 @@ class MtaService:
                 self.submission = await stack.enter_async_context(submission.serve(self.ctx))
             if config.outbound_enabled:
                 stack.push_async_callback(_stop, asyncio.create_task(self.outbound.run()))
+            self.started = True
             try:
                 yield
             finally:
+                self.started = False
                 self.smtp = None
                 self.submission = []
 

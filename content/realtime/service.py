@@ -22,6 +22,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from common import metrics
 from common.clock import Clock
 from common.crypto import sha256_hex
 from common.db import Database, execute
@@ -270,6 +271,7 @@ class Hub:
         self._sockets[client.id] = ws
         writer = asyncio.create_task(self._write(ws, client))
         client.send({"type": "ready", "credential": client.kind})
+        metrics.REALTIME_CONNECTIONS.inc()
         try:
             async for message in ws:
                 if message.type == WSMsgType.TEXT:
@@ -277,6 +279,7 @@ class Hub:
                 elif message.type == WSMsgType.BINARY:
                     client.send(_error("BAD_FRAME", "frames are JSON text"))
         finally:
+            metrics.REALTIME_CONNECTIONS.dec()
             del self.clients[client.id]
             del self._sockets[client.id]
             writer.cancel()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from common import metrics
 from common.crypto import Sealer
 from common.ids import short_id
 from common.jobs import Job
@@ -174,6 +175,7 @@ def delivery_handler(ctx: Context, client: OutboundClient) -> Any:
             int(now.timestamp()),
             user_agent="cms-webhooks/1",
         )
+        metrics.webhook_attempt("content", outcome.status, outcome.ok)
         async with ctx.db.connection() as conn:
             await store.record_attempt(
                 conn,

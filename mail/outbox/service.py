@@ -12,6 +12,7 @@ import logging
 import uuid
 
 from common.db import Conn
+from common.logs import REVEAL
 from mail.context import MailContext
 from mail.outbox.messages import Outgoing, build
 from mta import mailstore
@@ -45,5 +46,6 @@ async def send(conn: Conn, ctx: MailContext, outgoing: Outgoing, *, account_id: 
     )
     # Links carry one-time tokens: only a development instance may log them.
     if ctx.settings.is_development and outgoing.link:
-        log.info("%s for %s: %s", outgoing.kind, outgoing.to, outgoing.link)
+        # Marked for common.logs.Redact, which masks tokens everywhere else.
+        log.info("%s for %s: %s", outgoing.kind, outgoing.to, outgoing.link, extra={REVEAL: True})
     return message_id

@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
+from common import metrics
 from common.jobs import Job, enqueue
 from mail.context import MailContext
 from mail.webhooks import store
@@ -71,13 +72,16 @@ async def fan_out(ctx: MailContext) -> int:
                 for hook in hooks
                 if hook.account_id == event.account_id and event.type in hook.events
             ]
-            for delivery_id in await store.insert_deliveries(conn, rows, now):
+            # Each delivery runs under the request id its event was recorded under.
+            request_ids = {e.id: e.request_id for e in events}
+            for delivery_id, event_id in await store.insert_deliveries(conn, rows, now):
                 await enqueue(
                     conn,
                     DELIVER_JOB,
                     {"delivery": delivery_id, "try": 1},
                     run_at=now,
                     max_attempts=JOB_ATTEMPTS,
+                    request_id=request_ids.get(event_id),
                 )
             await mailstore.mark_events_dispatched(conn, [e.id for e in events], now)
         total += len(events)
@@ -107,6 +111,7 @@ async def attempt(ctx: MailContext, delivery_id: str, *, trigger: str, try_: int
     if trigger == "scheduled" and delivery.status in ("delivered", "failed"):
         return delivery.status == "delivered"  # a crashed job's rerun: already settled
     outcome = await signed_post(ctx, webhook, delivery.message_id, event_body(event))
+    metrics.webhook_attempt("mail", outcome.status, outcome.ok)
     now = ctx.clock.now()
     next_at = None
     if outcome.ok:

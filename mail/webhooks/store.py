@@ -268,8 +268,13 @@ _DELIVERY = (
 )
 
 
-async def insert_deliveries(conn: Conn, rows: list[dict[str, Any]], now: datetime) -> list[str]:
-    """One delivery per (endpoint, event); an existing pair is left alone. Returns the new ids."""
+async def insert_deliveries(
+    conn: Conn, rows: list[dict[str, Any]], now: datetime
+) -> list[tuple[str, str]]:
+    """One delivery per (endpoint, event); an existing pair is left alone.
+
+    Returns (delivery id, event id) of each new one.
+    """
     if not rows:
         return []
     found = await fetch_all(
@@ -282,7 +287,7 @@ async def insert_deliveries(conn: Conn, rows: list[dict[str, Any]], now: datetim
           FROM unnest(%(w)s::uuid[], %(a)s::uuid[], %(e)s::uuid[], %(t)s::text[],
                       %(c)s::timestamptz[]) AS x(w, a, e, t, c)
         ON CONFLICT (webhook_id, event_id) DO NOTHING
-        RETURNING id::text
+        RETURNING id::text, event_id::text
         """,
         {
             "w": [r["webhook_id"] for r in rows],
@@ -293,7 +298,7 @@ async def insert_deliveries(conn: Conn, rows: list[dict[str, Any]], now: datetim
             "now": now,
         },
     )
-    return [str(r["id"]) for r in found]
+    return [(str(r["id"]), str(r["event_id"])) for r in found]
 
 
 async def get_delivery(conn: Conn, delivery_id: str) -> Delivery | None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from aiohttp import web
 
+from common import metrics
 from mta.jmap.context import JmapContext
 from mta.jmap.registry import (
     METHODS,
@@ -111,7 +112,9 @@ async def run_request(
             args = resolve_references(arguments, responses)
             method = METHODS.get(name)
             if method is None or not method.allowed(state.using):
+                metrics.JMAP_CALLS.labels("unknown").inc()
                 raise MethodError("unknownMethod", f"unknown method {name}")
+            metrics.JMAP_CALLS.labels(name).inc()
             call = MethodCall(
                 name=name,
                 arguments=args,

@@ -28,6 +28,7 @@ from typing import Any
 
 from aiohttp import web
 
+from common import metrics
 from common.db import Conn
 from common.notify import Subscription
 from common.outbound import OutboundClient
@@ -186,6 +187,7 @@ async def event_source(
         await response.prepare(request)
         hub.started(address_ids)
         started = True
+        metrics.PUSH_CONNECTIONS.labels("eventsource").inc()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + ctx.limits.max_stream_seconds
         while loop.time() < deadline:
@@ -221,6 +223,7 @@ async def event_source(
         hub.unsubscribe(address_ids, queue)
         if started:
             hub.started(address_ids, -1)
+            metrics.PUSH_CONNECTIONS.labels("eventsource").dec()
 
 
 def _event(name: str, data: dict[str, Any]) -> bytes:

@@ -18,6 +18,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from common import metrics
 from common.ratelimit import RateLimiter
 from mta.jmap import api, session
 from mta.jmap.context import JmapContext
@@ -41,6 +42,7 @@ async def serve(
         await socket.close(code=1002, message=b"the jmap subprotocol is required")
         return socket
     pusher: asyncio.Task[None] | None = None
+    metrics.PUSH_CONNECTIONS.labels("websocket").inc()
     try:
         async for message in socket:
             if message.type != WSMsgType.TEXT:
@@ -60,6 +62,7 @@ async def serve(
                 continue
             await socket.send_str(json.dumps(reply, default=str))
     finally:
+        metrics.PUSH_CONNECTIONS.labels("websocket").dec()
         if pusher is not None:
             pusher.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -36,7 +36,9 @@ from datetime import datetime, timedelta
 
 import aiosmtplib
 
+from common import metrics
 from common.db import Conn
+from common.logs import reset_request_id, set_request_id
 from common.outbound import OutboundClient
 from mail import directory
 from mta import redirect
@@ -45,6 +47,7 @@ from mta.outbound import dsn, signer
 from mta.outbound.client import ConnectFailed, Connections, transact
 from mta.outbound.mtasts import PolicyCache
 from mta.outbound.routing import RouteFailure, route
+from mta.smtp import received
 from mta.srs import SrsError
 from mta.store import activity, outbound, suppressions
 from mta.store.outbound import Claimed, Outcome
@@ -228,6 +231,14 @@ class OutboundWorker:
 
     async def _message(self, items: list[Claimed]) -> None:
         """Every claimed recipient of one message, then their outcomes in one transaction."""
+        # Its log lines carry the id of the request that queued it.
+        token = set_request_id(items[0].trace_id)
+        try:
+            await self._deliver_message(items)
+        finally:
+            reset_request_id(token)
+
+    async def _deliver_message(self, items: list[Claimed]) -> None:
         first = items[0]
         async with self.db.connection() as conn:
             raw = await outbound.raw_of(conn, first.message_id, self.raw_sealer)
@@ -236,12 +247,34 @@ class OutboundWorker:
                 if first.account_id
                 else set()
             )
+            if raw is not None and first.trace_id and first.source != "submission":
+                # Submission wrote its own Received (with the trace) at DATA.
+                raw = (
+                    received.queued(
+                        hostname=self.ctx.config.smtp_hostname,
+                        queue_id=first.message_id,
+                        trace=first.trace_id,
+                        now=first.created_at,
+                    )
+                    + raw
+                )
             # Signed once for all its recipients; the key is unsealed in the signer only.
             data = await signer.sign(conn, self.key_sealer, raw) if raw is not None else None
         attempts = await asyncio.gather(
             *(self._attempt(item, data, item.rcpt.lower() in blocked) for item in items)
         )
+        outcomes: dict[str, int] = {}
+        for attempt in attempts:
+            metrics.OUTBOUND_ATTEMPTS.labels(attempt.outcome.status).inc()
+            outcomes[attempt.outcome.status] = outcomes.get(attempt.outcome.status, 0) + 1
         await self._record(first, attempts)
+        # One line per message and attempt round (no addresses: the activity log has them).
+        log.info(
+            "outbound message %s: %s",
+            first.message_id,
+            ", ".join(f"{n} {status}" for status, n in sorted(outcomes.items())),
+            extra={"message_id": first.message_id, "source": first.source, "outcomes": outcomes},
+        )
 
     async def _attempt(self, item: Claimed, data: bytes | None, blocked: bool) -> _Attempt:
         now = self.clock.now()

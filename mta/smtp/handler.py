@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
+from common import metrics
 from common.ids import short_id
 from common.ratelimit import RateLimiter
 from mail.directory import Mailbox
@@ -65,6 +66,40 @@ def _junk_command(name: str) -> Callable[[InboundSMTP, str], Awaitable[None]]:
     return counted
 
 
+def _staged(name: str) -> Callable[[InboundSMTP, str], Awaitable[None]]:
+    """MAIL, RCPT and DATA as the protocol runs them, remembering the stage for the metrics."""
+    command = getattr(SMTPProtocol, f"smtp_{name}")
+
+    @functools.wraps(command)
+    async def staged(self: InboundSMTP, arg: str) -> None:
+        self._stage = name.lower()
+        try:
+            await command(self, arg)
+        finally:
+            self._stage = None
+
+    return staged
+
+
+# Reply lines by the metrics reason they count under (their constant's name).
+REASONS = {
+    value: name.lower()
+    for name, value in vars(replies).items()
+    if name.isupper() and isinstance(value, str) and value[:1] in ("4", "5")
+}
+
+
+def refusal_reason(status: str) -> str:
+    """A bounded label for a refused reply: its name in replies.py, else its codes."""
+    known = REASONS.get(status)
+    if known is not None:
+        return known
+    parts = status.split(" ", 2)
+    if len(parts) >= 2 and parts[1][:1] in ("4", "5") and parts[1].count(".") == 2:
+        return f"{parts[0]}_{parts[1]}"
+    return parts[0][:3]
+
+
 class InboundSMTP(SMTPProtocol):
     """Our SMTP protocol: our envelope, enhanced codes on aiosmtpd's size replies, and limits.
 
@@ -81,6 +116,9 @@ class InboundSMTP(SMTPProtocol):
     # Per connection; set on the instance when it applies.
     _refused = False
     _counted_ip: str | None = None
+    _stage: str | None = None
+    # The metrics' daemon label.
+    daemon: ClassVar[str] = "inbound"
 
     def __init__(
         self,
@@ -108,6 +146,9 @@ class InboundSMTP(SMTPProtocol):
     smtp_RSET = _junk_command("RSET")
     smtp_VRFY = _junk_command("VRFY")
     smtp_HELP = _junk_command("HELP")
+    smtp_MAIL = _staged("MAIL")
+    smtp_RCPT = _staged("RCPT")
+    smtp_DATA = _staged("DATA")
 
     def _create_envelope(self) -> Envelope:
         return InboundEnvelope()
@@ -125,8 +166,11 @@ class InboundSMTP(SMTPProtocol):
                 transport.write(f"{replies.too_many_connections(self.hostname)}\r\n".encode())
                 transport.close()
                 self._refused = True
+                metrics.SMTP_CONNECTIONS_REFUSED.labels(self.daemon).inc()
                 return
             self._counted_ip = ip
+        if self.transport is None:
+            metrics.SMTP_SESSIONS.labels(self.daemon).inc()
         super().connection_made(transport)
 
     def connection_lost(self, error: Exception | None) -> None:
@@ -142,6 +186,8 @@ class InboundSMTP(SMTPProtocol):
             await super().push(status)
             return
         status = self._REWRITE.get(status, status)
+        if self._stage is not None:
+            self._count(status)
         session = self.session
         limits = self.error_limits
         if limits is not None and isinstance(session, InboundSession):
@@ -157,6 +203,12 @@ class InboundSMTP(SMTPProtocol):
         if status.startswith("421") and self.transport is not None:
             # RFC 5321 3.8: 421 closes the channel; whatever the client sends next is not read.
             self.transport.close()
+
+    def _count(self, status: str) -> None:
+        if status[:1] in ("4", "5"):
+            metrics.SMTP_REFUSED.labels(self.daemon, self._stage, refusal_reason(status)).inc()
+        elif self._stage == "data" and status.startswith("250"):
+            metrics.SMTP_ACCEPTED.labels(self.daemon).inc()
 
 
 class InboundHandler:

@@ -13,6 +13,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from common.db import Conn, Prepared, execute, fetch_all, fetch_one, fetch_val
+from common.logs import current_request_id
 from common.records import Record
 
 # The channel a fan-out LISTENs on; the payload is the event id.
@@ -28,9 +29,14 @@ class Event(Record):
     payload: dict[str, Any]
     created_at: datetime
     dispatched_at: datetime | None
+    # The request (or job, or outbound trace) it was recorded under.
+    request_id: str | None = None
 
 
-_COLUMNS = "id::text, account_id::text, type, email_id::text, payload, created_at, dispatched_at"
+_COLUMNS = (
+    "id::text, account_id::text, type, email_id::text, payload, created_at, dispatched_at,"
+    " request_id"
+)
 
 
 def iso(moment: datetime) -> str:
@@ -46,17 +52,29 @@ async def record(
     now: datetime,
     *,
     email_id: str | None = None,
+    request_id: str | None = None,
 ) -> Event:
-    """Append one event; its payload is ``{"type", "created_at", "data"}``."""
+    """Append one event; its payload is ``{"type", "created_at", "data"}``.
+
+    ``request_id`` (by default the current one) is what the webhook deliveries
+    of the event run under.
+    """
     payload = {"type": type_, "created_at": iso(now), "data": data}
     row = await fetch_one(
         conn,
         f"""
-        INSERT INTO mta.events (account_id, type, email_id, payload, created_at)
-        VALUES (%(a)s, %(t)s, %(e)s, %(p)s::jsonb, %(now)s)
+        INSERT INTO mta.events (account_id, type, email_id, payload, created_at, request_id)
+        VALUES (%(a)s, %(t)s, %(e)s, %(p)s::jsonb, %(now)s, %(r)s)
         RETURNING {_COLUMNS}
         """,
-        {"a": account_id, "t": type_, "e": email_id, "p": json.dumps(payload), "now": now},
+        {
+            "a": account_id,
+            "t": type_,
+            "e": email_id,
+            "p": json.dumps(payload),
+            "now": now,
+            "r": request_id or current_request_id(),
+        },
     )
     assert row is not None
     event = Event.from_row(row)

@@ -27,6 +27,7 @@ from typing import Any
 
 from common.crypto import Sealer
 from common.db import Conn, execute, fetch_all, fetch_one
+from common.logs import current_request_id
 from common.records import Record
 from mta.store import events, suppressions
 
@@ -126,9 +127,9 @@ async def enqueue(
         """
         INSERT INTO mta.outbound_messages
             (id, account_id, address_id, source, mail_from, raw, raw_sealed, size,
-             created_at, scheduled_at, expires_at, status, event_data, updated_at)
+             created_at, scheduled_at, expires_at, status, event_data, updated_at, trace_id)
         VALUES (%(id)s, %(acc)s, %(addr)s, %(src)s, %(from)s, %(raw)s, %(sealed)s, %(size)s,
-                %(now)s, %(sched)s, %(exp)s, %(status)s, %(data)s::jsonb, %(now)s)
+                %(now)s, %(sched)s, %(exp)s, %(status)s, %(data)s::jsonb, %(now)s, %(trace)s)
         """,
         {
             "id": message_id,
@@ -144,6 +145,8 @@ async def enqueue(
             "exp": due + lifetime,
             "status": "scheduled" if scheduled else "queued",
             "data": json.dumps(data),
+            # The request (or SMTP transaction, or job) that queued it.
+            "trace": current_request_id(),
         },
     )
     # One row per distinct recipient (compared case-insensitively), in order.
@@ -310,6 +313,7 @@ class Claimed(Record):
     created_at: datetime
     scheduled_at: datetime | None
     expires_at: datetime
+    trace_id: str | None
 
 
 async def claim(conn: Conn, now: datetime, lease: timedelta, limit: int) -> list[Claimed]:
@@ -331,7 +335,7 @@ async def claim(conn: Conn, now: datetime, lease: timedelta, limit: int) -> list
            AND m.id = r.message_id
         RETURNING r.message_id::text, r.position, r.rcpt, r.attempts, r.verp,
                   m.account_id::text, m.address_id::text, m.source, m.mail_from,
-                  m.created_at, m.scheduled_at, m.expires_at
+                  m.created_at, m.scheduled_at, m.expires_at, m.trace_id
         """,
         {"now": now, "until": now + lease, "limit": limit},
     )
@@ -345,7 +349,7 @@ async def start_sending(conn: Conn, message_ids: list[str], now: datetime) -> No
         """
         UPDATE mta.outbound_messages SET status = 'sent', updated_at = %s
          WHERE id = ANY(%s::uuid[]) AND status IN ('queued', 'scheduled')
-        RETURNING id::text, account_id::text, event_data, source
+        RETURNING id::text, account_id::text, event_data, source, trace_id
         """,
         (now, message_ids),
     )
@@ -358,6 +362,8 @@ async def start_sending(conn: Conn, message_ids: list[str], now: datetime) -> No
                 row["event_data"] or {},
                 now,
                 email_id=row["id"],
+                # The request that queued it, though several messages start together.
+                request_id=row["trace_id"],
             )
 
 

@@ -42,6 +42,7 @@ from typing import Any
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
 
 from common.db import Conn
+from common.logs import new_request_id, set_request_id
 from common.ratelimit import RateLimiter
 from common.recipients import AddressRefused, check_recipient
 from mail import directory
@@ -105,6 +106,7 @@ class SubmissionSMTP(InboundSMTP):
 
     implicit_tls = False
     plaintext_loopback = False
+    daemon = "submission"
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         first = self.transport is None
@@ -245,6 +247,10 @@ class SubmissionHandler:
                 return FROM_NOT_ALLOWED.format(login=principal.email, address=author)
         now = self.ctx.runtime.clock.now()
         message_id = str(uuid.uuid4())
+        # One trace id per submitted message: its Received field, its queue row
+        # and its log lines (the queue reads it from the context).
+        trace_id = new_request_id()
+        set_request_id(trace_id)
         tls_on = self.implicit_tls or session.ssl is not None
         trace = received.header(
             helo=session.host_name or "",
@@ -258,6 +264,7 @@ class SubmissionHandler:
             queue_id=message_id,
             recipients=list(envelope.rcpt_tos),
             now=now,
+            trace=trace_id,
         )
         # RFC 6409 8.3, 8.2: a submission server may add what the client left out.
         added = b""

@@ -88,3 +88,45 @@ def test_trusted_proxies_and_host_mounts_parse(tmp_path):
         ipaddress.ip_network("127.0.0.1/32"),
     )
     assert s.host_mounts == (("cms.example.com", "content"),)
+
+
+def test_operations_settings_default_to_text_logs_loopback_metrics_and_no_drain(tmp_path):
+    s = load_settings(env(tmp_path))
+    assert (s.log_format, s.access_log, s.shutdown_drain, s.metrics_token) == (
+        "text",
+        False,
+        0.0,
+        "",
+    )
+    assert [str(n) for n in s.metrics_allow] == ["127.0.0.0/8", "::1/128"]
+
+
+def test_operations_settings_parse(tmp_path):
+    s = load_settings(
+        env(
+            tmp_path,
+            LOG_FORMAT="JSON",
+            ACCESS_LOG="true",
+            SHUTDOWN_DRAIN="7.5",
+            METRICS_ALLOW="10.0.0.0/8, 2001:db8::/32",
+            METRICS_TOKEN="t" * 20,
+        )
+    )
+    assert (s.log_format, s.access_log, s.shutdown_drain) == ("json", True, 7.5)
+    assert [str(n) for n in s.metrics_allow] == ["10.0.0.0/8", "2001:db8::/32"]
+    # Empty: no address may scrape, only the token.
+    assert load_settings(env(tmp_path, METRICS_ALLOW="")).metrics_allow == ()
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("LOG_FORMAT", "xml", "LOG_FORMAT must be one of text, json"),
+        ("SHUTDOWN_DRAIN", "-1", "SHUTDOWN_DRAIN must be 0 or more"),
+        ("METRICS_TOKEN", "short", "METRICS_TOKEN must be at least 16"),
+        ("METRICS_ALLOW", "10.0.0.0/8,nope", "METRICS_ALLOW: 'nope' is not an IP"),
+    ],
+)
+def test_operations_settings_refuse_bad_values(tmp_path, name, value, message):
+    with pytest.raises(SettingsError, match=message):
+        load_settings(env(tmp_path, **{name: value}))
