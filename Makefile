@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 export XDG_RUNTIME_DIR ?= /tmp/svc-runtime-$(shell id -u)
 
-.PHONY: run test dev start typecheck tidy lint docs password clean browser bench-submission imap-server
+.PHONY: run test dev start typecheck tidy lint docs password clean browser bench-submission imap-server backup restore proxy-checker
 
 $(STAMP): requirements/base.txt requirements/dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -61,6 +61,15 @@ docs: $(STAMP)  ## check docs/ pages, links and anchors
 
 password: $(STAMP)  ## make password EMAIL=... (prompts); no EMAIL lists accounts
 	$(PY) -m content.password $(EMAIL)
+
+# Backups (docs/deploy.md, "Backups"): the project's schemas and every blob, into
+# BACKUP_DIR (default DATA_DIR/backups) or TO=...; restore into an empty instance.
+backup: $(STAMP)  ## make backup [TO=dir]
+	$(PY) -m gateway.backup create $(if $(TO),--to $(TO))
+
+restore: $(STAMP)  ## make restore FROM=dir (a backup, or a folder of them: the newest)
+	@test -n "$(FROM)" || { echo "usage: make restore FROM=<backup directory>"; exit 2; }
+	$(PY) -m gateway.backup restore $(FROM)
 
 clean:
 	rm -rf $(VENV)
