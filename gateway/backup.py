@@ -166,7 +166,8 @@ async def _database(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
 
 
 def _run(args: list[str]) -> str:
-    done = subprocess.run(args, capture_output=True, text=True, check=False)
+    # Our own argument list (a tool path and flags), never a shell string.
+    done = subprocess.run(args, capture_output=True, text=True, check=False)  # noqa: S603
     if done.returncode != 0:
         tool = Path(args[0]).name
         detail = (done.stderr or done.stdout).strip().splitlines()
