@@ -35,8 +35,16 @@ imap-server:
 			--no-install-recommends dovecot-imapd; } || \
 		{ test -z "$$CI" && echo "dovecot is missing: the transfer tests will be skipped"; }
 
+# The reverse proxy of deploy/compose.yaml is checked with `caddy validate`
+# (tests/deploy/): Debian's caddy, installed here when missing (same rules).
+proxy-checker:
+	@command -v caddy >/dev/null 2>&1 || { \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends caddy; } || \
+		{ test -z "$$CI" && echo "caddy is missing: the Caddyfile check will be skipped"; }
+
 # The fast checks run first, so CI holds the same style `make lint` holds.
-test: $(STAMP) browser imap-server lint typecheck docs  ## checks, then the whole suite, one worker (and one throw-away PostgreSQL) per core
+test: $(STAMP) browser imap-server proxy-checker lint typecheck docs  ## checks, then the whole suite, one worker (and one throw-away PostgreSQL) per core
 	$(PY) -m pytest -n auto
 
 dev: $(STAMP)  ## like run, restarting when a .py file changes
