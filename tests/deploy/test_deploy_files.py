@@ -44,8 +44,14 @@ def of_kind(kind: str) -> dict[str, dict[str, Any]]:
 
 def check_compose(path: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.compose-spec"]
-        + [str(path)],
+        [
+            sys.executable,
+            "-m",
+            "check_jsonschema",
+            "--builtin-schema",
+            "vendor.compose-spec",
+            str(path),
+        ],
         capture_output=True,
         text=True,
         check=False,
