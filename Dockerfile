@@ -1,6 +1,7 @@
 # One image for every role; the command picks it (deploy/ runs the gateway,
-# `python -m gateway migrate` and each `python -m mta` daemon from it). Point DATABASE_URL at a real
-# PostgreSQL (the embedded one is for development) and set SECRET.
+# `python -m gateway migrate` and each `python -m mta` daemon from it).
+# Point DATABASE_URL at a real PostgreSQL (the embedded one is for
+# development) and set SECRET.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
