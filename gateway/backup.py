@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import logging
 import os
@@ -132,23 +133,34 @@ async def blob_ids(store: BlobStore) -> AsyncIterator[str]:
     raise BackupError(f"cannot list a {type(store).__name__}")
 
 
+async def _verified(source: BlobStore, blob_id: str) -> AsyncIterator[bytes]:
+    """The blob's bytes; raises after the last one if they do not hash to its name.
+
+    Raised inside the stream, the error reaches the target's ``put_stream``
+    before it commits, so nothing of a corrupt blob is stored.
+    """
+    digest = hashlib.sha256()
+    async for chunk in source.open(blob_id):
+        digest.update(chunk)
+        yield chunk
+    if digest.hexdigest() != blob_id:
+        raise BackupError(f"blob {blob_id} is corrupt: its bytes hash to {digest.hexdigest()}")
+
+
 async def copy_blobs(
     source: BlobStore, target: BlobStore, content_types: dict[str, str] | None = None
 ) -> int:
     """Copy every blob of ``source`` that ``target`` lacks; return how many were copied.
 
-    Each blob is streamed and stored under the hash of the bytes that arrived:
-    a blob whose bytes no longer match its name is an error, not a copy.
+    Each blob is streamed and checked against its name on the way: a blob
+    whose bytes no longer match it stops the copy, and is not stored.
     """
     copied = 0
     async for blob_id in blob_ids(source):
         if await target.exists(blob_id):
             continue
         kind = (content_types or {}).get(blob_id, "application/octet-stream")
-        stored = await target.put_stream(source.open(blob_id), content_type=kind)
-        if stored != blob_id:
-            await target.delete(stored)
-            raise BackupError(f"blob {blob_id} is corrupt: its bytes hash to {stored}")
+        await target.put_stream(_verified(source, blob_id), content_type=kind)
         copied += 1
     return copied
 

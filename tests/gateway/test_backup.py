@@ -15,6 +15,7 @@ import asyncio
 import base64
 import json
 import os
+import secrets
 import smtplib
 import subprocess
 import sys
@@ -24,13 +25,17 @@ from typing import Any
 import httpx
 import pytest
 
+from common.blobs import LocalBlobStore
 from common.db import Database
 from common.runtime import Runtime
+from common.s3blobs import S3BlobStore
+from gateway import backup
 from mta.store import mailboxes
 from tests.conftest import ROOT, GatewayProcess, free_port
 from tests.content.factories import make_delivery_key, make_type, make_user
 from tests.mail.factories import cookie, make_account, make_session
 from tests.mta.jmap.conftest import make_mailbox
+from tests.s3server import ACCESS_KEY, REGION, SECRET_KEY, S3Server, s3_server
 
 pytestmark = pytest.mark.process
 
@@ -84,7 +89,9 @@ async def jmap_messages(http: httpx.AsyncClient, basic: str, account: str) -> di
         },
     )
     assert answer.status_code == 200, answer.text
-    found = answer.json()["methodResponses"][1][1]["list"]
+    name, result, _ = answer.json()["methodResponses"][1]
+    assert name == "Email/get", result
+    found = result["list"]
     return {
         email["subject"]: "".join(
             email["bodyValues"][part["partId"]]["value"] for part in email["textBody"]
@@ -212,3 +219,53 @@ async def test_a_running_instance_is_backed_up_and_restored_into_a_fresh_data_di
     assert again.returncode == 1
     assert "already holds schema" in again.stderr
     assert os.listdir(backups) == [backup.name]
+
+
+async def test_media_in_a_bucket_goes_to_a_backup_and_back_into_another_bucket(
+    tmp_path: Path,
+) -> None:
+    """The S3 side of the copy (moto's server), and a corrupt blob refused."""
+
+    def bucket(server: S3Server) -> S3BlobStore:
+        return S3BlobStore(
+            bucket=f"b-{secrets.token_hex(4)}",
+            endpoint=server.endpoint,
+            region=REGION,
+            access_key=ACCESS_KEY,
+            secret_key=SECRET_KEY,
+            prefix="media/",
+        )
+
+    with s3_server() as server:
+        source, target = bucket(server), bucket(server)
+        for store in (source, target):
+            await (await store.client()).create_bucket(Bucket=store.bucket)
+        try:
+            photo = await source.put(b"\x89PNG not really")
+            notes = await source.put(b"plain notes")
+            # An upload never finished is not a blob.
+            await (await source.client()).put_object(
+                Bucket=source.bucket, Key="media/.uploads/abc", Body=b"partial"
+            )
+            copy = backup.backup_stores(tmp_path).media
+            assert await backup.copy_blobs(source, copy) == 2
+            assert await backup.copy_blobs(source, copy) == 0  # already there
+            types = {photo: "image/png"}
+            assert await backup.copy_blobs(copy, target, types) == 2
+            s3 = await target.client()
+            head = await s3.head_object(Bucket=target.bucket, Key=f"media/{photo}")
+            assert head["ContentType"] == "image/png"
+            assert await target.get(notes) == b"plain notes"
+
+            # A file whose bytes no longer match its name is not restored.
+            assert isinstance(copy, LocalBlobStore)
+            copy.path(notes).write_bytes(b"bit rot")
+            await target.delete(notes)
+            with pytest.raises(backup.BackupError, match=f"blob {notes} is corrupt"):
+                await backup.copy_blobs(copy, target)
+            assert not await target.exists(notes)
+            listed = await s3.list_objects_v2(Bucket=target.bucket)
+            assert [o["Key"] for o in listed["Contents"]] == [f"media/{photo}"]
+        finally:
+            await source.close()
+            await target.close()
