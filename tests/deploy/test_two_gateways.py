@@ -60,9 +60,23 @@ WAIT = 15.0
 class Pair:
     a: GatewayProcess
     b: GatewayProcess
+    env: dict[str, str]  # what both were started with, beyond the harness's own
     database_url: str
     bucket: str
     s3: Any  # a boto3 client of the bucket's server
+
+
+def migrate(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`python -m gateway migrate`, as the compose file's service and the Job run it."""
+    return subprocess.run(
+        [sys.executable, "-m", "gateway", "migrate"],
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "SECRET": TEST_SECRET, "APP_ENV": "test", **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -86,15 +100,7 @@ def pair(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             "SMTP_AUTH_CHECKS": "false",
             **s3.env(bucket),
         }
-        migrated = subprocess.run(
-            [sys.executable, "-m", "gateway", "migrate"],
-            cwd=ROOT,
-            env={"PATH": "/usr/bin:/bin", "SECRET": TEST_SECRET, "APP_ENV": "test", **env},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        migrated = migrate(env)
         assert migrated.returncode == 0, migrated.stderr
         assert "migrations applied: common/" in migrated.stderr
         started: list[GatewayProcess] = []
@@ -105,7 +111,7 @@ def pair(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
                 started.append(launch_gateway(home, index, env=env, wait=False))
             for gateway in started:
                 gateway.wait_healthy()
-            yield Pair(started[0], started[1], database_url, bucket, client)
+            yield Pair(started[0], started[1], env, database_url, bucket, client)
         finally:
             for gateway in started:
                 gateway.stop()
@@ -135,9 +141,14 @@ async def clients(pair: Pair) -> AsyncIterator[tuple[httpx.AsyncClient, httpx.As
         yield a, b
 
 
-def test_neither_gateway_holds_the_database(pair: Pair) -> None:
+def test_neither_gateway_holds_the_database_and_migrating_again_finds_nothing(
+    pair: Pair,
+) -> None:
     for gateway in (pair.a, pair.b):
         assert not (Path(gateway.env["DATA_DIR"]) / "pgdata").exists()
+    again = migrate(pair.env)
+    assert again.returncode == 0, again.stderr
+    assert "migrations applied: none pending" in again.stderr
     assert pair.a.env["DATA_DIR"] != pair.b.env["DATA_DIR"]
 
 

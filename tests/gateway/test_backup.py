@@ -221,6 +221,20 @@ async def test_a_running_instance_is_backed_up_and_restored_into_a_fresh_data_di
     assert os.listdir(backups) == [backup.name]
 
 
+def test_a_backup_joins_a_running_embedded_database_and_leaves_it_running(
+    gateway_process: Any, data_dir: Path, tmp_path: Path
+) -> None:
+    """`make run`'s layout: the gateway owns the database under DATA_DIR; the backup borrows it."""
+    running: GatewayProcess = gateway_process(env={"DATA_DIR": str(data_dir)})
+    made = backup_cli(running.env, "create")
+    assert made.returncode == 0, made.stderr
+    backup_dir = Path(made.stdout.strip())
+    assert backup_dir.parent == data_dir / "backups"
+    assert (backup_dir / "database.dump").stat().st_size > 0
+    running.wait_healthy(timeout=5)  # its database is still up
+    assert running.stop() == 0
+
+
 async def test_media_in_a_bucket_goes_to_a_backup_and_back_into_another_bucket(
     tmp_path: Path,
 ) -> None:
