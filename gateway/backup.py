@@ -5,7 +5,7 @@ A backup is one directory::
     svc-backup-20260101T120000Z/
       manifest.json     what is in it: schemas, blob counts, pg_dump's version
       database.dump     pg_dump --format=custom of the project's schemas only
-      blobs/mail/       mail bodies over 256 KiB and JMAP uploads (DATA_DIR/blobs)
+      blobs/mail/       mail over 256 KiB and JMAP uploads (DATA_DIR/blobs, or S3)
       blobs/media/      CMS media (STORAGE_LOCAL_DIR, or the S3 bucket)
 
 Both stores are content-addressed (a blob's name is its SHA-256), so the copy
@@ -50,6 +50,7 @@ from common.settings import Settings, SettingsError, load_settings, read_str
 from content.media.service import make_blob_store
 from content.settings import load_content_settings
 from gateway.main import all_migrations
+from mta.store.raw import close_message_files, message_files
 
 log = logging.getLogger("gateway.backup")
 
@@ -100,7 +101,7 @@ class Stores:
 def instance_stores(settings: Settings) -> Stores:
     """The stores the instance these settings describe reads and writes."""
     return Stores(
-        mail=LocalBlobStore(settings.blob_dir),
+        mail=message_files(settings),
         media=make_blob_store(load_content_settings(settings)),
     )
 
@@ -255,6 +256,7 @@ async def create(settings: Settings, destination: Path) -> Path:
         }
     finally:
         await stores.media.close()
+        await close_message_files()
         if pg is not None:
             await asyncio.to_thread(pg.stop)
     manifest = {
@@ -298,6 +300,7 @@ async def restore(settings: Settings, source: Path) -> dict[str, int]:
         }
     finally:
         await stores.media.close()
+        await close_message_files()
         if pg is not None:
             await asyncio.to_thread(pg.stop)
 

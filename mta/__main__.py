@@ -29,6 +29,7 @@ from mta.context import MtaContext
 from mta.outbound.worker import OutboundWorker
 from mta.settings import load_mta_settings
 from mta.smtp import server
+from mta.store.raw import close_message_files
 from mta.submission import server as submission
 
 log = logging.getLogger("mta")
@@ -76,6 +77,7 @@ async def run_smtp(settings: Settings, daemon: str = "smtp") -> None:
                 await task
         log.info("shutting down")
     finally:
+        await close_message_files()
         await db.close()
 
 
@@ -112,6 +114,7 @@ async def run_jmap(settings: Settings) -> None:
             log.info("shutting down")
             await runner.cleanup()
     finally:
+        await close_message_files()
         await db.close()
 
 

@@ -120,6 +120,12 @@ def test_compose_migrates_once_before_two_gateways_and_runs_each_daemon_apart() 
         "jmap": "jmap",
     }
     assert services["outbound"]["environment"]["OUTBOUND_ENABLED"] == "true"
+    # Every process of the image reads large mail from one private bucket: no shared volume.
+    for name, service in services.items():
+        if "build" in service:
+            assert service["environment"]["MAIL_BLOB_STORE"] == "s3", name
+            assert service["environment"]["MAIL_S3_BUCKET"] != service["environment"]["S3_BUCKET"]
+            assert "volumes" not in service, name
     assert set(services["proxy"]["depends_on"]) >= {"gateway-1", "gateway-2"}
     assert services["postgres"]["image"].startswith("postgres:")
     assert services["minio"]["image"].startswith("minio/minio")
@@ -165,6 +171,8 @@ def test_kubernetes_probes_drain_and_disruption_budgets() -> None:
             wanted.items() <= d["spec"]["template"]["metadata"]["labels"].items()
             for d in deployments.values()
         ), service["metadata"]["name"]
+    assert config["MAIL_BLOB_STORE"] == "s3" and config["MAIL_S3_BUCKET"] != config["S3_BUCKET"]
+    assert of_kind("PersistentVolumeClaim") == {}
     job = of_kind("Job")["svc-migrate"]["spec"]["template"]["spec"]
     assert job["containers"][0]["command"][-1] == "migrate"
     images = {

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import smtplib
 import subprocess
 import sys
 import time
@@ -44,7 +45,14 @@ from gateway import housekeeping
 from gateway.services import build_daemons, build_services
 from mail.auth.sessions import COOKIE_NAME
 from mta.store import mailboxes
-from tests.conftest import ROOT, TEST_SECRET, GatewayProcess, _fresh_database, launch_gateway
+from tests.conftest import (
+    ROOT,
+    TEST_SECRET,
+    GatewayProcess,
+    _fresh_database,
+    free_port,
+    launch_gateway,
+)
 from tests.content.factories import make_delivery_key, make_type, make_user
 from tests.mail.factories import PASSWORD, cookie, make_account
 from tests.mta.jmap.conftest import make_mailbox
@@ -63,6 +71,7 @@ class Pair:
     env: dict[str, str]  # what both were started with, beyond the harness's own
     database_url: str
     bucket: str
+    mail_bucket: str
     s3: Any  # a boto3 client of the bucket's server
 
 
@@ -86,6 +95,7 @@ def pair(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     database_url = next(databases)
     with s3_server() as s3:
         bucket = f"media-{secrets.token_hex(4)}"
+        mail_bucket = f"mail-{secrets.token_hex(4)}"
         client = boto3.client(
             "s3",
             endpoint_url=s3.endpoint,
@@ -94,11 +104,14 @@ def pair(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             aws_secret_access_key=SECRET_KEY,
         )
         client.create_bucket(Bucket=bucket)
+        client.create_bucket(Bucket=mail_bucket)
         env = {
             "DATABASE_URL": database_url,
             "TRUSTED_PROXIES": "127.0.0.1/32",
             "SMTP_AUTH_CHECKS": "false",
             **s3.env(bucket),
+            "MAIL_BLOB_STORE": "s3",
+            "MAIL_S3_BUCKET": mail_bucket,
         }
         migrated = migrate(env)
         assert migrated.returncode == 0, migrated.stderr
@@ -107,11 +120,14 @@ def pair(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         try:
             # Started together, as a rollout would: each takes the migration
             # lock, finds nothing to apply, and serves.
+            # The first also runs the inbound SMTP daemon on a port the tests know.
+            smtp = {"SMTP_PORT": str(free_port())}
             for index in (0, 1):
-                started.append(launch_gateway(home, index, env=env, wait=False))
+                own = {**env, **smtp} if index == 0 else env
+                started.append(launch_gateway(home, index, env=own, wait=False))
             for gateway in started:
                 gateway.wait_healthy()
-            yield Pair(started[0], started[1], env, database_url, bucket, client)
+            yield Pair(started[0], started[1], env, database_url, bucket, mail_bucket, client)
         finally:
             for gateway in started:
                 gateway.stop()
@@ -248,7 +264,7 @@ async def test_a_jmap_change_through_one_is_pushed_to_an_event_source_on_the_oth
     clients: tuple[httpx.AsyncClient, httpx.AsyncClient], runtime: Runtime
 ) -> None:
     a, b = clients
-    box = await make_mailbox(runtime.db, f"push-{secrets.token_hex(3)}@example.test")
+    box = await make_mailbox(runtime.db, f"push@{secrets.token_hex(3)}.example.test")
     async with runtime.db.transaction() as conn:
         await mailboxes.ensure_defaults(conn, box.address_id, runtime.clock.now())
     auth = {"Authorization": box.basic}
@@ -346,3 +362,73 @@ async def test_media_uploaded_through_one_is_served_by_the_other_from_the_bucket
         assert not await asyncio.to_thread(
             lambda root: list(Path(root).rglob(sha)), gateway.env["DATA_DIR"]
         )
+
+
+def bucket_keys(pair: Pair, bucket: str) -> list[str]:
+    return [o["Key"] for o in pair.s3.list_objects_v2(Bucket=bucket).get("Contents", [])]
+
+
+def on_disk(pair: Pair, blob_id: str) -> list[Path]:
+    return [path for g in (pair.a, pair.b) for path in Path(g.env["DATA_DIR"]).rglob(blob_id)]
+
+
+async def test_large_mail_and_jmap_uploads_through_one_are_read_on_the_other(
+    pair: Pair, clients: tuple[httpx.AsyncClient, httpx.AsyncClient], runtime: Runtime
+) -> None:
+    """Past 256 KiB a message leaves PostgreSQL for the mail bucket, which both read."""
+    a, b = clients
+    box = await make_mailbox(runtime.db, f"big@{secrets.token_hex(3)}.example.test")
+    async with runtime.db.transaction() as conn:
+        await mailboxes.ensure_defaults(conn, box.address_id, runtime.clock.now())
+    auth = {"Authorization": box.basic}
+    body = ("a long line of a long report\r\n" * 12000).encode()
+    message = (
+        f"From: carol@remote.test\r\nTo: {box.email}\r\nSubject: long report\r\n"
+        "Message-ID: <long-report@remote.test>\r\n\r\n"
+    ).encode() + body
+
+    def send() -> None:
+        with smtplib.SMTP("127.0.0.1", int(pair.a.env["SMTP_PORT"]), timeout=30) as smtp:
+            assert smtp.sendmail("carol@remote.test", [box.email], message) == {}
+
+    await asyncio.to_thread(send)
+    answer = await b.post(
+        "/jmap",
+        headers=auth,
+        json={
+            "using": MAIL,
+            "methodCalls": [
+                ["Email/query", {"accountId": box.address_id}, "q"],
+                [
+                    "Email/get",
+                    {
+                        "accountId": box.address_id,
+                        "#ids": {"resultOf": "q", "name": "Email/query", "path": "/ids"},
+                        "properties": ["subject", "blobId", "size"],
+                    },
+                    "g",
+                ],
+            ],
+        },
+    )
+    assert answer.status_code == 200, answer.text
+    [email] = answer.json()["methodResponses"][1][1]["list"]
+    assert email["subject"] == "long report" and email["size"] > 256 * 1024
+    raw = await b.get(f"/jmap/download/{box.address_id}/{email['blobId']}/m.eml", headers=auth)
+    assert raw.status_code == 200 and raw.content.endswith(body)
+    assert any(key.endswith(email["blobId"]) for key in bucket_keys(pair, pair.mail_bucket))
+
+    upload = secrets.token_bytes(300_000)
+    sent = await a.post(
+        f"/jmap/upload/{box.address_id}",
+        content=upload,
+        headers={**auth, "Content-Type": "application/octet-stream"},
+    )
+    assert sent.status_code == 201, sent.text
+    blob_id = sent.json()["blobId"]
+    fetched = await b.get(f"/jmap/download/{box.address_id}/{blob_id}/x.bin", headers=auth)
+    assert fetched.status_code == 200 and fetched.content == upload
+    # Neither gateway's DATA_DIR holds them; the CMS's bucket does not either.
+    assert await asyncio.to_thread(on_disk, pair, email["blobId"]) == []
+    assert await asyncio.to_thread(on_disk, pair, blob_id) == []
+    assert not any(blob_id in key for key in bucket_keys(pair, pair.bucket))
