@@ -18,12 +18,17 @@ preview link and a media file.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
+import shutil
 import smtplib
+import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -55,7 +60,7 @@ from tests.conftest import (
 )
 from tests.content.factories import make_delivery_key, make_type, make_user
 from tests.mail.factories import PASSWORD, cookie, make_account
-from tests.mta.jmap.conftest import make_mailbox
+from tests.mta.jmap.conftest import Mailbox, make_mailbox
 from tests.s3server import ACCESS_KEY, REGION, SECRET_KEY, s3_server
 
 pytestmark = pytest.mark.process
@@ -132,6 +137,84 @@ def pair(pg_admin_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             for gateway in started:
                 gateway.stop()
             next(databases, None)
+
+
+@dataclass
+class Proxy:
+    base_url: str  # Caddy, running deploy/Caddyfile
+    jmap: subprocess.Popen[bytes]  # `python -m mta jmap`, behind it
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, log.read_text(errors="replace")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"nothing listens on {port}:\n{log.read_text(errors='replace')}")
+
+
+@pytest.fixture(scope="module")
+def proxy(pair: Pair, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
+    """deploy/Caddyfile in front of the two gateways and a JMAP daemon of its own."""
+    caddy = shutil.which("caddy")
+    if caddy is None:
+        pytest.skip("caddy is not installed (make proxy-checker installs it)")
+    home = tmp_path_factory.mktemp("proxy")
+    jmap_port, proxy_port = free_port(), free_port()
+    # The daemon is told apart from the gateways by a limit its session shows.
+    jmap_env = {**pair.a.env, "JMAP_HOST": "127.0.0.1", "JMAP_PORT": str(jmap_port)}
+    jmap_env["JMAP_MAX_CALLS_IN_REQUEST"] = "7"
+    started: list[subprocess.Popen[bytes]] = []
+    try:
+        with open(home / "jmap.log", "wb") as out:
+            jmap = subprocess.Popen(
+                [sys.executable, "-m", "mta", "jmap"],
+                cwd=ROOT,
+                env=jmap_env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        started.append(jmap)
+        wait_for_port(jmap_port, jmap, home / "jmap.log")
+        config = (ROOT / "deploy" / "Caddyfile").read_text()
+        with urllib.request.urlopen(pair.a.base_url + "/healthz", timeout=5):
+            pass
+        try:
+            urllib.request.urlopen(pair.a.base_url + "/readyz", timeout=5).close()
+        except urllib.error.HTTPError:
+            # Before the health endpoints land (issue 30's items 1-3), /healthz.
+            config = config.replace("health_uri /readyz", "health_uri /healthz")
+        # The admin endpoint off: concurrent runs on this machine must not collide on it.
+        (home / "Caddyfile").write_text("{\n\tadmin off\n}\n" + config)
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(home),
+            "XDG_DATA_HOME": str(home / "data"),
+            "XDG_CONFIG_HOME": str(home / "config"),
+            "SITE_ADDRESS": f"http://127.0.0.1:{proxy_port}",
+            "GATEWAY_UPSTREAMS": f"127.0.0.1:{pair.a.port} 127.0.0.1:{pair.b.port}",
+            "JMAP_UPSTREAM": f"127.0.0.1:{jmap_port}",
+        }
+        with open(home / "caddy.log", "wb") as out:
+            server = subprocess.Popen(
+                [caddy, "run", "--adapter", "caddyfile", "--config", str(home / "Caddyfile")],
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        started.append(server)
+        wait_for_port(proxy_port, server, home / "caddy.log")
+        yield Proxy(base_url=f"http://127.0.0.1:{proxy_port}", jmap=jmap)
+    finally:
+        for proc in reversed(started):
+            proc.terminate()
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 @pytest.fixture
@@ -229,26 +312,21 @@ async def test_each_recurring_job_runs_once_for_both(pair: Pair, runtime: Runtim
     assert [r["key"] for r in rows if r["attempts"] != 1] == []
 
 
-async def test_a_cms_event_published_through_one_reaches_a_socket_on_the_other(
-    pair: Pair, clients: tuple[httpx.AsyncClient, httpx.AsyncClient], runtime: Runtime
+async def realtime_event_across(
+    publisher: httpx.AsyncClient, listener: httpx.AsyncClient, runtime: Runtime
 ) -> None:
-    a, b = clients
-    await make_type(runtime.db, runtime.clock, f"note{secrets.token_hex(2)}", [])
-    kind = await runtime.db.fetch_val(
-        "SELECT name FROM content.content_types ORDER BY created_at DESC LIMIT 1"
-    )
+    """An entry made through ``publisher`` reaches a realtime socket opened through ``listener``."""
+    kind = f"note{secrets.token_hex(2)}"
+    await make_type(runtime.db, runtime.clock, kind, [])
     editor = await make_user(runtime.db, runtime.clock, "editor")
-    ticket = await b.post("/cms/api/realtime/ticket", headers=editor.headers)
+    ticket = await listener.post("/cms/api/realtime/ticket", headers=editor.headers)
     assert ticket.status_code == 201, ticket.text
-    url = (
-        pair.b.base_url.replace("http://", "ws://")
-        + f"/cms/realtime?ticket={ticket.json()['ticket']}"
-    )
-    async with connect(url) as ws:
+    base = str(listener.base_url).rstrip("/").replace("http://", "ws://")
+    async with connect(f"{base}/cms/realtime?ticket={ticket.json()['ticket']}") as ws:
         assert json.loads(await asyncio.wait_for(ws.recv(), WAIT))["type"] == "ready"
         await ws.send(json.dumps({"action": "subscribe", "topic": "site"}))
         assert json.loads(await asyncio.wait_for(ws.recv(), WAIT))["type"] == "subscribed"
-        made = await a.post(
+        made = await publisher.post(
             "/cms/api/entries", json={"type": kind, "title": "Across"}, headers=editor.headers
         )
         assert made.status_code == 201, made.text
@@ -260,57 +338,67 @@ async def test_a_cms_event_published_through_one_reaches_a_socket_on_the_other(
     }
 
 
-async def test_a_jmap_change_through_one_is_pushed_to_an_event_source_on_the_other(
-    clients: tuple[httpx.AsyncClient, httpx.AsyncClient], runtime: Runtime
-) -> None:
-    a, b = clients
-    box = await make_mailbox(runtime.db, f"push@{secrets.token_hex(3)}.example.test")
+async def jmap_box(runtime: Runtime, name: str) -> Mailbox:
+    """A JMAP account with its default mailboxes, on a domain of its own."""
+    box = await make_mailbox(runtime.db, f"{name}@{secrets.token_hex(3)}.example.test")
     async with runtime.db.transaction() as conn:
         await mailboxes.ensure_defaults(conn, box.address_id, runtime.clock.now())
+    return box
+
+
+async def first_state_event(stream: httpx.Response) -> dict[str, Any]:
+    event = ""
+    async for line in stream.aiter_lines():
+        if line.startswith("event:"):
+            event = line.partition(":")[2].strip()
+        elif line.startswith("data:") and event == "state":
+            return dict(json.loads(line.partition(":")[2]))
+    raise AssertionError("the stream ended")
+
+
+async def push_across(
+    publisher: httpx.AsyncClient, listener: httpx.AsyncClient, box: Mailbox
+) -> None:
+    """A Mailbox/set through ``publisher`` is pushed to an EventSource opened through ``listener``."""
     auth = {"Authorization": box.basic}
 
     async def create_mailbox(name: str) -> str:
-        answer = await a.post(
-            "/jmap",
-            headers=auth,
-            json={
-                "using": MAIL,
-                "methodCalls": [
-                    [
-                        "Mailbox/set",
-                        {"accountId": box.address_id, "create": {"m": {"name": name}}},
-                        "0",
-                    ]
-                ],
-            },
+        call = ["Mailbox/set", {"accountId": box.address_id, "create": {"m": {"name": name}}}, "0"]
+        answer = await publisher.post(
+            "/jmap", headers=auth, json={"using": MAIL, "methodCalls": [call]}
         )
         assert answer.status_code == 200, answer.text
         return str(answer.json()["methodResponses"][0][1]["newState"])
 
-    async def first_state_event(stream: httpx.Response) -> dict[str, Any]:
-        event = ""
-        async for line in stream.aiter_lines():
-            if line.startswith("event:"):
-                event = line.partition(":")[2].strip()
-            elif line.startswith("data:") and event == "state":
-                return dict(json.loads(line.partition(":")[2]))
-        raise AssertionError("the stream ended")
-
     query = "/jmap/eventsource?types=Mailbox&closeafter=state&ping=0"
-    async with b.stream("GET", query, headers=auth) as stream:
+    async with listener.stream("GET", query, headers=auth) as stream:
         assert stream.status_code == 200
         assert stream.headers["content-type"].startswith("text/event-stream")
         waiting = asyncio.ensure_future(first_state_event(stream))
-        # The other gateway's LISTEN may take a moment to start after the
+        # The listening process's LISTEN may take a moment to start after the
         # stream opens: publish again until one change has been pushed.
         for attempt in range(10):
-            state = await create_mailbox(f"Folder {attempt}")
+            state = await create_mailbox(f"Folder {secrets.token_hex(2)} {attempt}")
             done, _ = await asyncio.wait({waiting}, timeout=2)
             if done:
                 break
         pushed = await asyncio.wait_for(waiting, WAIT)
     assert pushed["@type"] == "StateChange"
     assert pushed["changed"][box.address_id]["Mailbox"] == state
+
+
+async def test_a_cms_event_published_through_one_reaches_a_socket_on_the_other(
+    clients: tuple[httpx.AsyncClient, httpx.AsyncClient], runtime: Runtime
+) -> None:
+    a, b = clients
+    await realtime_event_across(a, b, runtime)
+
+
+async def test_a_jmap_change_through_one_is_pushed_to_an_event_source_on_the_other(
+    clients: tuple[httpx.AsyncClient, httpx.AsyncClient], runtime: Runtime
+) -> None:
+    a, b = clients
+    await push_across(a, b, await jmap_box(runtime, "push"))
 
 
 async def test_a_preview_made_on_one_is_read_on_the_other(
@@ -377,9 +465,7 @@ async def test_large_mail_and_jmap_uploads_through_one_are_read_on_the_other(
 ) -> None:
     """Past 256 KiB a message leaves PostgreSQL for the mail bucket, which both read."""
     a, b = clients
-    box = await make_mailbox(runtime.db, f"big@{secrets.token_hex(3)}.example.test")
-    async with runtime.db.transaction() as conn:
-        await mailboxes.ensure_defaults(conn, box.address_id, runtime.clock.now())
+    box = await jmap_box(runtime, "big")
     auth = {"Authorization": box.basic}
     body = ("a long line of a long report\r\n" * 12000).encode()
     message = (
@@ -432,3 +518,25 @@ async def test_large_mail_and_jmap_uploads_through_one_are_read_on_the_other(
     assert await asyncio.to_thread(on_disk, pair, email["blobId"]) == []
     assert await asyncio.to_thread(on_disk, pair, blob_id) == []
     assert not any(blob_id in key for key in bucket_keys(pair, pair.bucket))
+
+
+async def test_through_the_proxy_streams_pass_and_jmap_goes_to_its_daemon(
+    proxy: Proxy, clients: tuple[httpx.AsyncClient, httpx.AsyncClient], runtime: Runtime
+) -> None:
+    """deploy/Caddyfile, run by Caddy: what the compose file's users go through."""
+    a, _ = clients
+    box = await jmap_box(runtime, "proxied")
+    async with httpx.AsyncClient(base_url=proxy.base_url, timeout=WAIT) as edge:
+        # The session comes from `python -m mta jmap`, not from a gateway.
+        session = await edge.get("/.well-known/jmap", headers={"Authorization": box.basic})
+        assert session.status_code == 200, session.text
+        core = session.json()["capabilities"]["urn:ietf:params:jmap:core"]
+        assert core["maxCallsInRequest"] == 7
+        direct = await a.get("/.well-known/jmap", headers={"Authorization": box.basic})
+        assert direct.json()["capabilities"]["urn:ietf:params:jmap:core"]["maxCallsInRequest"] == 16
+        # Everything else reaches the gateways, in their own shapes.
+        assert (await edge.get("/healthz")).status_code == 200
+        assert (await edge.get("/cms/nope")).json()["code"] == "NOT_FOUND"
+        # A WebSocket upgrade and an event stream pass through, unbuffered.
+        await realtime_event_across(a, edge, runtime)
+        await push_across(a, edge, box)
