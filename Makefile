@@ -44,8 +44,10 @@ proxy-checker:
 		{ test -z "$$CI" && echo "caddy is missing: the Caddyfile check will be skipped"; }
 
 # The fast checks run first, so CI holds the same style `make lint` holds.
+# --dist loadgroup: a module whose tests share processes (tests/deploy/test_two_gateways.py)
+# marks them with one xdist_group, so one worker runs them all; the rest spread as usual.
 test: $(STAMP) browser imap-server proxy-checker lint typecheck docs  ## checks, then the whole suite, one worker (and one throw-away PostgreSQL) per core
-	$(PY) -m pytest -n auto
+	$(PY) -m pytest -n auto --dist loadgroup
 
 dev: $(STAMP)  ## like run, restarting when a .py file changes
 	$(PY) -m gateway.reload
