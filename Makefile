@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 export XDG_RUNTIME_DIR ?= /tmp/svc-runtime-$(shell id -u)
 
-.PHONY: assets run test dev start typecheck tidy lint docs password clean browser bench-submission imap-server
+.PHONY: assets run test dev start typecheck tidy lint docs password clean browser bench-submission imap-server backup restore proxy-checker
 
 $(STAMP): requirements/base.txt requirements/dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -64,9 +64,19 @@ imap-server:
 			--no-install-recommends dovecot-imapd; } || \
 		{ test -z "$$CI" && echo "dovecot is missing: the transfer tests will be skipped"; }
 
+# The reverse proxy of deploy/compose.yaml is checked with `caddy validate`
+# (tests/deploy/): Debian's caddy, installed here when missing (same rules).
+proxy-checker:
+	@command -v caddy >/dev/null 2>&1 || { \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends caddy; } || \
+		{ test -z "$$CI" && echo "caddy is missing: the Caddyfile check will be skipped"; }
+
 # The fast checks run first, so CI holds the same style `make lint` holds.
-test: $(STAMP) assets browser imap-server lint typecheck docs  ## checks, then the whole suite, one worker (and one throw-away PostgreSQL) per core
-	$(PY) -m pytest -n auto
+# --dist loadgroup: a module whose tests share processes (tests/deploy/test_two_gateways.py)
+# marks them with one xdist_group, so one worker runs them all; the rest spread as usual.
+test: $(STAMP) assets browser imap-server proxy-checker lint typecheck docs  ## checks, then the whole suite, one worker (and one throw-away PostgreSQL) per core
+	$(PY) -m pytest -n auto --dist loadgroup
 
 dev: $(STAMP) assets  ## like run, restarting when a .py file changes
 	$(PY) -m gateway.reload
@@ -90,6 +100,15 @@ docs: $(STAMP)  ## check docs/ pages, links and anchors
 
 password: $(STAMP)  ## make password EMAIL=... (prompts); no EMAIL lists accounts
 	$(PY) -m content.password $(EMAIL)
+
+# Backups (docs/deploy.md, "Backups"): the project's schemas and every blob, into
+# BACKUP_DIR (default DATA_DIR/backups) or TO=...; restore into an empty instance.
+backup: $(STAMP)  ## make backup [TO=dir]
+	$(PY) -m gateway.backup create $(if $(TO),--to $(TO))
+
+restore: $(STAMP)  ## make restore FROM=dir (a backup, or a folder of them: the newest)
+	@test -n "$(FROM)" || { echo "usage: make restore FROM=<backup directory>"; exit 2; }
+	$(PY) -m gateway.backup restore $(FROM)
 
 clean:
 	rm -rf $(VENV) $(FRONTEND)/node_modules $(FRONTEND)/dist

@@ -118,6 +118,11 @@ class JobQueue:
     def kinds(self) -> frozenset[str]:
         return frozenset(self._handlers)
 
+    @property
+    def recurring(self) -> frozenset[str]:
+        """The kinds registered with a period."""
+        return frozenset(self._recurring)
+
     # --- producing ---
 
     async def enqueue(

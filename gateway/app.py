@@ -34,6 +34,7 @@ from gateway.services import (
     build_services,
 )
 from mta.jmap.service import PATHS as JMAP_PATHS
+from mta.store.raw import close_message_files
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +105,13 @@ def build_app(runtime: Runtime, *, only: str | None = None) -> web.Application:
         root.cleanup_ctx.append(_service_lifespan(daemon))
     if runtime.settings.run_workers:
         root.cleanup_ctx.append(_job_workers)
+    # After every lifespan above (on_cleanup runs the cleanup contexts first).
+    root.on_cleanup.append(_close_message_files)
     return root
+
+
+async def _close_message_files(app: web.Application) -> None:
+    await close_message_files()
 
 
 def _host_app(create: Callable[..., web.Application], name: str) -> web.Application:

@@ -182,6 +182,30 @@ async def supervise(settings: Settings, *, only: str | None = None) -> int:
     return status
 
 
+async def migrate_only(settings: Settings) -> list[str]:
+    """``python -m gateway migrate``: apply pending migrations, then exit.
+
+    For deployments that migrate once before the replicas start (the compose
+    file's ``migrate`` service, the Kubernetes Job). A replica starting later
+    still takes the advisory lock and finds nothing to do.
+    """
+    pg: EmbeddedPostgres | None = None
+    try:
+        if settings.database_url is None:
+            pg = EmbeddedPostgres(settings.pgdata_dir)
+        dsn = await _database_url(settings, pg)
+        db = await Database.connect(dsn, size=1)
+        try:
+            return await migrate(db, all_migrations())
+        except MigrationError as exc:
+            raise StartupError(str(exc)) from exc
+        finally:
+            await db.close()
+    finally:
+        if pg is not None:
+            await asyncio.to_thread(pg.stop)
+
+
 async def _bounded(what: str, step: Coroutine[Any, Any, None], seconds: float) -> None:
     try:
         await asyncio.wait_for(step, seconds)
@@ -205,6 +229,13 @@ def _log_pending_tasks() -> None:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m gateway")
+    parser.add_argument(
+        "command",
+        nargs="?",
+        choices=("serve", "migrate"),
+        default="serve",
+        help="serve (the default), or apply pending migrations and exit",
+    )
     parser.add_argument(
         "--only", choices=("oauth", "content", "mail"), help="serve one service at the root"
     )
@@ -245,7 +276,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = replace(settings, workers=args.workers)
     try:
         with asyncio.Runner(loop_factory=loop_factory) as runner:
-            if settings.workers > 1 and not args.reuse_port:
+            if args.command == "migrate":
+                applied = runner.run(migrate_only(settings))
+                log.info("migrations applied: %s", ", ".join(applied) or "none pending")
+                status = 0
+            elif settings.workers > 1 and not args.reuse_port:
                 status = runner.run(supervise(settings, only=args.only))
             else:
                 runner.run(serve(settings, only=args.only, reuse_port=args.reuse_port))

@@ -31,6 +31,7 @@ from mta.outbound.worker import OutboundWorker
 from mta.settings import load_mta_settings
 from mta.smtp import server
 from mta.store import schema
+from mta.store.raw import close_message_files
 from mta.submission import server as submission
 
 log = logging.getLogger("mta")
@@ -80,6 +81,7 @@ async def run_smtp(settings: Settings, daemon: str = "smtp") -> None:
                 await task
         log.info("shutting down")
     finally:
+        await close_message_files()
         await db.close()
 
 
@@ -118,6 +120,7 @@ async def run_jmap(settings: Settings) -> None:
             log.info("shutting down")
             await runner.cleanup()
     finally:
+        await close_message_files()
         await db.close()
 
 

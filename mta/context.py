@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from common.blobs import LocalBlobStore
 from common.runtime import Runtime
 from mta.authentication.dns import Resolver
 from mta.commit import GroupCommit
@@ -47,7 +46,7 @@ class MtaContext:
         return cls(
             runtime=runtime,
             config=config,
-            blobs=RawMessages(runtime.db, LocalBlobStore(runtime.settings.blob_dir)),
+            blobs=RawMessages.of(runtime),
             resolver=Resolver(config.dns_resolvers, timeout=config.dns_timeout),
             committer=GroupCommit(runtime.db),
         )

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from common.blobs import LocalBlobStore, blob_id_of
+from common.blobs import blob_id_of
 from common.db import Conn, execute
 from common.runtime import Runtime
 from mta.message import parse_message
@@ -60,7 +60,7 @@ class Importer:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self.blobs = RawMessages(runtime.db, LocalBlobStore(runtime.settings.blob_dir))
+        self.blobs = RawMessages.of(runtime)
 
     async def resolve(self, address_id: str, target: Target) -> Target:
         """The target as a mailbox id, its folders made now: once per source folder,

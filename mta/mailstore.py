@@ -18,7 +18,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from common.blobs import LocalBlobStore
 from common.crypto import Sealer
 from common.db import Conn
 from common.runtime import Runtime
@@ -221,7 +220,7 @@ suppressed = suppressions.suppressed
 def email_context(runtime: Runtime, uploads: UploadReader | None = None) -> EmailContext:
     """The Email functions' context for a process that is not the mta (the gateway's mail)."""
     ctx = EmailContext(
-        raw=RawMessages(runtime.db, LocalBlobStore(runtime.settings.blob_dir)),
+        raw=RawMessages.of(runtime),
         clock=runtime.clock,
     )
     if uploads is not None:

@@ -12,6 +12,12 @@ before. Stalwart keeps small blobs in its data store for the same reason.
 :class:`RawMessages` is a :class:`common.blobs.BlobStore`: readers, the
 blob collector and tests ask it by blob id and never need to know where a
 message lives.
+
+Where the larger messages (and JMAP uploads) live is ``MAIL_BLOB_STORE``:
+``local`` (DATA_DIR/blobs, the default) or ``s3``, a private bucket
+(``MAIL_S3_BUCKET``, never the CMS's public one) on the S3 server the
+``S3_*`` variables name, so several machines need no shared directory
+(docs/deploy.md, "Blobs").
 """
 
 from __future__ import annotations
@@ -20,8 +26,10 @@ from collections.abc import AsyncIterator, Iterable
 from datetime import datetime
 from typing import BinaryIO
 
-from common.blobs import BlobNotFound, BlobStore, blob_id_of, check_blob_id
+from common.blobs import BlobNotFound, BlobStore, LocalBlobStore, blob_id_of, check_blob_id
 from common.db import Conn, Database, Prepared, execute, fetch_val
+from common.runtime import Runtime
+from common.settings import Settings, SettingsError, read_str
 
 INLINE_MAX = 256 * 1024
 
@@ -34,10 +42,59 @@ _PUT = Prepared(
 )
 
 
+# One S3 store per process and bucket: its client binds to the running loop
+# and is closed once, by close_message_files(), when the process stops.
+_S3_STORES: dict[tuple[str, ...], BlobStore] = {}
+
+
+def message_files(settings: Settings) -> BlobStore:
+    """The store MAIL_BLOB_STORE names: DATA_DIR/blobs, or a private S3 bucket."""
+    env = settings.environ
+    kind = read_str(env, "MAIL_BLOB_STORE", "local").lower()
+    if kind == "local":
+        return LocalBlobStore(settings.blob_dir)
+    if kind != "s3":
+        raise SettingsError(f"MAIL_BLOB_STORE must be local or s3, got {kind!r}")
+    names = ("MAIL_S3_BUCKET", "S3_ACCESS_KEY", "S3_SECRET_KEY")
+    missing = [name for name in names if not read_str(env, name)]
+    if missing:
+        raise SettingsError(f"MAIL_BLOB_STORE=s3 needs {', '.join(missing)}")
+    config = tuple(
+        read_str(env, name) for name in (*names, "S3_ENDPOINT", "S3_REGION", "MAIL_S3_PREFIX")
+    )
+    store = _S3_STORES.get(config)
+    if store is None:
+        # Imported only here: a deployment with local blobs loads no S3 client.
+        from common.s3blobs import S3BlobStore
+
+        bucket, access_key, secret_key, endpoint, region, prefix = config
+        store = _S3_STORES[config] = S3BlobStore(
+            bucket=bucket,
+            endpoint=endpoint,
+            region=region,
+            access_key=access_key,
+            secret_key=secret_key,
+            prefix=prefix,
+        )
+    return store
+
+
+async def close_message_files() -> None:
+    """Close this process's S3 clients (nothing to do for local blobs)."""
+    while _S3_STORES:
+        _, store = _S3_STORES.popitem()
+        await store.close()
+
+
 class RawMessages:
     def __init__(self, db: Database, files: BlobStore) -> None:
         self.db = db
         self.files = files
+
+    @classmethod
+    def of(cls, runtime: Runtime) -> RawMessages:
+        """The raw messages of this runtime's database and MAIL_BLOB_STORE."""
+        return cls(runtime.db, message_files(runtime.settings))
 
     @staticmethod
     def inline(size: int) -> bool:

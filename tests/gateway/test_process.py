@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -18,7 +16,7 @@ import psutil
 import psycopg2
 import pytest
 
-from common.embedded_pg import postmaster_process, shut_down
+from common.embedded_pg import shut_down
 from gateway.main import all_migrations
 from tests.conftest import ROOT
 
@@ -43,23 +41,6 @@ def postgres_running_on(pgdata: Path) -> bool:
         except psutil.NoSuchProcess:
             continue
     return False
-
-
-@pytest.fixture
-def data_dir():
-    """A DATA_DIR whose embedded postgres is stopped after the test, whatever happened.
-
-    Outside pytest's basetemp: a concurrent pytest run resets the basetemp root
-    to mode 0700, which the unprivileged user postgres runs as (under root)
-    then cannot traverse.
-    """
-    home = Path(tempfile.mkdtemp(prefix="svc-test-gw-"))
-    path = home / "data"
-    yield path
-    leftover = postmaster_process((path / "pgdata").resolve())
-    if leftover is not None:
-        shut_down(leftover)
-    shutil.rmtree(home, ignore_errors=True)
 
 
 def test_serves_each_service_in_its_own_shape(gateway_process, database_url):
