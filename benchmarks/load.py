@@ -602,11 +602,11 @@ class JmapClient:
         )
         if session is None:
             return False
-        self.account = session["primaryAccounts"]["urn:ietf:params:jmap:mail"]
-        got = await self._api([["Email/get", {"accountId": self.account, "ids": []}, "g"]])
+        account = session["primaryAccounts"]["urn:ietf:params:jmap:mail"]
+        got = await self._api([["Email/get", {"accountId": account, "ids": []}, "g"]])
         if got is None:
-            return False
-        self.state = got[0][1]["state"]
+            return False  # started again at the next sync
+        self.account, self.state = account, got[0][1]["state"]
         return True
 
     async def _api(self, calls: list[Any]) -> list[Any] | None:
@@ -684,10 +684,11 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
-def pss_mb(pid: int) -> float:
+def pss_mb(pid: int, kind: str = "Pss") -> float:
+    """Proportional set size (shared pages divided among their users); Pss_Anon, Pss_Shmem."""
     try:
         for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
+            if line.startswith(kind + ":"):
                 return int(line.split()[1]) / 1024
     except OSError:
         pass
@@ -717,6 +718,10 @@ class Memory:
         row = {name: rss_mb(pid) for pid, name in self.names.items()}
         pids = self.db_pids()
         row["PostgreSQL (all processes, PSS)"] = sum(pss_mb(p) for p in pids)
+        # Its own memory, and the shared buffers it has touched so far (a cache that
+        # fills up to shared_buffers as more of the data is read: not a leak).
+        row["PostgreSQL private"] = sum(pss_mb(p, "Pss_Anon") for p in pids)
+        row["PostgreSQL shared buffers"] = sum(pss_mb(p, "Pss_Shmem") for p in pids)
         self.backends.append(len(pids))
         self.samples.append((t, row))
 
