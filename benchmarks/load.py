@@ -4,8 +4,9 @@
         [--accounts 20] [--write-docs]
 
 Runs the real ``python -m gateway`` (``--workers`` serving processes under its
-supervisor; each runs the job workers, the SMTP, submission and outbound
-daemons and JMAP) on an embedded PostgreSQL in a temporary directory, and
+supervisor; each runs the job workers, the SMTP daemon, the outbound queue
+worker and JMAP; submission is off, nothing here drives it) on an embedded
+PostgreSQL in a temporary directory, and
 drives it at ``--scale`` times the load assumed for a small host. That small
 host, per second:
 
@@ -1049,9 +1050,28 @@ def memory_table(memory: Memory) -> list[str]:
     return lines
 
 
+READING = """\
+Reading the numbers: latencies are client-side, from when the request was
+started on its schedule (open loop), so they include any time it waited for
+a connection, a worker or a CPU. On a shared machine the CPU line says how much
+of the two cores the product actually got; the load generator's event-loop
+lag says how much of each latency is the generator's own. "Arrivals not
+started" counts requests the generator dropped because 300 of that stream
+were still waiting: the server did not keep up with the offer. Memory: the
+gateway processes' RSS rises while a burst of requests waits (each holds its
+buffers) and falls back after it; the figure to watch is the level between
+bursts. PostgreSQL's shared buffers grow as more of the data is read, up to
+shared_buffers: a cache filling, not a leak; its private memory should stay
+flat once every backend has warmed up.
+"""
+
+
 def write_docs(body: str) -> None:
-    intro = (__doc__ or "").split("\n\n", 2)[2].strip()
-    replace_section(SECTION, f"What `benchmarks/load.py` does:\n\n```\n{intro}\n```\n\n{body}")
+    intro = (__doc__ or "").split("\n\n", 2)[2].split("--write-docs")[0].strip()
+    replace_section(
+        SECTION,
+        f"What `benchmarks/load.py` does:\n\n```text\n{intro}\n```\n\n{body}\n\n{READING}",
+    )
 
 
 def main() -> None:
