@@ -6,7 +6,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
@@ -162,9 +162,11 @@ class InboundSMTP(SMTPProtocol):
             ip = _ip_of(transport.get_extra_info("peername"))
             if not self.connections.admit(ip):
                 log.warning("refused a connection from %s: too many connections", ip)
-                assert isinstance(transport, asyncio.WriteTransport)
-                transport.write(f"{replies.too_many_connections(self.hostname)}\r\n".encode())
-                transport.close()
+                # A cast, not an isinstance check: uvloop's TCPTransport writes
+                # but derives from no asyncio transport class.
+                writer = cast(asyncio.WriteTransport, transport)
+                writer.write(f"{replies.too_many_connections(self.hostname)}\r\n".encode())
+                writer.close()
                 self._refused = True
                 metrics.SMTP_CONNECTIONS_REFUSED.labels(self.daemon).inc()
                 return

@@ -278,3 +278,31 @@ async def test_help_still_explains_the_counted_commands(serve: Serve) -> None:
         [answer] = await client.replies(1)
         client.close()
     assert answer == b"250 Syntax: NOOP [ignored]\r\n"
+
+
+def test_the_421_refusal_is_sent_under_uvloop_as_the_daemons_run() -> None:
+    # The daemons run on uvloop, whose transports are no asyncio.Transport
+    # subclasses; the refusal must reach the client there too, not an EOF.
+    import uvloop
+
+    from mta.smtp.handler import InboundSMTP
+    from mta.smtp.limits import ConnectionLimits
+
+    async def refused_greeting() -> bytes:
+        loop = asyncio.get_running_loop()
+        limits = ConnectionLimits(max_total=10, max_per_ip=0)
+        listener = await loop.create_server(
+            lambda: InboundSMTP(object(), connections=limits, hostname="mx.test", loop=loop),
+            "127.0.0.1",
+            0,
+        )
+        port = listener.sockets[0].getsockname()[1]
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            said = await asyncio.wait_for(reader.read(), 5)
+            writer.close()
+            return said
+        finally:
+            listener.close()
+
+    assert uvloop.run(refused_greeting()) == reply_line(replies.too_many_connections("mx.test"))
