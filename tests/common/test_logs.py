@@ -86,6 +86,9 @@ def test_a_traceback_stays_inside_its_object(captured) -> None:
         pyotp.random_base32(),
         "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlLXZhbHVl",
     ],
+    # Fixed ids: the values are random, and every xdist worker must collect
+    # the same test names.
+    ids=["webhook-secret", "agent-key", "api-key", "urlsafe-token", "totp-secret", "jwt"],
 )
 def test_credentials_are_masked_wherever_they_appear(captured, secret: str) -> None:
     logger, stream = captured
