@@ -17,7 +17,6 @@ from content.context import Context
 from content.delivery import service as delivery
 from content.errors import NotFound
 from content.http import Paging
-from content.preview import service as preview_service
 
 EVERY_TYPE = ("*",)
 
@@ -66,9 +65,6 @@ class SiteReader:
     async def preview(self, token: str) -> dict[str, Any] | None:
         """The entry a live preview token shows (with ``status``), or None."""
         try:
-            row = await preview_service.read(self.ctx, token)
+            return await delivery.preview(self.ctx, EVERY_TYPE, token)
         except NotFound:
             return None
-        async with self.ctx.db.connection() as conn:
-            entry = (await delivery.expand(conn, [row], EVERY_TYPE))[0]
-        return {**entry, "status": row.status}

@@ -26,7 +26,7 @@ from content.admin.security import PAGE_HEADERS, safe_next
 from content.auth.credentials import cookie_principal
 from content.auth.principal import Principal
 from content.context import context
-from content.people import store as people_store
+from content.people import service as people_service
 
 routes = web.RouteTableDef()
 
@@ -131,8 +131,7 @@ def render(
 
 
 async def _site_claimed(request: web.Request) -> bool:
-    async with context(request).db.connection() as conn:
-        return await people_store.count_users(conn) > 0
+    return not await people_service.setup_required(context(request))
 
 
 def _go(request: web.Request, to: str) -> web.HTTPSeeOther:

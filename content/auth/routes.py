@@ -9,14 +9,13 @@ from aiohttp import web
 from common.client_ip import client_ip
 from common.openapi import obj, operation, string
 from common.web import json_response
-from content.auth import service, store
+from content.auth import service
 from content.auth.credentials import SESSION_COOKIE, admin_route
 from content.auth.principal import Principal
 from content.context import Context, context
 from content.errors import BadRequest, NotFound, Problems
 from content.http import read_body
 from content.people import service as people
-from content.people import store as people_store
 from content.people.serializers import user_json
 from content.people.service import MAX_NAME_LENGTH, MAX_PASSWORD_LENGTH
 from content.settings import MIN_PASSWORD_LENGTH
@@ -68,10 +67,7 @@ def _client(request: web.Request, ctx: Context) -> tuple[str, str]:
 @routes.get("/api/auth/setup")
 @operation()
 async def setup_state(request: web.Request) -> web.Response:
-    ctx = context(request)
-    async with ctx.db.connection() as conn:
-        needed = await people_store.count_users(conn) == 0
-    return json_response({"setupRequired": needed})
+    return json_response({"setupRequired": await people.setup_required(context(request))})
 
 
 @routes.post("/api/auth/setup")
@@ -137,8 +133,7 @@ async def logout(request: web.Request, principal: Principal) -> web.Response:
     if principal.session_id is None:
         raise BadRequest("agent keys are revoked under /api/agent-keys, not signed out")
     ctx = context(request)
-    async with ctx.db.connection() as conn:
-        await store.revoke_session(conn, principal.session_id, principal.user.id, ctx.clock.now())
+    await service.end_session(ctx, principal.user.id, principal.session_id)
     response = web.Response(status=204)
     response.del_cookie(SESSION_COOKIE, path=ctx.prefix or "/")
     return response
@@ -185,9 +180,7 @@ async def update_me(request: web.Request, principal: Principal) -> web.Response:
 @admin_route("account.manage")
 @operation(auth="admin")
 async def my_sessions(request: web.Request, principal: Principal) -> web.Response:
-    ctx = context(request)
-    async with ctx.db.connection() as conn:
-        rows = await store.live_sessions(conn, principal.user.id, ctx.clock.now())
+    rows = await service.live_sessions(context(request), principal.user.id)
     return json_response(
         {
             "data": [
@@ -209,12 +202,10 @@ async def my_sessions(request: web.Request, principal: Principal) -> web.Respons
 @admin_route("account.manage")
 @operation(status=204, auth="admin")
 async def revoke_session(request: web.Request, principal: Principal) -> web.Response:
-    ctx = context(request)
     try:
         session_id = int(request.match_info["id"])
     except ValueError:
         raise NotFound("no such session") from None
-    async with ctx.db.connection() as conn:
-        if not await store.revoke_session(conn, session_id, principal.user.id, ctx.clock.now()):
-            raise NotFound("no such session")
+    if not await service.end_session(context(request), principal.user.id, session_id):
+        raise NotFound("no such session")
     return web.Response(status=204)

@@ -10,6 +10,7 @@ from common.crypto import sha256_hex
 from common.ids import random_id
 from common.passwords import verify_password
 from content.auth import store
+from content.auth.store import Session
 from content.context import Context
 from content.errors import Forbidden, RateLimited, Unauthorized
 from content.people import store as people_store
@@ -55,6 +56,18 @@ async def start_session(ctx: Context, user: Person, *, ip: str, user_agent: str)
             user_agent=user_agent,
         )
     return NewSession(token=token, session_id=session_id, expires_at=expires_at, user=user)
+
+
+async def live_sessions(ctx: Context, user_id: str) -> list[Session]:
+    """The person's sessions that are neither revoked nor expired, newest first."""
+    async with ctx.db.connection() as conn:
+        return await store.live_sessions(conn, user_id, ctx.clock.now())
+
+
+async def end_session(ctx: Context, user_id: str, session_id: int) -> bool:
+    """Revoke one of the person's live sessions; False when they have no such session."""
+    async with ctx.db.connection() as conn:
+        return await store.revoke_session(conn, session_id, user_id, ctx.clock.now())
 
 
 async def sign_in(

@@ -7,15 +7,9 @@ a strong ETag with 304 on If-None-Match, ``Cache-Control: private`` and
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
-
 from aiohttp import web
 
-from common.crypto import sha256_hex
-from common.db import Conn
 from common.openapi import Schema, array, obj, operation, string
-from common.web import json_response
 from content.auth.credentials import (
     AGENT_KEY_PREFIX,
     DELIVERY_KEY_PREFIX,
@@ -26,23 +20,19 @@ from content.auth.credentials import (
 from content.context import context
 from content.delivery import service
 from content.delivery.cache import Answer, DeliveryCache
-from content.delivery.expand import INCLUDES, in_scope
+from content.delivery.expand import INCLUDES
 from content.design import service as design_service
 from content.design.routes import DELIVERED, DESIGN
 from content.entries.store import SORTS
-from content.errors import Forbidden, NotFound, Unauthorized
+from content.errors import Forbidden, Unauthorized
 from content.http import paging
-from content.keys import store as key_store
 from content.keys.store import DeliveryKey
 from content.openapi import PAGE, PAGING
-from content.preview import service as preview_service
 
 routes = web.RouteTableDef()
 
 # One per process, shared by the apps of one ContentService (content/service.py).
 CACHE = web.AppKey("delivery_cache", DeliveryCache)
-# A key's last use is written at most this often per process.
-TOUCH_SECONDS = 60.0
 VARY = "X-Api-Key, Authorization, Origin"
 _CACHE_CONTROL = "private, max-age=0, must-revalidate"
 
@@ -88,27 +78,7 @@ async def delivery_key(request: web.Request) -> DeliveryKey:
         raise wrong_credential("an agent key cannot read the delivery API; use a delivery key")
     if not token.startswith(DELIVERY_KEY_PREFIX):
         raise Unauthorized("unknown delivery key", "KEY_INVALID")
-    ctx = context(request)
-    cache = request.app[CACHE]
-    token_hash = sha256_hex(token)
-    row = cache.key(token_hash)
-    if row is None:
-        version = cache.version()
-        async with ctx.db.connection() as conn:
-            row = await key_store.delivery_key(conn, token_hash)
-        if row is None:
-            raise Unauthorized("unknown delivery key", "KEY_INVALID")
-        if row.revoked_at is not None:
-            raise Unauthorized("this delivery key was revoked", "KEY_REVOKED")
-        cache.put_key(token_hash, row, version)
-    if cache.due_touch(row.id, TOUCH_SECONDS):
-        async with ctx.db.connection() as conn:
-            await key_store.touch_delivery_key(conn, row.id, ctx.clock.now())
-    return row
-
-
-def may_read(key: DeliveryKey, type_name: str) -> bool:
-    return in_scope(type_name, key.type_scopes)
+    return await service.read_key(context(request), request.app[CACHE], token)
 
 
 def _allowed_origin(request: web.Request) -> str | None:
@@ -151,29 +121,16 @@ def _answer(
     )
 
 
-def _encode(body: Any) -> Answer:
-    # The same bytes json_response would send (common/web.py).
-    return Answer.of(json_response(body).body)  # type: ignore[arg-type]
-
-
-async def _serve(
-    request: web.Request, compute: Callable[[Conn, DeliveryKey], Awaitable[Any]]
-) -> web.Response:
+async def _serve(request: web.Request, question: service.Question) -> web.Response:
     """The cached answer for this key's scopes and this exact request, or a fresh one."""
     key = await delivery_key(request)
-    cache = request.app[CACHE]
     cache_key = (
         tuple(sorted(key.type_scopes)),
         request.match_info.route.resource.canonical if request.match_info.route.resource else "",
         request.path,
         tuple(sorted(request.query.items())),
     )
-    answer = cache.get(cache_key)
-    if answer is None:
-        version = cache.version()
-        async with context(request).db.connection() as conn:
-            answer = _encode(await compute(conn, key))
-        cache.put(cache_key, answer, version)
+    answer = await service.answer(context(request), request.app[CACHE], cache_key, key, question)
     return _answer(request, answer)
 
 
@@ -274,14 +231,8 @@ async def site_menu(request: web.Request) -> web.Response:
 async def preview(request: web.Request) -> web.Response:
     """One entry at any status until the preview token expires (never cached)."""
     key = await delivery_key(request)
-    ctx = context(request)
-    row = await preview_service.read(ctx, request.match_info["token"])
-    if not may_read(key, row.type_name):
-        raise NotFound("this preview link is unknown or has expired", "PREVIEW_EXPIRED")
-    async with ctx.db.connection() as conn:
-        body = (await service.expand(conn, [row], key.type_scopes))[0]
-    body["status"] = row.status
-    return _answer(request, _encode(body), "private, no-store")
+    body = await service.preview(context(request), key.type_scopes, request.match_info["token"])
+    return _answer(request, service.encode(body), "private, no-store")
 
 
 @routes.get("/site/design")

@@ -10,18 +10,15 @@ from common.openapi import Schema, array, obj, operation, string
 from common.web import json_response
 from content.auth.credentials import admin_route
 from content.auth.principal import Principal
-from content.context import Context, context
-from content.entries import service, store
+from content.context import context
+from content.entries import service
 from content.entries.serializers import entry_json, revision_json
-from content.entries.store import SORTS, Entry, EntryFilters
+from content.entries.store import SORTS, EntryFilters
 from content.entries.validation import LOCALE_RE, MAX_SLUG, MAX_TITLE, SLUG_RE
 from content.errors import NotFound, invalid
 from content.http import page_body, paging, read_body
 from content.openapi import PAGE, PAGING
-from content.taxonomies import store as taxonomy_store
 from content.taxonomies.service import MAX_ENTRY_TERMS
-from content.types import store as type_store
-from content.types.fields import FieldDefinition
 
 routes = web.RouteTableDef()
 
@@ -56,19 +53,8 @@ def entry_body(*, creating: bool) -> Schema:
     return obj({"type": string(min_length=1), **members}, required=["type", "title"])
 
 
-async def _fields_by_type(ctx: Context, rows: list[Entry]) -> dict[str, list[FieldDefinition]]:
-    """Field definitions for the types of a page of entries, in one query."""
-    if not rows:
-        return {}
-    async with ctx.db.connection() as conn:
-        types = await type_store.list_types(conn)
-    return {t.id: t.fields for t in types}
-
-
-async def _one(ctx: Context, row: Entry) -> dict[str, Any]:
-    async with ctx.db.connection() as conn:
-        terms = await taxonomy_store.entry_terms(conn, [row.id])
-    return entry_json(row, await service.type_fields(ctx, row.type_id), terms[row.id])
+def _json(view: service.EntryView) -> dict[str, Any]:
+    return entry_json(view.entry, view.fields, view.terms)
 
 
 def _sort(request: web.Request) -> tuple[str, bool]:
@@ -81,7 +67,6 @@ def _sort(request: web.Request) -> tuple[str, bool]:
 
 
 async def _list(request: web.Request, principal: Principal, *, trashed: bool) -> web.Response:
-    ctx = context(request)
     page = paging(request)
     query = request.query
     author = query.get("author") or None
@@ -95,19 +80,10 @@ async def _list(request: web.Request, principal: Principal, *, trashed: bool) ->
     )
     if filters.status is not None and filters.status not in service.STATUSES:
         raise invalid("status", f"must be one of {', '.join(service.STATUSES)}")
-    async with ctx.db.connection() as conn:
-        rows, total = await store.list_entries(
-            conn,
-            trashed=trashed,
-            filters=filters,
-            sort=_sort(request),
-            limit=page.limit,
-            offset=page.offset,
-        )
-        terms = await taxonomy_store.entry_terms(conn, [r.id for r in rows])
-    fields = await _fields_by_type(ctx, rows)
-    items = [entry_json(r, fields.get(r.type_id, []), terms[r.id]) for r in rows]
-    return json_response(page_body(items, page, total))
+    views, total = await service.list_entries(
+        context(request), trashed=trashed, filters=filters, sort=_sort(request), paging=page
+    )
+    return json_response(page_body([_json(v) for v in views], page, total))
 
 
 @routes.get("/api/entries")
@@ -121,49 +97,42 @@ async def list_entries(request: web.Request, principal: Principal) -> web.Respon
 @admin_route("content.write")
 @operation(status=201, body=entry_body(creating=True), auth="admin", errors=(409,))
 async def create_entry(request: web.Request, principal: Principal) -> web.Response:
-    ctx = context(request)
-    row = await service.create_entry(ctx, principal, await read_body(request))
-    return json_response(await _one(ctx, row), status=201)
+    view = await service.create_entry(context(request), principal, await read_body(request))
+    return json_response(_json(view), status=201)
 
 
 @routes.get("/api/entries/{id}")
 @admin_route("content.read")
 @operation(auth="admin")
 async def get_entry(request: web.Request, principal: Principal) -> web.Response:
-    ctx = context(request)
-    return json_response(await _one(ctx, await service.get_entry(ctx, request.match_info["id"])))
+    return json_response(
+        _json(await service.view_entry(context(request), request.match_info["id"]))
+    )
 
 
 @routes.patch("/api/entries/{id}")
 @admin_route("content.write")
 @operation(body=entry_body(creating=False), auth="admin", errors=(409,))
 async def update_entry(request: web.Request, principal: Principal) -> web.Response:
-    ctx = context(request)
     body = await read_body(request)
-    row = await service.update_entry(ctx, principal, request.match_info["id"], body)
-    return json_response(await _one(ctx, row))
+    view = await service.update_entry(context(request), principal, request.match_info["id"], body)
+    return json_response(_json(view))
 
 
 @routes.delete("/api/entries/{id}")
 @admin_route("content.write")
 @operation(auth="admin", errors=(409,))
 async def trash_entry(request: web.Request, principal: Principal) -> web.Response:
-    ctx = context(request)
-    row = await service.trash_entry(ctx, principal, request.match_info["id"])
-    return json_response(await _one(ctx, row))
+    view = await service.trash_entry(context(request), principal, request.match_info["id"])
+    return json_response(_json(view))
 
 
 @routes.get("/api/entries/{id}/revisions")
 @admin_route("content.read")
 @operation(response=PAGE, query=PAGING, auth="admin")
 async def list_revisions(request: web.Request, principal: Principal) -> web.Response:
-    ctx = context(request)
     page = paging(request)
-    entry = await service.get_entry(ctx, request.match_info["id"], trashed=None)
-    async with ctx.db.connection() as conn:
-        rows, total = await store.list_revisions(
-            conn, entry.id, limit=page.limit, offset=page.offset
-        )
+    rows, total = await service.list_revisions(context(request), request.match_info["id"], page)
     return json_response(page_body([revision_json(r) for r in rows], page, total))
 
 
@@ -178,11 +147,7 @@ def _number(request: web.Request) -> int:
 @admin_route("content.read")
 @operation(auth="admin")
 async def get_revision(request: web.Request, principal: Principal) -> web.Response:
-    ctx = context(request)
-    async with ctx.db.connection() as conn:
-        row = await store.get_revision(conn, request.match_info["id"], _number(request))
-    if row is None:
-        raise NotFound("no such revision")
+    row = await service.get_revision(context(request), request.match_info["id"], _number(request))
     return json_response(revision_json(row))
 
 
@@ -191,8 +156,10 @@ async def get_revision(request: web.Request, principal: Principal) -> web.Respon
 @operation(auth="admin", errors=(409,))
 async def restore_revision(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
-    row = await service.restore_revision(ctx, principal, request.match_info["id"], _number(request))
-    return json_response(await _one(ctx, row))
+    view = await service.restore_revision(
+        ctx, principal, request.match_info["id"], _number(request)
+    )
+    return json_response(_json(view))
 
 
 @routes.get("/api/trash")
@@ -206,9 +173,8 @@ async def list_trash(request: web.Request, principal: Principal) -> web.Response
 @admin_route("content.write")
 @operation(auth="admin", errors=(409,))
 async def restore_entry(request: web.Request, principal: Principal) -> web.Response:
-    ctx = context(request)
-    row = await service.restore_entry(ctx, principal, request.match_info["id"])
-    return json_response(await _one(ctx, row))
+    view = await service.restore_entry(context(request), principal, request.match_info["id"])
+    return json_response(_json(view))
 
 
 @routes.delete("/api/trash/{id}")

@@ -20,7 +20,7 @@ from content.auth.principal import Actor, Principal
 from content.context import Context
 from content.entries import schedule, store
 from content.entries.serializers import LAYOUT_KEY, visible_data
-from content.entries.store import Entry, EntryChanges
+from content.entries.store import Entry, EntryChanges, EntryFilters, Revision
 from content.entries.validation import (
     DEFAULT_LOCALE,
     RESERVED_SLUGS,
@@ -32,9 +32,11 @@ from content.entries.validation import (
     slugify,
 )
 from content.errors import Conflict, Forbidden, NotFound, Problems
+from content.http import Paging
 from content.preview import store as preview_store
 from content.taxonomies import store as taxonomy_store
 from content.taxonomies.service import check_entry_terms
+from content.taxonomies.store import Term
 from content.types import store as type_store
 from content.types.fields import FieldDefinition
 from content.types.store import ContentType
@@ -43,6 +45,46 @@ from content.writes import Write, write
 
 STATUSES = ("draft", "published", "unpublished")
 ENTRY_KEYS = {"type", "title", "slug", "locale", "data", "status", "publishAt", "terms"}
+
+
+@dataclasses.dataclass(frozen=True)
+class EntryView:
+    """An entry with what its JSON shows besides the row: its type's current
+    fields (serializers.visible_data) and the terms it is filed under."""
+
+    entry: Entry
+    fields: list[FieldDefinition]
+    terms: list[Term]
+
+
+async def _views(conn: Conn, rows: list[Entry]) -> list[EntryView]:
+    """Views of a page of entries, in two queries whatever its length."""
+    if not rows:
+        return []
+    fields = {t.id: t.fields for t in await type_store.list_types(conn)}
+    terms = await taxonomy_store.entry_terms(conn, [r.id for r in rows])
+    return [EntryView(r, fields.get(r.type_id, []), terms[r.id]) for r in rows]
+
+
+async def _view(ctx: Context, entry: Entry) -> EntryView:
+    async with ctx.db.connection() as conn:
+        return (await _views(conn, [entry]))[0]
+
+
+async def list_entries(
+    ctx: Context, *, trashed: bool, filters: EntryFilters, sort: tuple[str, bool], paging: Paging
+) -> tuple[list[EntryView], int]:
+    """A page of the live entries (or of the trash) and how many match in all."""
+    async with ctx.db.connection() as conn:
+        rows, total = await store.list_entries(
+            conn,
+            trashed=trashed,
+            filters=filters,
+            sort=sort,
+            limit=paging.limit,
+            offset=paging.offset,
+        )
+        return await _views(conn, rows), total
 
 
 def ensure_can_edit(principal: Principal, entry: Entry) -> None:
@@ -135,7 +177,7 @@ async def _changed(
     )
 
 
-async def create_entry(ctx: Context, actor: Principal, body: dict[str, Any]) -> Entry:
+async def create_entry(ctx: Context, actor: Principal, body: dict[str, Any]) -> EntryView:
     require(actor, "content.write")
     p = Problems()
     for key in sorted(set(body) - ENTRY_KEYS):
@@ -200,7 +242,7 @@ async def create_entry(ctx: Context, actor: Principal, body: dict[str, Any]) -> 
         if publish_at is not None:
             await schedule.schedule(conn, entry_id, publish_at)
         await _changed(tx, actor.actor(), entry, "entry.created", {"status": status})
-    return entry
+    return await _view(ctx, entry)
 
 
 async def get_entry(ctx: Context, entry_id: str, *, trashed: bool | None = False) -> Entry:
@@ -209,6 +251,10 @@ async def get_entry(ctx: Context, entry_id: str, *, trashed: bool | None = False
     if entry is None:
         raise NotFound("no such entry")
     return entry
+
+
+async def view_entry(ctx: Context, entry_id: str) -> EntryView:
+    return await _view(ctx, await get_entry(ctx, entry_id))
 
 
 async def type_fields(ctx: Context, type_id: str) -> list[FieldDefinition]:
@@ -236,6 +282,12 @@ async def _editable(conn: Conn, actor: Principal, entry_id: str) -> Entry:
 
 async def update_entry(
     ctx: Context, actor: Principal, entry_id: str, body: dict[str, Any], *, note: str = ""
+) -> EntryView:
+    return await _view(ctx, await _update(ctx, actor, entry_id, body, note))
+
+
+async def _update(
+    ctx: Context, actor: Principal, entry_id: str, body: dict[str, Any], note: str
 ) -> Entry:
     p = Problems()
     for key in sorted(set(body) - (ENTRY_KEYS - {"type"})):
@@ -322,7 +374,7 @@ async def save_changes(
     return updated
 
 
-async def trash_entry(ctx: Context, actor: Principal, entry_id: str) -> Entry:
+async def trash_entry(ctx: Context, actor: Principal, entry_id: str) -> EntryView:
     async with write(ctx) as tx:
         conn, now = tx.conn, tx.now
         entry = await _editable(conn, actor, entry_id)
@@ -333,10 +385,10 @@ async def trash_entry(ctx: Context, actor: Principal, entry_id: str) -> Entry:
         await _changed(tx, actor.actor(), entry, "entry.deleted")
         trashed = await store.get_entry(conn, entry_id, trashed=True)
     assert trashed is not None
-    return trashed
+    return await _view(ctx, trashed)
 
 
-async def restore_entry(ctx: Context, actor: Principal, entry_id: str) -> Entry:
+async def restore_entry(ctx: Context, actor: Principal, entry_id: str) -> EntryView:
     """Back from the trash, as a draft: nothing goes live again unreviewed."""
     async with write(ctx) as tx:
         conn = tx.conn
@@ -348,7 +400,7 @@ async def restore_entry(ctx: Context, actor: Principal, entry_id: str) -> Entry:
         restored = await store.get_entry(conn, entry_id)
         assert restored is not None
         await _changed(tx, actor.actor(), restored, "entry.restored")
-    return restored
+    return await _view(ctx, restored)
 
 
 async def purge_entry(ctx: Context, actor: Principal, entry_id: str) -> None:
@@ -361,12 +413,24 @@ async def purge_entry(ctx: Context, actor: Principal, entry_id: str) -> None:
         await _changed(tx, actor.actor(), entry, "entry.purged")
 
 
-async def restore_revision(ctx: Context, actor: Principal, entry_id: str, number: int) -> Entry:
-    """Bring back an earlier version's title, slug, locale and data, as a new revision."""
+async def list_revisions(ctx: Context, entry_id: str, paging: Paging) -> tuple[list[Revision], int]:
+    """A page of an entry's revisions, newest first; a trashed entry's too."""
+    entry = await get_entry(ctx, entry_id, trashed=None)
+    async with ctx.db.connection() as conn:
+        return await store.list_revisions(conn, entry.id, limit=paging.limit, offset=paging.offset)
+
+
+async def get_revision(ctx: Context, entry_id: str, number: int) -> Revision:
     async with ctx.db.connection() as conn:
         revision = await store.get_revision(conn, entry_id, number)
     if revision is None:
         raise NotFound("no such revision")
+    return revision
+
+
+async def restore_revision(ctx: Context, actor: Principal, entry_id: str, number: int) -> EntryView:
+    """Bring back an earlier version's title, slug, locale and data, as a new revision."""
+    revision = await get_revision(ctx, entry_id, number)
     entry = await get_entry(ctx, entry_id)
     # Values of fields the type has since dropped stay in the old revision only.
     data = visible_data(revision.data, await type_fields(ctx, entry.type_id))

@@ -14,7 +14,7 @@ from content.auth.permissions import PERMISSIONS
 from content.auth.principal import Principal
 from content.context import context
 from content.http import read_body
-from content.keys import service, store
+from content.keys import service
 from content.keys.serializers import agent_key_json, delivery_key_json
 
 routes = web.RouteTableDef()
@@ -26,8 +26,7 @@ NO_STORE = {"Cache-Control": "no-store"}
 @operation(auth="admin")
 async def list_agent_keys(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
-    async with ctx.db.connection() as conn:
-        rows = await store.list_agent_keys(conn, principal.user.id)
+    rows = await service.list_agent_keys(ctx, principal.user.id)
     now = ctx.clock.now()
     return json_response({"data": [agent_key_json(r, now) for r in rows]})
 
@@ -70,8 +69,7 @@ async def revoke_agent_key(request: web.Request, principal: Principal) -> web.Re
 @operation(auth="admin")
 async def list_delivery_keys(request: web.Request, principal: Principal) -> web.Response:
     ctx = context(request)
-    async with ctx.db.connection() as conn:
-        rows = await store.list_delivery_keys(conn)
+    rows = await service.list_delivery_keys(ctx)
     now = ctx.clock.now()
     return json_response({"data": [delivery_key_json(r, now) for r in rows]})
 

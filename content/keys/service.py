@@ -79,6 +79,12 @@ async def mint_agent_key(
     return row, token
 
 
+async def list_agent_keys(ctx: Context, user_id: str) -> list[AgentKey]:
+    """The person's own agent keys, revoked and expired ones included."""
+    async with ctx.db.connection() as conn:
+        return await store.list_agent_keys(conn, user_id)
+
+
 async def revoke_agent_key(ctx: Context, actor: Principal, key_id: str) -> AgentKey:
     """Revoke one of your own agent keys; sessions and other keys are untouched."""
 
@@ -107,6 +113,11 @@ async def _scopes(
             p.add(f"types.{i}", "is not a content type")
     # Only strings: an object or a list in the list would make set() raise (a 500).
     return sorted({name for name in types if isinstance(name, str)})
+
+
+async def list_delivery_keys(ctx: Context) -> list[DeliveryKey]:
+    async with ctx.db.connection() as conn:
+        return await store.list_delivery_keys(conn)
 
 
 async def mint_delivery_key(

@@ -12,7 +12,7 @@ from content.auth.principal import Principal
 from content.context import context
 from content.http import page_body, paging, read_body
 from content.openapi import PAGE, PAGING
-from content.people import service, store
+from content.people import service
 from content.people.serializers import user_json
 from content.people.service import MAX_NAME_LENGTH, MAX_PASSWORD_LENGTH
 from content.settings import MIN_PASSWORD_LENGTH
@@ -24,10 +24,8 @@ routes = web.RouteTableDef()
 @admin_route("users.manage")
 @operation(response=PAGE, query=PAGING, auth="admin")
 async def list_users(request: web.Request, principal: Principal) -> web.Response:
-    ctx = context(request)
     page = paging(request)
-    async with ctx.db.connection() as conn:
-        rows, total = await store.list_users(conn, limit=page.limit, offset=page.offset)
+    rows, total = await service.list_users(context(request), page)
     return json_response(page_body([user_json(r) for r in rows], page, total))
 
 

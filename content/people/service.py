@@ -18,6 +18,7 @@ from content.auth.principal import Actor, Principal
 from content.auth.service import confirm_password
 from content.context import Context
 from content.errors import Conflict, Forbidden, NotFound, Problems
+from content.http import Paging
 from content.people import store
 from content.people.store import Person, UserChanges
 from content.settings import MIN_PASSWORD_LENGTH, Bootstrap
@@ -81,6 +82,17 @@ async def _insert(tx: Write, **values: Any) -> Person:
         return await store.insert_user(tx.conn, user_id=short_id(), now=tx.now, **values)
     except psycopg2.errors.UniqueViolation:
         raise _email_taken() from None
+
+
+async def setup_required(ctx: Context) -> bool:
+    """Whether the site still waits for its first owner (no user yet)."""
+    async with ctx.db.connection() as conn:
+        return await store.count_users(conn) == 0
+
+
+async def list_users(ctx: Context, paging: Paging) -> tuple[list[Person], int]:
+    async with ctx.db.connection() as conn:
+        return await store.list_users(conn, limit=paging.limit, offset=paging.offset)
 
 
 async def claim_site(ctx: Context, body: dict[str, Any]) -> Person:

@@ -10,7 +10,7 @@ from content.auth.credentials import admin_route
 from content.auth.principal import Principal
 from content.context import context
 from content.http import read_body
-from content.types import service, store
+from content.types import service
 from content.types.fields import FIELD_TYPES
 from content.types.serializers import type_json
 from content.types.service import TYPE_NAME_RE
@@ -44,8 +44,7 @@ async def field_types(request: web.Request, principal: Principal) -> web.Respons
 @admin_route("content.read")
 @operation(auth="admin")
 async def list_types(request: web.Request, principal: Principal) -> web.Response:
-    async with context(request).db.connection() as conn:
-        rows = await store.list_types(conn)
+    rows = await service.list_types(context(request))
     return json_response({"data": [type_json(r) for r in rows]})
 
 

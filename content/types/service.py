@@ -90,6 +90,11 @@ async def _changed(
     await tx.record(actor.actor(), action, "type", name, summary, notify={"type": name})
 
 
+async def list_types(ctx: Context) -> list[ContentType]:
+    async with ctx.db.connection() as conn:
+        return await store.list_types(conn)
+
+
 async def get_type(ctx: Context, name: str) -> ContentType:
     async with ctx.db.connection() as conn:
         row = await store.get_type(conn, name)

@@ -9,7 +9,7 @@ from common.web import json_response
 from content.auth.credentials import admin_route
 from content.auth.principal import Principal
 from content.context import context
-from content.visual.website import website_json
+from content.visual import service
 
 routes = web.RouteTableDef()
 
@@ -35,7 +35,4 @@ WEBSITE = obj(
 @operation(auth="admin", response=WEBSITE)
 async def get_website(request: web.Request, principal: Principal) -> web.Response:
     """The host's website manifest, each part with its source's current value."""
-    ctx = context(request)
-    async with ctx.db.connection() as conn:
-        body = await website_json(conn, ctx.visual.website if ctx.visual else None)
-    return json_response(body)
+    return json_response(await service.get_website(context(request)))
