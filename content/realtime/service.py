@@ -33,7 +33,7 @@ from content.keys.service import ALL_TYPES
 from content.keys.store import DeliveryKey
 from content.realtime import store
 from content.realtime.store import Viewer
-from content.webhooks.events import SITE_EVENTS
+from content.webhooks.events import SITE_EVENTS, SOCIAL_EVENTS
 
 TICKET_PREFIX = "rtk_"
 TICKET_SECONDS = 30
@@ -198,7 +198,7 @@ class Hub:
 
     def on_change(self, event: dict[str, Any]) -> None:
         name = event.get("event")
-        if name in SITE_EVENTS:
+        if name in SITE_EVENTS or name in SOCIAL_EVENTS:
             self._site_change(event)
             return
         if not isinstance(name, str) or not name.startswith("entry.") or "id" not in event:
@@ -216,8 +216,8 @@ class Hub:
                 client.send({"topic": topic, "event": told, "data": _entry_data(event)})
 
     def _site_change(self, event: dict[str, Any]) -> None:
-        """A design override or a plugin's state: told to people on ``site``, never to keys."""
-        kind = "design" if "design" in event else "plugin"
+        """A design override, a plugin's state or a social change: people on ``site``, never keys."""
+        kind = next(k for k in ("design", "socialPost", "socialAccount", "plugin") if k in event)
         frame = {
             "topic": "site",
             "event": event["event"],

@@ -41,17 +41,34 @@ SITE_EVENTS: tuple[str, ...] = (
     "plugin.updated",
     "plugin.paused",
 )
-EVENTS: tuple[str, ...] = ENTRY_EVENTS + SITE_EVENTS
+# Social posts and connections (issue 27): told to people on ``site``, never to keys.
+SOCIAL_EVENTS: tuple[str, ...] = (
+    "social.post.created",
+    "social.post.updated",
+    "social.post.scheduled",
+    "social.post.cancelled",
+    "social.post.published",
+    "social.post.sent",
+    "social.post.retrying",
+    "social.post.failed",
+    "social.post.deleted",
+    "social.account.connected",
+    "social.account.disconnected",
+    "social.account.attention",
+)
+EVENTS: tuple[str, ...] = ENTRY_EVENTS + SITE_EVENTS + SOCIAL_EVENTS
+_SITE_KEYS = ("design", "plugin", "socialPost", "socialAccount", "status")
 
 
 def body(event: dict[str, Any], now: datetime) -> str:
     """The Standard Webhooks payload: {type, timestamp, data}; names the record, not its content.
 
     ``data`` is ``{id, slug, type, status}`` of an entry, ``{design}`` (the
-    surface id) for a design override, ``{plugin}`` for a plugin.
+    surface id) for a design override, ``{plugin}`` for a plugin,
+    ``{socialPost, status}`` or ``{socialAccount}`` for social changes.
     """
-    if event["event"] in SITE_EVENTS:
-        data = {k: v for k, v in event.items() if k in ("design", "plugin")}
+    if event["event"] in SITE_EVENTS or event["event"] in SOCIAL_EVENTS:
+        data = {k: v for k, v in event.items() if k in _SITE_KEYS}
     else:
         data = {k: event.get(k) for k in ("id", "slug", "type", "status")}
     return json.dumps(
