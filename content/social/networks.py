@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlencode
 
 import aiohttp
@@ -186,7 +186,7 @@ class Network:
     # False: the rules are checked and shown, but accounts cannot be connected yet.
     supported = False
     env_fallback = False
-    defaults: Mapping[str, str] = {}
+    defaults: ClassVar[Mapping[str, str]] = {}
     scopes: tuple[str, ...] = ()
     guide: tuple[str, ...] = ()
 
@@ -230,7 +230,7 @@ class X(Network):
     key, label = "x", "X"
     supported = True
     env_fallback = True
-    defaults = {
+    defaults: ClassVar[Mapping[str, str]] = {
         "authorize": "https://x.com/i/oauth2/authorize",
         "token": "https://api.x.com/2/oauth2/token",
         "api": "https://api.x.com",
@@ -329,14 +329,16 @@ class Bluesky(Network):
     connect = "app_password"
     pkce = False
     supported = True
-    defaults = {"api": "https://bsky.social"}
+    defaults: ClassVar[Mapping[str, str]] = {"api": "https://bsky.social"}
     guide = (
         "In Bluesky open Settings, Privacy and security, App passwords.",
         "Add an app password (not your account password) and copy it.",
         "Enter your handle and the app password here; nothing else is needed.",
     )
 
-    async def login(self, http: Http, base: str, identifier: str, password: str) -> tuple[Tokens, Profile]:
+    async def login(
+        self, http: Http, base: str, identifier: str, password: str
+    ) -> tuple[Tokens, Profile]:
         body = await http.call(
             "POST",
             f"{base}/xrpc/com.atproto.server.createSession",
@@ -424,7 +426,11 @@ class Mastodon(Network):
         self, app: App, *, state: str, challenge: str, redirect_uri: str, base: str = ""
     ) -> str:
         return super().authorize_url(
-            app, state=state, challenge=challenge, redirect_uri=redirect_uri, base=f"{base}/oauth/authorize"
+            app,
+            state=state,
+            challenge=challenge,
+            redirect_uri=redirect_uri,
+            base=f"{base}/oauth/authorize",
         )
 
     async def register(self, http: Http, base: str, redirect_uri: str, website: str) -> App:
@@ -511,4 +517,3 @@ NETWORKS: dict[str, Network] = {
         _rules_only("youtube", "YouTube", fallback=True),
     )
 }
-

@@ -165,7 +165,9 @@ async def cancel_post(request: web.Request, principal: Principal) -> web.Respons
 
 @routes.get("/api/social/calendar")
 @social_route("social.write")
-@operation(auth="admin", query={"from": string(), "days": integer(minimum=1, maximum=92)}, response=LIST)
+@operation(
+    auth="admin", query={"from": string(), "days": integer(minimum=1, maximum=92)}, response=LIST
+)
 async def calendar(request: web.Request, principal: Principal) -> web.Response:
     """Posts scheduled (or sent) in [from, from + days); from defaults to now, days to 7."""
     ctx = context(request)
@@ -283,4 +285,6 @@ async def oauth_callback(request: web.Request) -> web.Response:
             status=400,
             headers={"Cache-Control": "no-store"},
         )
-    raise web.HTTPSeeOther(where, headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"})
+    raise web.HTTPSeeOther(
+        where, headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+    )

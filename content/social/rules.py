@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import regex
+import regex  # type: ignore[import-untyped]  # grapheme clusters (\X); no stubs published
 
 from content.errors import FieldError
 
@@ -122,16 +122,18 @@ def check(
             problems.append(FieldError("text", f"{network}: the first line is the title"))
         elif len(title) > rules.max_title:
             problems.append(
-                FieldError("text", f"{network}: the title (first line) is {rules.max_title} at most")
+                FieldError(
+                    "text", f"{network}: the title (first line) is {rules.max_title} at most"
+                )
             )
     images = [m for m in media if m.type.startswith("image/")]
     videos = [m for m in media if m.type.startswith("video/")]
     for i, item in enumerate(media):
         if item not in images and item not in videos:
             problems.append(FieldError(f"media.{i}", f"{network}: only images or a video"))
-        elif item in images and item.type not in rules.image_types:
-            problems.append(FieldError(f"media.{i}", f"{network}: does not take {item.type}"))
-        elif item in videos and item.type not in rules.video_types:
+        elif (item in images and item.type not in rules.image_types) or (
+            item in videos and item.type not in rules.video_types
+        ):
             problems.append(FieldError(f"media.{i}", f"{network}: does not take {item.type}"))
         elif item in images and rules.max_image_bytes and item.size > rules.max_image_bytes:
             problems.append(

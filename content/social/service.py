@@ -109,7 +109,9 @@ def app_of(ctx: Context, network: Network, row: dict[str, Any] | None) -> App | 
     if env is None or not env.client_id:
         return None if network.connect == "oauth" else App()
     endpoints = {"authorize": env.authorize_url, "token": env.token_url}
-    return App(env.client_id, env.client_secret, {k: v for k, v in endpoints.items() if v}, env.scopes)
+    return App(
+        env.client_id, env.client_secret, {k: v for k, v in endpoints.items() if v}, env.scopes
+    )
 
 
 async def get_settings(ctx: Context) -> list[dict[str, Any]]:
@@ -155,21 +157,19 @@ def _url(value: Any, key: str, problems: Problems) -> str | None:
     return value.rstrip("/")
 
 
-async def put_settings(
-    ctx: Context, principal: Principal, name: str, body: dict[str, Any]
-) -> None:
+async def put_settings(ctx: Context, principal: Principal, name: str, body: dict[str, Any]) -> None:
     network = network_of(name)
     problems = Problems()
-    client_id = body.get("clientId", None)
+    client_id = body.get("clientId")
     if client_id is not None and (not isinstance(client_id, str) or len(client_id) > 500):
         problems.add("clientId", "must be a string of at most 500 characters")
-    secret = body.get("clientSecret", None)
+    secret = body.get("clientSecret")
     if "clientSecret" in body and (not isinstance(secret, str) or len(secret) > 2000):
         problems.add("clientSecret", "must be a string of at most 2000 characters")
-    enabled = body.get("enabled", None)
+    enabled = body.get("enabled")
     if enabled is not None and not isinstance(enabled, bool):
         problems.add("enabled", "must be true or false")
-    endpoints = body.get("endpoints", None)
+    endpoints = body.get("endpoints")
     clean: dict[str, str] | None = None
     if endpoints is not None:
         if not isinstance(endpoints, dict):
@@ -278,7 +278,9 @@ async def start(
     """A consent URL bound to this session, or (app passwords) the connected account."""
     network = network_of(name)
     if not network.supported:
-        raise BadRequest(f"connecting {network.label} accounts is not available yet", "SOCIAL_UNSUPPORTED")
+        raise BadRequest(
+            f"connecting {network.label} accounts is not available yet", "SOCIAL_UNSUPPORTED"
+        )
     async with ctx.db.connection() as conn:
         row = await store.get_app(conn, network.key)
     app = app_of(ctx, network, row)
@@ -327,13 +329,21 @@ async def _instance_app(ctx: Context, network: Mastodon, base: str) -> App:
     async with aiohttp.ClientSession(timeout=TIMEOUT) as session:
         try:
             app = await network.register(
-                Http(session, ctx.clock.now()), base, callback_url(ctx), ctx.runtime.settings.public_url
+                Http(session, ctx.clock.now()),
+                base,
+                callback_url(ctx),
+                ctx.runtime.settings.public_url,
             )
         except PublishError as exc:
             raise ContentError(502, "SOCIAL_NETWORK_ERROR", exc.message) from exc
     async with ctx.db.connection() as conn:
         await store.add_instance(
-            conn, network.key, base, app.client_id, sealer(ctx).seal(app.client_secret), ctx.clock.now()
+            conn,
+            network.key,
+            base,
+            app.client_id,
+            sealer(ctx).seal(app.client_secret),
+            ctx.clock.now(),
         )
         found = await store.instance(conn, network.key, base)
     assert found is not None  # a concurrent first registration won: use its app
@@ -356,7 +366,9 @@ async def _connect_bluesky(
     assert isinstance(identifier, str) and isinstance(password, str)
     async with aiohttp.ClientSession(timeout=TIMEOUT) as session:
         try:
-            tokens, profile = await network.login(Http(session, ctx.clock.now()), base, identifier.strip(), password)
+            tokens, profile = await network.login(
+                Http(session, ctx.clock.now()), base, identifier.strip(), password
+            )
         except PublishError as exc:
             raise ContentError(400, "SOCIAL_CONNECT_FAILED", exc.message) from exc
     return await _save_account(ctx, principal.actor(), network, tokens, profile, principal.user.id)
@@ -413,13 +425,27 @@ async def callback(ctx: Context, query: dict[str, str], cookie: str | None) -> s
     sep = "&" if "?" in back else "?"
     if "error" in query or not query.get("code"):
         reason = query.get("error_description") or query.get("error") or "no code returned"
-        return back + sep + urlencode({"social": "error", "network": network.key, "reason": reason[:300]})
+        return (
+            back
+            + sep
+            + urlencode({"social": "error", "network": network.key, "reason": reason[:300]})
+        )
     base = pending["instance"]
     async with ctx.db.connection() as conn:
         row = await store.get_app(conn, network.key)
-    app = await _instance_app(ctx, network, base) if isinstance(network, Mastodon) else app_of(ctx, network, row)
+    app = (
+        await _instance_app(ctx, network, base)
+        if isinstance(network, Mastodon)
+        else app_of(ctx, network, row)
+    )
     if app is None:
-        return back + sep + urlencode({"social": "error", "network": network.key, "reason": "the app was removed"})
+        return (
+            back
+            + sep
+            + urlencode(
+                {"social": "error", "network": network.key, "reason": "the app was removed"}
+            )
+        )
     async with aiohttp.ClientSession(timeout=TIMEOUT) as session:
         try:
             tokens, profile = await network.exchange(
@@ -431,7 +457,13 @@ async def callback(ctx: Context, query: dict[str, str], cookie: str | None) -> s
                 base=base,
             )
         except PublishError as exc:
-            return back + sep + urlencode({"social": "error", "network": network.key, "reason": exc.message[:300]})
+            return (
+                back
+                + sep
+                + urlencode(
+                    {"social": "error", "network": network.key, "reason": exc.message[:300]}
+                )
+            )
     async with ctx.db.connection() as conn:
         user = await people_store.get_user(conn, pending["user_id"])
     name = (user.name or user.email) if user is not None else ""
@@ -524,7 +556,11 @@ def _copy(body: dict[str, Any], problems: Problems, *, partial: bool) -> dict[st
         out["link"] = None if link in (None, "") else _url(link, "link", problems)
     if "media" in body or not partial:
         media = body.get("media", [])
-        if not isinstance(media, list) or len(media) > 20 or not all(isinstance(m, str) for m in media):
+        if (
+            not isinstance(media, list)
+            or len(media) > 20
+            or not all(isinstance(m, str) for m in media)
+        ):
             problems.add("media", "a list of at most 20 media ids")
         else:
             out["media"] = media
@@ -538,7 +574,12 @@ def _copy(body: dict[str, Any], problems: Problems, *, partial: bool) -> dict[st
 
 
 async def _check_copy(
-    conn: Conn, text: str, link: str | None, media: list[str], accounts: Sequence[dict[str, Any]], problems: Problems
+    conn: Conn,
+    text: str,
+    link: str | None,
+    media: list[str],
+    accounts: Sequence[dict[str, Any]],
+    problems: Problems,
 ) -> None:
     """The copy against the media library and every selected network's rules (SOCIAL_INVALID)."""
     found = await media_store.media_by_ids(conn, media)
@@ -583,7 +624,9 @@ async def create_post(ctx: Context, principal: Principal, body: dict[str, Any]) 
     async with write(ctx) as tx:
         accounts = await _accounts(tx.conn, copy.get("accounts"), problems)
         problems.raise_if_any()
-        await _check_copy(tx.conn, copy["text"], copy.get("link"), copy["media"], accounts, problems)
+        await _check_copy(
+            tx.conn, copy["text"], copy.get("link"), copy["media"], accounts, problems
+        )
         await store.insert_post(
             tx.conn,
             {
@@ -598,13 +641,19 @@ async def create_post(ctx: Context, principal: Principal, body: dict[str, Any]) 
         for account in accounts:
             await _add_target(tx, post_id, account, copy)
         await tx.record(
-            principal.actor(), "social.post.created", "social_post", post_id,
-            {"accounts": len(accounts)}, notify={"socialPost": post_id, "status": "draft"},
+            principal.actor(),
+            "social.post.created",
+            "social_post",
+            post_id,
+            {"accounts": len(accounts)},
+            notify={"socialPost": post_id, "status": "draft"},
         )
     return await get_post(ctx, post_id)
 
 
-async def _add_target(tx: Write, post_id: str, account: dict[str, Any], copy: dict[str, Any]) -> None:
+async def _add_target(
+    tx: Write, post_id: str, account: dict[str, Any], copy: dict[str, Any]
+) -> None:
     await store.insert_target(
         tx.conn,
         {
@@ -650,7 +699,9 @@ async def update_post(
         problems.raise_if_any()
         # A target already posted keeps its copy and link: only the others are checked.
         open_accounts = [a for a in accounts if current.get(a["id"], {}).get("status") != "posted"]
-        await _check_copy(tx.conn, copy["text"], copy["link"], copy["media"], open_accounts, problems)
+        await _check_copy(
+            tx.conn, copy["text"], copy["link"], copy["media"], open_accounts, problems
+        )
         await store.update_post(tx.conn, post_id, copy, tx.now)
         wanted = {a["id"] for a in accounts}
         for target in targets:
@@ -667,7 +718,10 @@ async def update_post(
                 await _add_target(tx, post_id, account, copy)
         status = await _rollup(tx, post_id)
         await tx.record(
-            principal.actor(), "social.post.updated", "social_post", post_id,
+            principal.actor(),
+            "social.post.updated",
+            "social_post",
+            post_id,
             notify={"socialPost": post_id, "status": status},
         )
     return await get_post(ctx, post_id)
@@ -683,7 +737,10 @@ async def delete_post(ctx: Context, principal: Principal, post_id: str) -> None:
             await jobs.cancel(tx.conn, _due_key(post_id, row["scheduled_at"]))
         await store.update_post(tx.conn, post_id, {"deleted_at": tx.now}, tx.now)
         await tx.record(
-            principal.actor(), "social.post.deleted", "social_post", post_id,
+            principal.actor(),
+            "social.post.deleted",
+            "social_post",
+            post_id,
             notify={"socialPost": post_id, "status": "deleted"},
         )
 
@@ -722,11 +779,21 @@ async def schedule_post(
         if row["scheduled_at"] is not None:
             await jobs.cancel(tx.conn, _due_key(post_id, row["scheduled_at"]))
         await store.update_post(tx.conn, post_id, {"scheduled_at": at}, tx.now)
-        await jobs.enqueue(tx.conn, DUE_JOB, {"post": post_id, "at": at.isoformat()}, run_at=at, key=_due_key(post_id, at))
+        await jobs.enqueue(
+            tx.conn,
+            DUE_JOB,
+            {"post": post_id, "at": at.isoformat()},
+            run_at=at,
+            key=_due_key(post_id, at),
+        )
         await _rollup(tx, post_id)
         await tx.record(
-            principal.actor(), "social.post.scheduled", "social_post", post_id,
-            {"at": at.isoformat()}, notify={"socialPost": post_id, "status": "scheduled"},
+            principal.actor(),
+            "social.post.scheduled",
+            "social_post",
+            post_id,
+            {"at": at.isoformat()},
+            notify={"socialPost": post_id, "status": "scheduled"},
         )
     return await get_post(ctx, post_id)
 
@@ -740,7 +807,10 @@ async def cancel_post(ctx: Context, principal: Principal, post_id: str) -> dict[
         await store.update_post(tx.conn, post_id, {"scheduled_at": None}, tx.now)
         await _rollup(tx, post_id)
         await tx.record(
-            principal.actor(), "social.post.cancelled", "social_post", post_id,
+            principal.actor(),
+            "social.post.cancelled",
+            "social_post",
+            post_id,
             notify={"socialPost": post_id, "status": "draft"},
         )
     return await get_post(ctx, post_id)
@@ -770,12 +840,19 @@ async def _queue(tx: Write, post_id: str, actor: Actor) -> str:
         key = f"{SEND_JOB}:{target['id']}:{short_id(8)}"
         await jobs.enqueue(tx.conn, SEND_JOB, {"target": target["id"]}, run_at=tx.now, key=key)
         await store.update_target(
-            tx.conn, target["id"], {"status": "queued", "job_key": key, "next_attempt_at": tx.now}, tx.now
+            tx.conn,
+            target["id"],
+            {"status": "queued", "job_key": key, "next_attempt_at": tx.now},
+            tx.now,
         )
         queued += 1
     status = await _rollup(tx, post_id)
     await tx.record(
-        actor, "social.post.published", "social_post", post_id, {"queued": queued},
+        actor,
+        "social.post.published",
+        "social_post",
+        post_id,
+        {"queued": queued},
         notify={"socialPost": post_id, "status": status},
     )
     return status
@@ -794,7 +871,9 @@ async def _rollup(tx: Write, post_id: str) -> str:
     return status
 
 
-async def list_posts(ctx: Context, status: str | None, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+async def list_posts(
+    ctx: Context, status: str | None, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
     async with ctx.db.connection() as conn:
         rows, total = await store.list_posts(conn, status, limit, offset)
         return await posts_json(conn, rows), total
@@ -872,7 +951,11 @@ async def _attachments(ctx: Context, conn: Conn, ids: Sequence[str]) -> list[Att
         if item is None:
             raise PublishError("content", f"media {media_id} was deleted from the library")
         data = await ctx.blobs.get(item.sha256)
-        public = ctx.runtime.settings.public_url.rstrip("/") + item.url if item.url.startswith("/") else item.url
+        public = (
+            ctx.runtime.settings.public_url.rstrip("/") + item.url
+            if item.url.startswith("/")
+            else item.url
+        )
         out.append(Attachment(item.type, item.filename, data, item.alt, public))
     return out
 
@@ -881,19 +964,30 @@ async def send_target(ctx: Context, target_id: str, job_key: str | None) -> None
     now = ctx.clock.now()
     async with write(ctx) as tx:
         target = await store.target(tx.conn, target_id, lock=True)
-        if target is None or target["job_key"] != job_key or target["status"] not in ("queued", "retrying", "sending"):
+        if (
+            target is None
+            or target["job_key"] != job_key
+            or target["status"] not in ("queued", "retrying", "sending")
+        ):
             return  # superseded by a later publish, posted, or removed
         if target["status"] == "sending" and target["network"] != "mastodon":
             # A worker died mid-send: without an idempotency key a second send could
             # post twice, so the admin decides (publish again) after checking the network.
             await _outcome(
-                tx, target,
-                PublishError("retry", "the send was interrupted; check the network, then publish again"),
+                tx,
+                target,
+                PublishError(
+                    "retry", "the send was interrupted; check the network, then publish again"
+                ),
                 final=True,
             )
             return
-        await store.update_target(tx.conn, target_id, {"status": "sending", "attempts": target["attempts"] + 1}, tx.now)
-        account = await store.account(tx.conn, target["account_id"]) if target["account_id"] else None
+        await store.update_target(
+            tx.conn, target_id, {"status": "sending", "attempts": target["attempts"] + 1}, tx.now
+        )
+        account = (
+            await store.account(tx.conn, target["account_id"]) if target["account_id"] else None
+        )
         app_row = await store.get_app(tx.conn, target["network"])
     target = {**target, "attempts": target["attempts"] + 1}
     network = NETWORKS[target["network"]]
@@ -908,16 +1002,22 @@ async def send_target(ctx: Context, target_id: str, job_key: str | None) -> None
             app = App()
         tokens_raw = json.loads(sealer(ctx).open(account["tokens_sealed"]))
         tokens = Tokens(tokens_raw["access"], tokens_raw.get("refresh", ""), account["expires_at"])
-        profile = Profile(account["remote_id"], account["handle"], account["name"], account["base_url"])
+        profile = Profile(
+            account["remote_id"], account["handle"], account["name"], account["base_url"]
+        )
         async with aiohttp.ClientSession(timeout=TIMEOUT) as session:
             http = Http(session, now)
             try:
                 async with ctx.db.connection() as conn:
                     outgoing = Outgoing(
-                        target["text"], target["link"], await _attachments(ctx, conn, target["media"]),
+                        target["text"],
+                        target["link"],
+                        await _attachments(ctx, conn, target["media"]),
                         target["idempotency_key"],
                     )
-                if tokens.expires_at is not None and tokens.expires_at <= now + timedelta(minutes=1):
+                if tokens.expires_at is not None and tokens.expires_at <= now + timedelta(
+                    minutes=1
+                ):
                     refreshed = await _refresh(network, http, app, tokens, account["base_url"])
                     tokens = refreshed or tokens
                 try:
@@ -934,15 +1034,29 @@ async def send_target(ctx: Context, target_id: str, job_key: str | None) -> None
                 error = exc
     async with write(ctx) as tx:
         if refreshed is not None and account is not None:
-            await store.set_tokens(tx.conn, account["id"], sealer(ctx).seal(refreshed.as_json()), refreshed.expires_at, tx.now)
+            await store.set_tokens(
+                tx.conn,
+                account["id"],
+                sealer(ctx).seal(refreshed.as_json()),
+                refreshed.expires_at,
+                tx.now,
+            )
         current = await store.target(tx.conn, target_id, lock=True)
         if current is None or current["job_key"] != job_key:
             return
         if published is not None:
             await store.update_target(
-                tx.conn, target_id,
-                {"status": "posted", "remote_id": published.remote_id, "remote_url": published.url,
-                 "posted_at": tx.now, "error": None, "error_kind": None, "next_attempt_at": None},
+                tx.conn,
+                target_id,
+                {
+                    "status": "posted",
+                    "remote_id": published.remote_id,
+                    "remote_url": published.url,
+                    "posted_at": tx.now,
+                    "error": None,
+                    "error_kind": None,
+                    "next_attempt_at": None,
+                },
                 tx.now,
             )
             await _finish(tx, target, "social.post.sent")
@@ -951,7 +1065,9 @@ async def send_target(ctx: Context, target_id: str, job_key: str | None) -> None
             await _outcome(tx, {**current, "attempts": target["attempts"]}, error, final=False)
 
 
-async def _refresh(network: Network, http: Http, app: App, tokens: Tokens, base: str) -> Tokens | None:
+async def _refresh(
+    network: Network, http: Http, app: App, tokens: Tokens, base: str
+) -> Tokens | None:
     try:
         return await network.refresh(http, app, tokens, base)
     except PublishError as exc:
@@ -963,7 +1079,10 @@ async def _refresh(network: Network, http: Http, app: App, tokens: Tokens, base:
 async def _outcome(tx: Write, target: dict[str, Any], error: PublishError, *, final: bool) -> None:
     values: dict[str, Any] = {"error": error.message, "error_kind": error.kind}
     if error.kind == "retry" and not final and target["attempts"] < MAX_ATTEMPTS:
-        wait = max(jobs.backoff_seconds(target["attempts"], jitter=False), min(error.retry_after or 0, MAX_WAIT))
+        wait = max(
+            jobs.backoff_seconds(target["attempts"], jitter=False),
+            min(error.retry_after or 0, MAX_WAIT),
+        )
         at = tx.now + timedelta(seconds=wait)
         key = f"{SEND_JOB}:{target['id']}:{short_id(8)}"
         await jobs.enqueue(tx.conn, SEND_JOB, {"target": target["id"]}, run_at=at, key=key)
@@ -974,17 +1093,25 @@ async def _outcome(tx: Write, target: dict[str, Any], error: PublishError, *, fi
     if error.kind == "reconnect" and target["account_id"]:
         await store.set_attention(tx.conn, target["account_id"], error.message, tx.now)
         await tx.record(
-            SYSTEM_ACTOR, "social.account.attention", "social_account", target["account_id"],
+            SYSTEM_ACTOR,
+            "social.account.attention",
+            "social_account",
+            target["account_id"],
             {"network": target["network"], "handle": target["handle"], "reason": error.message},
             notify={"socialAccount": target["account_id"]},
         )
-    await _finish(tx, target, "social.post.failed" if values["status"] == "failed" else "social.post.retrying")
+    await _finish(
+        tx, target, "social.post.failed" if values["status"] == "failed" else "social.post.retrying"
+    )
 
 
 async def _finish(tx: Write, target: dict[str, Any], action: str) -> None:
     status = await _rollup(tx, target["post_id"])
     await tx.record(
-        SYSTEM_ACTOR, action, "social_post", target["post_id"],
+        SYSTEM_ACTOR,
+        action,
+        "social_post",
+        target["post_id"],
         {"target": target["id"], "network": target["network"], "handle": target["handle"]},
         notify={"socialPost": target["post_id"], "status": status},
     )

@@ -184,7 +184,7 @@ async def update_post(conn: Conn, post_id: str, values: Row, now: datetime) -> N
     sets = ", ".join(f"{k} = %({k})s" for k in values)
     await execute(
         conn,
-        f"UPDATE content.social_posts SET {sets}, updated_at = %(now)s WHERE id = %(id)s",  # noqa: S608 - column names are ours
+        f"UPDATE content.social_posts SET {sets}, updated_at = %(now)s WHERE id = %(id)s",
         {**values, "id": post_id, "now": now},
     )
 
@@ -194,10 +194,12 @@ async def list_posts(
 ) -> tuple[list[Row], int]:
     where = "deleted_at IS NULL" + (" AND status = %(status)s" if status else "")
     params = {"status": status, "limit": limit, "offset": offset}
-    total = await fetch_val(conn, f"SELECT count(*) FROM content.social_posts WHERE {where}", params)  # noqa: S608
+    total = await fetch_val(
+        conn, f"SELECT count(*) FROM content.social_posts WHERE {where}", params
+    )
     rows = await fetch_all(
         conn,
-        f"SELECT * FROM content.social_posts WHERE {where}"  # noqa: S608 - fixed fragments
+        f"SELECT * FROM content.social_posts WHERE {where}"
         " ORDER BY created_at DESC, id LIMIT %(limit)s OFFSET %(offset)s",
         params,
     )
@@ -267,7 +269,7 @@ async def update_target(conn: Conn, target_id: str, values: Row, now: datetime) 
     sets = ", ".join(f"{k} = %({k})s" for k in values)
     await execute(
         conn,
-        f"UPDATE content.social_targets SET {sets}, updated_at = %(now)s WHERE id = %(id)s",  # noqa: S608 - column names are ours
+        f"UPDATE content.social_targets SET {sets}, updated_at = %(now)s WHERE id = %(id)s",
         {**values, "id": target_id, "now": now},
     )
 

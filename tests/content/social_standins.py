@@ -81,7 +81,10 @@ class XStandIn:
         expected = base64.b64encode(f"{self.client_id}:{self.client_secret}".encode()).decode()
         if request.headers.get("Authorization") != f"Basic {expected}":
             return web.json_response(
-                {"error": "unauthorized_client", "error_description": "Missing valid authorization header"},
+                {
+                    "error": "unauthorized_client",
+                    "error_description": "Missing valid authorization header",
+                },
                 status=401,
             )
         form = await request.post()
@@ -90,7 +93,10 @@ class XStandIn:
             digest = hashlib.sha256(str(form["code_verifier"]).encode()).digest()
             if challenge != base64.urlsafe_b64encode(digest).rstrip(b"=").decode():
                 return web.json_response(
-                    {"error": "invalid_request", "error_description": "Value passed for the authorization code was invalid."},
+                    {
+                        "error": "invalid_request",
+                        "error_description": "Value passed for the authorization code was invalid.",
+                    },
                     status=400,
                 )
             return self._issue()
@@ -98,7 +104,9 @@ class XStandIn:
             self.refresh.discard(str(form["refresh_token"]))
             self.refreshed += 1
             return self._issue()
-        return web.json_response({"error": "invalid_request", "error_description": "Invalid refresh token"}, status=400)
+        return web.json_response(
+            {"error": "invalid_request", "error_description": "Invalid refresh token"}, status=400
+        )
 
     def _authorized(self, request: web.Request) -> bool:
         return request.headers.get("Authorization", "").removeprefix("Bearer ") in self.access
@@ -106,14 +114,21 @@ class XStandIn:
     @staticmethod
     def _unauthorized() -> web.Response:
         return web.json_response(
-            {"title": "Unauthorized", "type": "about:blank", "status": 401, "detail": "Unauthorized"},
+            {
+                "title": "Unauthorized",
+                "type": "about:blank",
+                "status": 401,
+                "detail": "Unauthorized",
+            },
             status=401,
         )
 
     async def me(self, request: web.Request) -> web.Response:
         if not self._authorized(request):
             return self._unauthorized()
-        return web.json_response({"data": {"id": "2244994945", "name": "Our Site", "username": "oursite"}})
+        return web.json_response(
+            {"data": {"id": "2244994945", "name": "Our Site", "username": "oursite"}}
+        )
 
     async def tweet(self, request: web.Request) -> web.Response:
         if not self._authorized(request):
@@ -170,8 +185,13 @@ class BlueskyStandIn:
         access = secrets.token_hex(8)
         self.access.add(access)
         return web.json_response(
-            {"did": "did:plc:ewvi7nxzyoun6zhxrhs64oiz", "handle": "site.bsky.social",
-             "accessJwt": access, "refreshJwt": "r-" + access, "active": True}
+            {
+                "did": "did:plc:ewvi7nxzyoun6zhxrhs64oiz",
+                "handle": "site.bsky.social",
+                "accessJwt": access,
+                "refreshJwt": "r-" + access,
+                "active": True,
+            }
         )
 
     async def create_session(self, request: web.Request) -> web.Response:
@@ -189,7 +209,9 @@ class BlueskyStandIn:
     def _denied(self, request: web.Request) -> web.Response | None:
         if request.headers.get("Authorization", "").removeprefix("Bearer ") in self.access:
             return None
-        return web.json_response({"error": "ExpiredToken", "message": "Token has expired"}, status=400)
+        return web.json_response(
+            {"error": "ExpiredToken", "message": "Token has expired"}, status=400
+        )
 
     async def upload_blob(self, request: web.Request) -> web.Response:
         if (denied := self._denied(request)) is not None:
@@ -197,8 +219,14 @@ class BlueskyStandIn:
         data = await request.read()
         self.blobs += 1
         return web.json_response(
-            {"blob": {"$type": "blob", "ref": {"$link": f"bafkrei{self.blobs}"},
-                      "mimeType": request.content_type, "size": len(data)}}
+            {
+                "blob": {
+                    "$type": "blob",
+                    "ref": {"$link": f"bafkrei{self.blobs}"},
+                    "mimeType": request.content_type,
+                    "size": len(data),
+                }
+            }
         )
 
     async def create_record(self, request: web.Request) -> web.Response:

@@ -118,7 +118,9 @@ async def test_partial_failure_retries_only_the_failed_target(cms, team, x, bsky
     await runtime.jobs.run_due()
     after = await (await cms.get(f"/api/social/posts/{post['id']}", headers=editor.headers)).json()
     by = {t["network"]: t for t in after["targets"]}
-    assert by["x"]["status"] == "posted" and by["x"]["url"].startswith("https://x.com/oursite/status/")
+    assert by["x"]["status"] == "posted" and by["x"]["url"].startswith(
+        "https://x.com/oursite/status/"
+    )
     assert by["bluesky"]["status"] == "retrying" and by["bluesky"]["error"] == "Upstream Failure"
     assert by["bluesky"]["errorKind"] == "retry"
     assert after["status"] == "publishing"
@@ -145,10 +147,16 @@ async def test_a_refusal_is_final_and_partial(cms, team, x, bsky, runtime):
     await connect_bsky(cms, admin, bsky)
     x[0].fail_next(
         403,
-        {"detail": "You are not allowed to create a Tweet with duplicate content.",
-         "type": "about:blank", "title": "Forbidden", "status": 403},
+        {
+            "detail": "You are not allowed to create a Tweet with duplicate content.",
+            "type": "about:blank",
+            "title": "Forbidden",
+            "status": 403,
+        },
     )
-    post = await (await cms.post("/api/social/posts", json={"text": "Hello"}, headers=editor.headers)).json()
+    post = await (
+        await cms.post("/api/social/posts", json={"text": "Hello"}, headers=editor.headers)
+    ).json()
     await cms.post(f"/api/social/posts/{post['id']}/publish", headers=editor.headers)
     await runtime.jobs.run_due()
     after = await (await cms.get(f"/api/social/posts/{post['id']}", headers=editor.headers)).json()
@@ -156,22 +164,36 @@ async def test_a_refusal_is_final_and_partial(cms, team, x, bsky, runtime):
     assert after["status"] == "partial"
     assert by["x"]["status"] == "failed" and by["x"]["errorKind"] == "content"
     assert by["x"]["error"] == "You are not allowed to create a Tweet with duplicate content."
-    listed = await (await cms.get("/api/social/posts?status=partial", headers=editor.headers)).json()
+    listed = await (
+        await cms.get("/api/social/posts?status=partial", headers=editor.headers)
+    ).json()
     assert [p["id"] for p in listed["data"]] == [post["id"]]
 
 
-async def test_rate_limit_honours_the_reset_header_and_manual_publish_overrides(cms, team, x, runtime, clock):
+async def test_rate_limit_honours_the_reset_header_and_manual_publish_overrides(
+    cms, team, x, runtime, clock
+):
     admin, editor = team["admin"], team["editor"]
     await connect_x(cms, admin, x)
     reset = int(clock.now().timestamp()) + 900
     x[0].fail_next(
-        429, {"title": "Too Many Requests", "detail": "Too Many Requests", "type": "about:blank", "status": 429},
+        429,
+        {
+            "title": "Too Many Requests",
+            "detail": "Too Many Requests",
+            "type": "about:blank",
+            "status": 429,
+        },
         **{"x-rate-limit-reset": str(reset), "x-rate-limit-remaining": "0"},
     )
-    post = await (await cms.post("/api/social/posts", json={"text": "Later"}, headers=editor.headers)).json()
+    post = await (
+        await cms.post("/api/social/posts", json={"text": "Later"}, headers=editor.headers)
+    ).json()
     await cms.post(f"/api/social/posts/{post['id']}/publish", headers=editor.headers)
     await runtime.jobs.run_due()
-    target = (await (await cms.get(f"/api/social/posts/{post['id']}", headers=editor.headers)).json())["targets"][0]
+    target = (
+        await (await cms.get(f"/api/social/posts/{post['id']}", headers=editor.headers)).json()
+    )["targets"][0]
     assert target["status"] == "retrying" and target["error"] == "Too Many Requests"
     clock.advance(seconds=60)
     await runtime.jobs.run_due()
@@ -185,23 +207,34 @@ async def test_rate_limit_honours_the_reset_header_and_manual_publish_overrides(
     assert len(x[0].tweets) == 1, "the superseded retry does not send again"
 
 
-async def test_expired_token_is_refreshed_and_a_dead_one_names_the_account(cms, team, x, bsky, runtime, clock):
+async def test_expired_token_is_refreshed_and_a_dead_one_names_the_account(
+    cms, team, x, bsky, runtime, clock
+):
     admin, editor = team["admin"], team["editor"]
     await connect_x(cms, admin, x)
     clock.advance(hours=3)  # past the access token's two hours
-    post = await (await cms.post("/api/social/posts", json={"text": "Fresh"}, headers=editor.headers)).json()
+    post = await (
+        await cms.post("/api/social/posts", json={"text": "Fresh"}, headers=editor.headers)
+    ).json()
     await cms.post(f"/api/social/posts/{post['id']}/publish", headers=editor.headers)
     await runtime.jobs.run_due()
     assert x[0].refreshed == 1 and len(x[0].tweets) == 1
     # Revoked everywhere (access and refresh): the connection needs attention, by name.
     x[0].access.clear()
     x[0].refresh.clear()
-    second = await (await cms.post("/api/social/posts", json={"text": "Again"}, headers=editor.headers)).json()
+    second = await (
+        await cms.post("/api/social/posts", json={"text": "Again"}, headers=editor.headers)
+    ).json()
     await cms.post(f"/api/social/posts/{second['id']}/publish", headers=editor.headers)
     await runtime.jobs.run_due()
-    after = await (await cms.get(f"/api/social/posts/{second['id']}", headers=editor.headers)).json()
+    after = await (
+        await cms.get(f"/api/social/posts/{second['id']}", headers=editor.headers)
+    ).json()
     assert after["status"] == "failed"
-    assert after["targets"][0]["errorKind"] == "reconnect" and after["targets"][0]["error"] == "Unauthorized"
+    assert (
+        after["targets"][0]["errorKind"] == "reconnect"
+        and after["targets"][0]["error"] == "Unauthorized"
+    )
     overview = await (await cms.get("/api/social/overview", headers=editor.headers)).json()
     assert [a["handle"] for a in overview["attention"]] == ["oursite"]
     assert overview["counts"]["failed"] == 1 and overview["counts"]["published"] == 1
@@ -210,16 +243,35 @@ async def test_expired_token_is_refreshed_and_a_dead_one_names_the_account(cms, 
 async def test_scheduled_post_is_sent_when_the_clock_reaches_it(cms, team, bsky, runtime, clock):
     admin, editor = team["admin"], team["editor"]
     await connect_bsky(cms, admin, bsky)
-    post = await (await cms.post("/api/social/posts", json={"text": "Tomorrow"}, headers=team["author"].headers)).json()
+    post = await (
+        await cms.post(
+            "/api/social/posts", json={"text": "Tomorrow"}, headers=team["author"].headers
+        )
+    ).json()
     url = f"/api/social/posts/{post['id']}"
-    past = await cms.post(f"{url}/schedule", json={"at": (clock.now() - timedelta(minutes=1)).isoformat()}, headers=editor.headers)
+    past = await cms.post(
+        f"{url}/schedule",
+        json={"at": (clock.now() - timedelta(minutes=1)).isoformat()},
+        headers=editor.headers,
+    )
     assert past.status == 400 and (await past.json())["details"]["fields"][0]["key"] == "at"
-    denied = await cms.post(f"{url}/schedule", json={"at": (clock.now() + timedelta(hours=1)).isoformat()}, headers=team["author"].headers)
+    denied = await cms.post(
+        f"{url}/schedule",
+        json={"at": (clock.now() + timedelta(hours=1)).isoformat()},
+        headers=team["author"].headers,
+    )
     assert denied.status == 403
     at = clock.now() + timedelta(hours=1)
-    scheduled = await cms.post(f"{url}/schedule", json={"at": at.isoformat()}, headers=editor.headers)
+    scheduled = await cms.post(
+        f"{url}/schedule", json={"at": at.isoformat()}, headers=editor.headers
+    )
     assert (await scheduled.json())["status"] == "scheduled"
-    calendar = await (await cms.get(f"/api/social/calendar?from={clock.now().date().isoformat()}&days=2", headers=editor.headers)).json()
+    calendar = await (
+        await cms.get(
+            f"/api/social/calendar?from={clock.now().date().isoformat()}&days=2",
+            headers=editor.headers,
+        )
+    ).json()
     assert [p["id"] for p in calendar["data"]] == [post["id"]]
     clock.advance(minutes=59)
     await runtime.jobs.run_due()
@@ -234,9 +286,15 @@ async def test_scheduled_post_is_sent_when_the_clock_reaches_it(cms, team, bsky,
 async def test_cancel_returns_a_scheduled_post_to_draft(cms, team, bsky, runtime, clock):
     await connect_bsky(cms, team["admin"], bsky)
     editor = team["editor"].headers
-    post = await (await cms.post("/api/social/posts", json={"text": "Maybe"}, headers=editor)).json()
+    post = await (
+        await cms.post("/api/social/posts", json={"text": "Maybe"}, headers=editor)
+    ).json()
     url = f"/api/social/posts/{post['id']}"
-    await cms.post(f"{url}/schedule", json={"at": (clock.now() + timedelta(hours=1)).isoformat()}, headers=editor)
+    await cms.post(
+        f"{url}/schedule",
+        json={"at": (clock.now() + timedelta(hours=1)).isoformat()},
+        headers=editor,
+    )
     cancelled = await cms.post(f"{url}/cancel", headers=editor)
     assert (await cancelled.json())["status"] == "draft"
     clock.advance(hours=2)
@@ -257,7 +315,9 @@ async def test_a_post_a_network_would_refuse_is_refused_at_save(cms, team, bsky,
     assert messages == {"bluesky", "x"}
     assert all(f["key"] == "text" for f in body["details"]["fields"])
     # 280 weighted on X: 141 CJK characters weigh 282; Bluesky counts 141 graphemes.
-    cjk = await cms.post("/api/social/posts", json={"text": "字" * 141}, headers=team["author"].headers)
+    cjk = await cms.post(
+        "/api/social/posts", json={"text": "字" * 141}, headers=team["author"].headers
+    )
     fields = (await cjk.json())["details"]["fields"]
     assert [f["message"].split(":")[0] for f in fields] == ["x"]
 
@@ -266,11 +326,17 @@ async def test_put_keeps_posted_targets(cms, team, x, bsky, runtime):
     await connect_x(cms, team["admin"], x)
     await connect_bsky(cms, team["admin"], bsky)
     editor = team["editor"].headers
-    bsky[0].fail_next(400, {"error": "InvalidRequest", "message": "Invalid app.bsky.feed.post record"})
-    post = await (await cms.post("/api/social/posts", json={"text": "First"}, headers=editor)).json()
+    bsky[0].fail_next(
+        400, {"error": "InvalidRequest", "message": "Invalid app.bsky.feed.post record"}
+    )
+    post = await (
+        await cms.post("/api/social/posts", json={"text": "First"}, headers=editor)
+    ).json()
     await cms.post(f"/api/social/posts/{post['id']}/publish", headers=editor)
     await runtime.jobs.run_due()
-    edited = await cms.put(f"/api/social/posts/{post['id']}", json={"text": "Second"}, headers=editor)
+    edited = await cms.put(
+        f"/api/social/posts/{post['id']}", json={"text": "Second"}, headers=editor
+    )
     assert edited.status == 200, await edited.text()
     by = {t["network"]: t for t in (await edited.json())["targets"]}
     assert by["x"]["status"] == "posted"
@@ -283,7 +349,12 @@ async def test_put_keeps_posted_targets(cms, team, x, bsky, runtime):
     assert (await cms.get(f"/api/social/posts/{post['id']}", headers=editor)).status == 404
     activity = await (await cms.get("/api/activity", headers=team["admin"].headers)).json()
     actions = {a["action"] for a in activity["data"]}
-    assert {"social.post.created", "social.post.sent", "social.post.failed", "social.account.connected"} <= actions
+    assert {
+        "social.post.created",
+        "social.post.sent",
+        "social.post.failed",
+        "social.account.connected",
+    } <= actions
 
 
 async def test_permissions_per_role_and_no_key(cms, team, runtime, clock, bsky):
@@ -291,10 +362,16 @@ async def test_permissions_per_role_and_no_key(cms, team, runtime, clock, bsky):
     assert (await cms.get("/api/social/posts", headers=viewer.headers)).status == 403
     assert (await cms.get("/api/social/posts", headers=author.headers)).status == 200
     assert (await cms.get("/api/social/settings", headers=editor.headers)).status == 403
-    assert (await cms.post("/api/social/accounts/bluesky/start", json={}, headers=editor.headers)).status == 403
+    assert (
+        await cms.post("/api/social/accounts/bluesky/start", json={}, headers=editor.headers)
+    ).status == 403
     assert (await cms.get("/api/social/settings", headers=admin.headers)).status == 200
-    post = await (await cms.post("/api/social/posts", json={"text": "x"}, headers=author.headers)).json()
-    assert (await cms.post(f"/api/social/posts/{post['id']}/publish", headers=author.headers)).status == 403
+    post = await (
+        await cms.post("/api/social/posts", json={"text": "x"}, headers=author.headers)
+    ).json()
+    assert (
+        await cms.post(f"/api/social/posts/{post['id']}/publish", headers=author.headers)
+    ).status == 403
     # No key, whatever it is granted, reaches a social route; connecting is never a key's.
     key = await make_agent_key(
         runtime.db, clock, team["owner"].id, ["social.write", "social.publish", "social.manage"]
