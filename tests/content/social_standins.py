@@ -242,3 +242,105 @@ class BlueskyStandIn:
         return web.json_response(
             {"uri": f"at://{body['repo']}/app.bsky.feed.post/{rkey}", "cid": "bafyrei" + rkey}
         )
+
+
+@dataclass
+class MastodonStandIn:
+    """A Mastodon instance: /api/v1/apps, /oauth/authorize + /oauth/token (PKCE),
+    verify_credentials, /api/v2/media (202 while processing) and /api/v1/statuses
+    honouring Idempotency-Key; errors {error} with X-RateLimit-Reset (ISO 8601)."""
+
+    apps: list[dict[str, Any]] = field(default_factory=list)
+    codes: dict[str, str] = field(default_factory=dict)
+    access: set[str] = field(default_factory=set)
+    statuses: dict[str, dict[str, Any]] = field(default_factory=dict)  # idempotency key -> status
+    media: dict[str, int] = field(default_factory=dict)  # id -> GETs until processed
+    failures: list[Failure] = field(default_factory=list)
+
+    def fail_next(self, status: int, body: dict[str, Any], **headers: str) -> None:
+        self.failures.append(Failure(status, body, headers))
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_post("/api/v1/apps", self.register)
+        app.router.add_get("/oauth/authorize", self.authorize)
+        app.router.add_post("/oauth/token", self.token)
+        app.router.add_get("/api/v1/accounts/verify_credentials", self.me)
+        app.router.add_post("/api/v2/media", self.upload)
+        app.router.add_get("/api/v1/media/{id}", self.media_status)
+        app.router.add_post("/api/v1/statuses", self.status)
+        return app
+
+    async def register(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        app = {"id": str(len(self.apps) + 1), "name": body["client_name"],
+               "client_id": f"mcid{len(self.apps)}", "client_secret": f"mcsecret{len(self.apps)}",
+               "redirect_uri": body["redirect_uris"], "scopes": body["scopes"].split()}
+        self.apps.append(app)
+        return web.json_response(app)
+
+    async def authorize(self, request: web.Request) -> web.Response:
+        q = request.query
+        assert any(a["client_id"] == q["client_id"] for a in self.apps)
+        code = secrets.token_hex(8)
+        self.codes[code] = q["code_challenge"]
+        raise web.HTTPFound(q["redirect_uri"] + "?" + urlencode({"code": code, "state": q["state"]}))
+
+    async def token(self, request: web.Request) -> web.Response:
+        form = await request.post()
+        app = next((a for a in self.apps if a["client_id"] == form.get("client_id")), None)
+        challenge = self.codes.pop(str(form.get("code")), None)
+        digest = hashlib.sha256(str(form.get("code_verifier")).encode()).digest()
+        if app is None or app["client_secret"] != form.get("client_secret") or (
+            challenge != base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+        ):
+            return web.json_response(
+                {"error": "invalid_grant", "error_description": "The provided authorization grant is invalid"},
+                status=400,
+            )
+        access = secrets.token_hex(8)
+        self.access.add(access)
+        return web.json_response({"access_token": access, "token_type": "Bearer",
+                                  "scope": "read:accounts write:statuses write:media", "created_at": 1})
+
+    def _denied(self, request: web.Request) -> web.Response | None:
+        if request.headers.get("Authorization", "").removeprefix("Bearer ") in self.access:
+            return None
+        return web.json_response({"error": "The access token is invalid"}, status=401)
+
+    async def me(self, request: web.Request) -> web.Response:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        return web.json_response({"id": "109", "username": "site", "acct": "site",
+                                  "display_name": "Our Site", "url": "https://social.example/@site"})
+
+    async def upload(self, request: web.Request) -> web.Response:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        form = await request.post()
+        assert "file" in form
+        media_id = str(2200 + len(self.media))
+        self.media[media_id] = 0  # processed by the first GET (206 before that)
+        return web.json_response({"id": media_id, "type": "image", "url": None}, status=202)
+
+    async def media_status(self, request: web.Request) -> web.Response:
+        media_id = request.match_info["id"]
+        if self.media[media_id] > 0:
+            self.media[media_id] -= 1
+            return web.json_response({"id": media_id, "url": None}, status=206)
+        return web.json_response({"id": media_id, "url": f"https://files.example/{media_id}.png"})
+
+    async def status(self, request: web.Request) -> web.Response:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        key = request.headers.get("Idempotency-Key", secrets.token_hex(8))
+        if key in self.statuses:
+            return web.json_response(self.statuses[key])
+        if self.failures:
+            f = self.failures.pop(0)
+            return web.json_response(f.body, status=f.status, headers=f.headers)
+        body = await request.json()
+        status_id = str(110000 + len(self.statuses))
+        self.statuses[key] = {"id": status_id, "content": body["status"], "media_ids": body["media_ids"],
+                              "url": f"https://social.example/@site/{status_id}"}
+        return web.json_response(self.statuses[key])

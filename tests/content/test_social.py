@@ -9,7 +9,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from tests.content.factories import make_agent_key
-from tests.content.social_standins import BlueskyStandIn, XStandIn
+from tests.content.social_standins import BlueskyStandIn, MastodonStandIn, XStandIn
+from tests.content.test_media import png, uploaded
 
 
 @pytest.fixture
@@ -383,3 +384,61 @@ async def test_permissions_per_role_and_no_key(cms, team, runtime, clock, bsky):
     ):
         resp = await cms.request(method, path, json={}, headers={"Authorization": f"Bearer {key}"})
         assert resp.status == 403 and (await resp.json())["code"] == "KEY_FORBIDDEN", path
+
+
+@pytest.fixture
+async def masto(aiohttp_server: Any) -> tuple[MastodonStandIn, str]:
+    standin = MastodonStandIn()
+    server = await aiohttp_server(standin.app())
+    return standin, str(server.make_url("")).rstrip("/")
+
+
+async def connect_masto(cms: Any, admin: Any, masto: tuple[MastodonStandIn, str]) -> str:
+    standin, base = masto
+    start = await cms.post("/api/social/accounts/mastodon/start", json={"instance": base}, headers=admin.headers)
+    assert start.status == 200, await start.text()
+    async with cms.session.get((await start.json())["url"], allow_redirects=False) as consent:
+        back = urlsplit(consent.headers["Location"])
+    done = await cms.get(f"{back.path}?{back.query}", allow_redirects=False)
+    assert done.status == 303, await done.text()
+    return parse_qs(urlsplit(done.headers["Location"]).query)["account"][0]
+
+
+async def test_mastodon_registers_once_per_instance_and_sends_media_with_an_idempotency_key(
+    cms, team, masto, x, runtime
+):
+    admin, editor = team["admin"], team["editor"]
+    await connect_masto(cms, admin, masto)
+    await connect_masto(cms, admin, masto)
+    assert len(masto[0].apps) == 1, "the app is registered once per instance"
+    await connect_x(cms, admin, x)
+    image = await uploaded(cms, editor, png(), filename="sale.png", content_type="image/png", alt="A sale")
+    post = await (
+        await cms.post("/api/social/posts", json={"text": "With a picture", "media": [image["id"]]}, headers=editor.headers)
+    ).json()
+    assert len(post["targets"]) == 2
+    await cms.post(f"/api/social/posts/{post['id']}/publish", headers=editor.headers)
+    await runtime.jobs.run_due()
+    after = await (await cms.get(f"/api/social/posts/{post['id']}", headers=editor.headers)).json()
+    assert after["status"] == "published", after
+    (status,) = masto[0].statuses.values()
+    assert status["content"] == "With a picture" and len(status["media_ids"]) == 1
+    by = {t["network"]: t for t in after["targets"]}
+    assert by["mastodon"]["url"] == status["url"]
+    assert x[0].tweets[0]["media"]["media_ids"] and all(n > 0 for n in x[0].media.values())
+
+
+async def test_mastodon_rate_limit_reset_is_an_iso_time(cms, team, masto, runtime, clock):
+    admin, editor = team["admin"], team["editor"]
+    await connect_masto(cms, admin, masto)
+    reset = (clock.now() + timedelta(minutes=30)).isoformat()
+    masto[0].fail_next(429, {"error": "Too many requests"}, **{"X-RateLimit-Reset": reset})
+    post = await (await cms.post("/api/social/posts", json={"text": "Slow"}, headers=editor.headers)).json()
+    await cms.post(f"/api/social/posts/{post['id']}/publish", headers=editor.headers)
+    await runtime.jobs.run_due()
+    target = (await (await cms.get(f"/api/social/posts/{post['id']}", headers=editor.headers)).json())["targets"][0]
+    assert target["status"] == "retrying" and target["error"] == "Too many requests"
+    assert target["nextAttemptAt"].startswith(reset[:16])
+    clock.advance(minutes=30)
+    await runtime.jobs.run_due()
+    assert len(masto[0].statuses) == 1
