@@ -33,6 +33,8 @@ CREATE TABLE social_accounts (
     name           text        NOT NULL DEFAULT '',
     -- The API base this account talks to (a Mastodon instance, a Bluesky PDS).
     base_url       text        NOT NULL DEFAULT '',
+    -- What a network needs beyond the id (Pinterest: the board pins go to).
+    options        jsonb       NOT NULL DEFAULT '{}'::jsonb,
     -- Sealed JSON: {access, refresh}; expires_at is the access token's.
     tokens_sealed  text        NOT NULL,
     expires_at     timestamptz,
@@ -96,6 +98,8 @@ CREATE TABLE social_targets (
     job_key          text,
     remote_id        text,
     remote_url       text,
+    -- What a network that confirms later needs to be asked again (a container id).
+    processing       jsonb,
     -- Sent as Idempotency-Key where the network takes one; the same on every try.
     idempotency_key  text        NOT NULL,
     posted_at        timestamptz,

@@ -18,11 +18,11 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 from urllib.parse import urlencode
 
 import aiohttp
@@ -68,6 +68,8 @@ class Profile:
     handle: str
     name: str
     base_url: str = ""
+    # What a network needs beyond the id (Pinterest: the board pins go to).
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -135,14 +137,33 @@ def error_text(body: Any, fallback: str) -> str:
     return fallback
 
 
+class Processing(Exception):
+    """The network took the post and confirms it later: ask again with ``state``."""
+
+    def __init__(self, state: dict[str, Any], after: float = 10.0) -> None:
+        super().__init__("processing")
+        self.state = state
+        self.after = after
+
+
+Classifier = Callable[[int, Any], "str | None"]
+
+
 class Http:
     """One send's HTTP calls; turns failures into :class:`PublishError`."""
 
-    def __init__(self, session: aiohttp.ClientSession, now: datetime) -> None:
+    def __init__(
+        self, session: aiohttp.ClientSession, now: datetime, classify: Classifier | None = None
+    ) -> None:
         self.session = session
         self.now = now
+        self.classify = classify
 
     async def call(self, method: str, url: str, **kwargs: Any) -> Any:
+        body, _ = await self.request(method, url, **kwargs)
+        return body
+
+    async def request(self, method: str, url: str, **kwargs: Any) -> tuple[Any, Mapping[str, str]]:
         try:
             async with self.session.request(method, url, **kwargs) as resp:
                 raw = await resp.read()
@@ -151,20 +172,26 @@ class Http:
                 except ValueError:
                     body = raw.decode("utf-8", "replace")
                 if resp.status < 300:
-                    return body
+                    return body, resp.headers
                 self.fail(resp.status, body, resp.headers)
         except aiohttp.ClientError as exc:
             raise PublishError("retry", f"could not reach {url}: {exc}") from exc
         except TimeoutError as exc:
             raise PublishError("retry", f"{url} did not answer in time") from exc
+        raise AssertionError("unreachable")
 
-    def fail(self, status: int, body: Any, headers: Mapping[str, str]) -> None:
+    def fail(self, status: int, body: Any, headers: Mapping[str, str]) -> NoReturn:
         text = error_text(body, f"HTTP {status}")
-        if status == 401 or (isinstance(body, dict) and body.get("error") == "ExpiredToken"):
-            raise PublishError("reconnect", text)
-        if status == 429 or status >= 500:
-            raise PublishError("retry", text, retry_after(headers, self.now))
-        raise PublishError("content", text)
+        kind = self.classify(status, body) if self.classify else None
+        if kind is None:
+            if status == 401 or (isinstance(body, dict) and body.get("error") == "ExpiredToken"):
+                kind = "reconnect"
+            elif status in (408, 429) or status >= 500:
+                kind = "retry"
+            else:
+                kind = "content"
+        wait = retry_after(headers, self.now) if kind == "retry" else None
+        raise PublishError(kind, text, wait)
 
 
 def basic(client_id: str, secret: str) -> str:
@@ -183,12 +210,16 @@ class Network:
     # an app registered per instance, then a consent URL).
     connect = "oauth"
     pkce = True
+    # How the token endpoint takes the client: HTTP Basic, or in the form body.
+    token_auth = "basic"
+    scope_separator = " "
     # False: the rules are checked and shown, but accounts cannot be connected yet.
     supported = False
     env_fallback = False
     defaults: ClassVar[Mapping[str, str]] = {}
     scopes: tuple[str, ...] = ()
     guide: tuple[str, ...] = ()
+    extra_authorize: ClassVar[Mapping[str, str]] = {}
 
     @property
     def rules(self) -> Rules:
@@ -197,6 +228,10 @@ class Network:
     def endpoint(self, app: App, name: str) -> str:
         return (app.endpoints.get(name) or self.defaults.get(name, "")).rstrip("/")
 
+    def classify(self, status: int, body: Any) -> str | None:
+        """The kind of a failure where the network departs from plain HTTP meanings."""
+        return None
+
     def authorize_url(
         self, app: App, *, state: str, challenge: str, redirect_uri: str, base: str = ""
     ) -> str:
@@ -204,26 +239,59 @@ class Network:
             "response_type": "code",
             "client_id": app.client_id,
             "redirect_uri": redirect_uri,
-            "scope": " ".join(app.scopes or self.scopes),
+            "scope": self.scope_separator.join(app.scopes or self.scopes),
             "state": state,
+            **self.extra_authorize,
         }
         if self.pkce:
             query |= {"code_challenge": challenge, "code_challenge_method": "S256"}
         return f"{base or self.endpoint(app, 'authorize')}?{urlencode(query)}"
 
+    async def token_request(self, http: Http, app: App, form: dict[str, str]) -> Tokens:
+        headers = {}
+        if self.token_auth == "basic" and app.client_secret:
+            headers["Authorization"] = basic(app.client_id, app.client_secret)
+        else:
+            form["client_id"] = app.client_id
+            if app.client_secret:
+                form["client_secret"] = app.client_secret
+        body = await http.call("POST", self.endpoint(app, "token"), data=form, headers=headers)
+        return Tokens(body["access_token"], body.get("refresh_token", ""), _expires(http.now, body))
+
+    async def code_tokens(
+        self, http: Http, app: App, code: str, verifier: str, redirect_uri: str
+    ) -> Tokens:
+        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri}
+        if self.pkce:
+            form["code_verifier"] = verifier
+        return await self.token_request(http, app, form)
+
     async def exchange(
         self, http: Http, app: App, *, code: str, verifier: str, redirect_uri: str, base: str = ""
-    ) -> tuple[Tokens, Profile]:
+    ) -> list[tuple[Tokens, Profile]]:
+        """The accounts this consent connects (a Facebook consent can name several Pages)."""
         raise NotImplementedError
 
     async def refresh(self, http: Http, app: App, tokens: Tokens, base: str) -> Tokens | None:
-        """New tokens, or None when the network has no refresh (the admin reconnects)."""
-        return None
+        """New tokens, or None when there is no refresh token (the admin reconnects)."""
+        if not tokens.refresh:
+            return None
+        fresh = await self.token_request(
+            http, app, {"grant_type": "refresh_token", "refresh_token": tokens.refresh}
+        )
+        return Tokens(fresh.access, fresh.refresh or tokens.refresh, fresh.expires_at)
 
     async def publish(
         self, http: Http, app: App, account: Profile, tokens: Tokens, post: Outgoing
     ) -> Published:
+        """The post's id and link; raises PublishError, or Processing to be asked again."""
         raise NotImplementedError
+
+    async def resume(
+        self, http: Http, app: App, account: Profile, tokens: Tokens, state: dict[str, Any]
+    ) -> Published:
+        """Carry on with a post the network was still processing."""
+        raise PublishError("retry", "this network does not process posts asynchronously")
 
 
 class X(Network):
@@ -242,42 +310,17 @@ class X(Network):
         "Add the callback URL shown here and copy the Client ID and Client Secret.",
     )
 
-    async def _token(self, http: Http, app: App, form: dict[str, str]) -> Tokens:
-        headers = {}
-        if app.client_secret:
-            headers["Authorization"] = basic(app.client_id, app.client_secret)
-        else:
-            form["client_id"] = app.client_id
-        body = await http.call("POST", self.endpoint(app, "token"), data=form, headers=headers)
-        return Tokens(body["access_token"], body.get("refresh_token", ""), _expires(http.now, body))
-
     async def exchange(
         self, http: Http, app: App, *, code: str, verifier: str, redirect_uri: str, base: str = ""
-    ) -> tuple[Tokens, Profile]:
-        tokens = await self._token(
-            http,
-            app,
-            {
-                "grant_type": "authorization_code",
-                "code": code,
-                "redirect_uri": redirect_uri,
-                "code_verifier": verifier,
-            },
-        )
+    ) -> list[tuple[Tokens, Profile]]:
+        tokens = await self.code_tokens(http, app, code, verifier, redirect_uri)
         me = await http.call(
             "GET",
             f"{self.endpoint(app, 'api')}/2/users/me",
             headers={"Authorization": f"Bearer {tokens.access}"},
         )
         data = me["data"]
-        return tokens, Profile(data["id"], data["username"], data.get("name", ""))
-
-    async def refresh(self, http: Http, app: App, tokens: Tokens, base: str) -> Tokens | None:
-        if not tokens.refresh:
-            return None
-        return await self._token(
-            http, app, {"grant_type": "refresh_token", "refresh_token": tokens.refresh}
-        )
+        return [(tokens, Profile(data["id"], data["username"], data.get("name", "")))]
 
     async def _upload(self, http: Http, api: str, auth: dict[str, str], item: Attachment) -> str:
         video = item.type.startswith("video/")
@@ -448,7 +491,7 @@ class Mastodon(Network):
 
     async def exchange(
         self, http: Http, app: App, *, code: str, verifier: str, redirect_uri: str, base: str = ""
-    ) -> tuple[Tokens, Profile]:
+    ) -> list[tuple[Tokens, Profile]]:
         body = await http.call(
             "POST",
             f"{base}/oauth/token",
@@ -468,7 +511,7 @@ class Mastodon(Network):
             f"{base}/api/v1/accounts/verify_credentials",
             headers={"Authorization": f"Bearer {tokens.access}"},
         )
-        return tokens, Profile(str(me["id"]), me["acct"], me.get("display_name", ""), base)
+        return [(tokens, Profile(str(me["id"]), me["acct"], me.get("display_name", ""), base))]
 
     async def publish(
         self, http: Http, app: App, account: Profile, tokens: Tokens, post: Outgoing

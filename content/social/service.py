@@ -21,7 +21,7 @@ import aiohttp
 
 from common import jobs
 from common.crypto import Sealer, sha256_hex
-from common.db import Conn
+from common.db import Conn, Json
 from common.ids import short_id
 from content.auth.principal import SYSTEM_ACTOR, Actor, Principal
 from content.auth.store import session_user
@@ -41,7 +41,9 @@ from content.social.networks import (
     Mastodon,
     Network,
     Outgoing,
+    Processing,
     Profile,
+    Published,
     PublishError,
     Tokens,
 )
@@ -58,6 +60,7 @@ MAX_ATTEMPTS = 6
 # The network's Retry-After is honoured up to a day.
 MAX_WAIT = 86400.0
 BUSY = ("queued", "sending", "retrying", "processing")
+SENDABLE = BUSY
 ENDPOINT_NAMES = ("authorize", "token", "api")
 
 
@@ -387,6 +390,7 @@ async def _save_account(
                 "handle": profile.handle,
                 "name": profile.name,
                 "base_url": profile.base_url,
+                "options": dict(profile.options),
                 "tokens_sealed": sealer(ctx).seal(tokens.as_json()),
                 "expires_at": tokens.expires_at,
                 "connected_by": user_id,
@@ -448,8 +452,8 @@ async def callback(ctx: Context, query: dict[str, str], cookie: str | None) -> s
         )
     async with aiohttp.ClientSession(timeout=TIMEOUT) as session:
         try:
-            tokens, profile = await network.exchange(
-                Http(session, now),
+            connected = await network.exchange(
+                Http(session, now, network.classify),
                 app,
                 code=query["code"],
                 verifier=sealer(ctx).open(pending["verifier_sealed"]),
@@ -468,8 +472,14 @@ async def callback(ctx: Context, query: dict[str, str], cookie: str | None) -> s
         user = await people_store.get_user(conn, pending["user_id"])
     name = (user.name or user.email) if user is not None else ""
     actor = Actor(kind="user", name=name, user_id=pending["user_id"])
-    account = await _save_account(ctx, actor, network, tokens, profile, pending["user_id"])
-    return back + sep + urlencode({"social": "connected", "account": account["id"]})
+    ids = [
+        (await _save_account(ctx, actor, network, tokens, profile, pending["user_id"]))["id"]
+        for tokens, profile in connected
+    ]
+    if not ids:
+        reason = "the consent named no account this CMS can post as"
+        return back + sep + urlencode({"social": "error", "network": network.key, "reason": reason})
+    return back + sep + urlencode({"social": "connected", "account": ",".join(ids)})
 
 
 async def disconnect(ctx: Context, principal: Principal, account_id: str) -> None:
@@ -964,105 +974,117 @@ async def send_target(ctx: Context, target_id: str, job_key: str | None) -> None
     now = ctx.clock.now()
     async with write(ctx) as tx:
         target = await store.target(tx.conn, target_id, lock=True)
-        if (
-            target is None
-            or target["job_key"] != job_key
-            or target["status"] not in ("queued", "retrying", "sending")
-        ):
+        if target is None or target["job_key"] != job_key or target["status"] not in SENDABLE:
             return  # superseded by a later publish, posted, or removed
         if target["status"] == "sending" and target["network"] != "mastodon":
             # A worker died mid-send: without an idempotency key a second send could
             # post twice, so the admin decides (publish again) after checking the network.
-            await _outcome(
-                tx,
-                target,
-                PublishError(
-                    "retry", "the send was interrupted; check the network, then publish again"
-                ),
-                final=True,
-            )
+            interrupted = "the send was interrupted; check the network, then publish again"
+            await _outcome(tx, target, PublishError("retry", interrupted), final=True)
             return
-        await store.update_target(
-            tx.conn, target_id, {"status": "sending", "attempts": target["attempts"] + 1}, tx.now
-        )
+        resuming = target["status"] == "processing"
+        if not resuming:
+            await store.update_target(
+                tx.conn,
+                target_id,
+                {"status": "sending", "attempts": target["attempts"] + 1},
+                tx.now,
+            )
+            target = {**target, "attempts": target["attempts"] + 1}
         account = (
             await store.account(tx.conn, target["account_id"]) if target["account_id"] else None
         )
         app_row = await store.get_app(tx.conn, target["network"])
-    target = {**target, "attempts": target["attempts"] + 1}
-    network = NETWORKS[target["network"]]
-    error: PublishError | None = None
-    published = None
-    refreshed: Tokens | None = None
     if account is None:
-        error = PublishError("reconnect", "the account was disconnected")
-    else:
-        app = app_of(ctx, network, app_row) or App()
-        if isinstance(network, Mastodon):
-            app = App()
-        tokens_raw = json.loads(sealer(ctx).open(account["tokens_sealed"]))
-        tokens = Tokens(tokens_raw["access"], tokens_raw.get("refresh", ""), account["expires_at"])
-        profile = Profile(
-            account["remote_id"], account["handle"], account["name"], account["base_url"]
+        result: Published | Processing | PublishError = PublishError(
+            "reconnect", "the account was disconnected"
         )
-        async with aiohttp.ClientSession(timeout=TIMEOUT) as session:
-            http = Http(session, now)
-            try:
-                async with ctx.db.connection() as conn:
-                    outgoing = Outgoing(
-                        target["text"],
-                        target["link"],
-                        await _attachments(ctx, conn, target["media"]),
-                        target["idempotency_key"],
-                    )
-                if tokens.expires_at is not None and tokens.expires_at <= now + timedelta(
-                    minutes=1
-                ):
-                    refreshed = await _refresh(network, http, app, tokens, account["base_url"])
-                    tokens = refreshed or tokens
-                try:
-                    published = await network.publish(http, app, profile, tokens, outgoing)
-                except PublishError as exc:
-                    if exc.kind != "reconnect" or refreshed is not None:
-                        raise
-                    # An expired or revoked token: refresh once, then try again.
-                    refreshed = await _refresh(network, http, app, tokens, account["base_url"])
-                    if refreshed is None:
-                        raise
-                    published = await network.publish(http, app, profile, refreshed, outgoing)
-            except PublishError as exc:
-                error = exc
+        refreshed = None
+    else:
+        result, refreshed = await _attempt(ctx, target, account, app_row, now)
     async with write(ctx) as tx:
         if refreshed is not None and account is not None:
-            await store.set_tokens(
-                tx.conn,
-                account["id"],
-                sealer(ctx).seal(refreshed.as_json()),
-                refreshed.expires_at,
-                tx.now,
-            )
+            sealed = sealer(ctx).seal(refreshed.as_json())
+            await store.set_tokens(tx.conn, account["id"], sealed, refreshed.expires_at, tx.now)
         current = await store.target(tx.conn, target_id, lock=True)
         if current is None or current["job_key"] != job_key:
             return
-        if published is not None:
-            await store.update_target(
-                tx.conn,
-                target_id,
-                {
-                    "status": "posted",
-                    "remote_id": published.remote_id,
-                    "remote_url": published.url,
-                    "posted_at": tx.now,
-                    "error": None,
-                    "error_kind": None,
-                    "next_attempt_at": None,
-                },
-                tx.now,
-            )
+        if isinstance(result, Published):
+            values = {
+                "status": "posted",
+                "remote_id": result.remote_id,
+                "remote_url": result.url,
+                "posted_at": tx.now,
+                "error": None,
+                "error_kind": None,
+                "next_attempt_at": None,
+                "processing": None,
+            }
+            await store.update_target(tx.conn, target_id, values, tx.now)
             await _finish(tx, target, "social.post.sent")
+        elif isinstance(result, Processing):
+            at = tx.now + timedelta(seconds=result.after)
+            key = f"{SEND_JOB}:{target_id}:{short_id(8)}"
+            await jobs.enqueue(tx.conn, SEND_JOB, {"target": target_id}, run_at=at, key=key)
+            values = {
+                "status": "processing",
+                "processing": Json(result.state),
+                "next_attempt_at": at,
+                "job_key": key,
+            }
+            await store.update_target(tx.conn, target_id, values, tx.now)
+            await _finish(tx, target, "social.post.processing")
         else:
-            assert error is not None
-            await _outcome(tx, {**current, "attempts": target["attempts"]}, error, final=False)
+            await _outcome(tx, {**current, "attempts": target["attempts"]}, result, final=False)
+
+
+async def _attempt(
+    ctx: Context,
+    target: dict[str, Any],
+    account: dict[str, Any],
+    app_row: dict[str, Any] | None,
+    now: datetime,
+) -> tuple[Published | Processing | PublishError, Tokens | None]:
+    """One try at the network: publish (or resume), refreshing an expired token once."""
+    network = NETWORKS[target["network"]]
+    app = App() if isinstance(network, Mastodon) else (app_of(ctx, network, app_row) or App())
+    raw = json.loads(sealer(ctx).open(account["tokens_sealed"]))
+    tokens = Tokens(raw["access"], raw.get("refresh", ""), account["expires_at"])
+    profile = Profile(
+        account["remote_id"],
+        account["handle"],
+        account["name"],
+        account["base_url"],
+        account["options"],
+    )
+    refreshed: Tokens | None = None
+    async with aiohttp.ClientSession(timeout=TIMEOUT) as session:
+        http = Http(session, now, network.classify)
+
+        async def once(current: Tokens) -> Published:
+            if target["status"] == "processing":
+                return await network.resume(http, app, profile, current, target["processing"])
+            async with ctx.db.connection() as conn:
+                media = await _attachments(ctx, conn, target["media"])
+            outgoing = Outgoing(target["text"], target["link"], media, target["idempotency_key"])
+            return await network.publish(http, app, profile, current, outgoing)
+
+        try:
+            if tokens.expires_at is not None and tokens.expires_at <= now + timedelta(minutes=1):
+                refreshed = await _refresh(network, http, app, tokens, account["base_url"])
+                tokens = refreshed or tokens
+            try:
+                return await once(tokens), refreshed
+            except PublishError as exc:
+                if exc.kind != "reconnect" or refreshed is not None:
+                    raise
+                # An expired or revoked token: refresh once, then try again.
+                refreshed = await _refresh(network, http, app, tokens, account["base_url"])
+                if refreshed is None:
+                    raise
+                return await once(refreshed), refreshed
+        except (PublishError, Processing) as exc:
+            return exc, refreshed
 
 
 async def _refresh(

@@ -82,15 +82,15 @@ async def save_account(conn: Conn, row: Row, now: datetime) -> Row:
     found = await fetch_one(
         conn,
         "INSERT INTO content.social_accounts (id, network, remote_id, handle, name, base_url,"
-        " tokens_sealed, expires_at, connected_by, created_at, updated_at)"
+        " options, tokens_sealed, expires_at, connected_by, created_at, updated_at)"
         " VALUES (%(id)s, %(network)s, %(remote_id)s, %(handle)s, %(name)s, %(base_url)s,"
-        " %(tokens_sealed)s, %(expires_at)s, %(connected_by)s, %(now)s, %(now)s)"
+        " %(options)s, %(tokens_sealed)s, %(expires_at)s, %(connected_by)s, %(now)s, %(now)s)"
         " ON CONFLICT (network, remote_id) DO UPDATE SET handle = EXCLUDED.handle,"
-        " name = EXCLUDED.name, base_url = EXCLUDED.base_url,"
+        " name = EXCLUDED.name, base_url = EXCLUDED.base_url, options = EXCLUDED.options,"
         " tokens_sealed = EXCLUDED.tokens_sealed, expires_at = EXCLUDED.expires_at,"
         " attention = NULL, attention_at = NULL, updated_at = EXCLUDED.updated_at"
         " RETURNING *",
-        {**row, "now": now},
+        {**row, "options": Json(row.get("options") or {}), "now": now},
     )
     assert found is not None
     return found

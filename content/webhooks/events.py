@@ -49,6 +49,7 @@ SOCIAL_EVENTS: tuple[str, ...] = (
     "social.post.cancelled",
     "social.post.published",
     "social.post.sent",
+    "social.post.processing",
     "social.post.retrying",
     "social.post.failed",
     "social.post.deleted",
