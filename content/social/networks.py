@@ -226,7 +226,9 @@ class Network:
         return RULES[self.key]
 
     def endpoint(self, app: App, name: str) -> str:
-        return (app.endpoints.get(name) or self.defaults.get(name, "")).rstrip("/")
+        # Authorize and token URLs are used as given (Pinterest's ends in a slash).
+        url = app.endpoints.get(name) or self.defaults.get(name, "")
+        return url.rstrip("/") if name == "api" else url
 
     def classify(self, status: int, body: Any) -> str | None:
         """The kind of a failure where the network departs from plain HTTP meanings."""
@@ -538,25 +540,3 @@ class Mastodon(Network):
             headers=auth | {"Idempotency-Key": post.idempotency_key},
         )
         return Published(str(body["id"]), body.get("url") or "")
-
-
-def _rules_only(key: str, label: str, fallback: bool = False) -> Network:
-    network = Network()
-    network.key, network.label, network.env_fallback = key, label, fallback
-    return network
-
-
-NETWORKS: dict[str, Network] = {
-    n.key: n
-    for n in (
-        X(),
-        Bluesky(),
-        Mastodon(),
-        _rules_only("linkedin", "LinkedIn", fallback=True),
-        _rules_only("facebook", "Facebook Pages"),
-        _rules_only("instagram", "Instagram"),
-        _rules_only("threads", "Threads"),
-        _rules_only("pinterest", "Pinterest", fallback=True),
-        _rules_only("youtube", "YouTube", fallback=True),
-    )
-}

@@ -22,7 +22,7 @@ from content.errors import Forbidden, Problems
 from content.http import page_body, paging, read_body
 from content.openapi import PAGE, PAGING
 from content.social import service
-from content.social.networks import NETWORKS
+from content.social.registry import NETWORKS
 
 routes = web.RouteTableDef()
 

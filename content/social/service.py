@@ -32,7 +32,6 @@ from content.people import store as people_store
 from content.settings import OAuthClientEnv
 from content.social import store
 from content.social.networks import (
-    NETWORKS,
     TIMEOUT,
     App,
     Attachment,
@@ -47,6 +46,7 @@ from content.social.networks import (
     PublishError,
     Tokens,
 )
+from content.social.registry import NETWORKS
 from content.social.rules import MediaInfo, check
 from content.writes import Write, write
 
@@ -157,7 +157,7 @@ def _url(value: Any, key: str, problems: Problems) -> str | None:
     if parts.scheme not in ("http", "https") or not parts.netloc:
         problems.add(key, "must be an http or https URL")
         return None
-    return value.rstrip("/")
+    return value
 
 
 async def put_settings(ctx: Context, principal: Principal, name: str, body: dict[str, Any]) -> None:
@@ -298,7 +298,7 @@ async def start(
     base = ""
     if isinstance(network, Mastodon):
         problems = Problems()
-        base = _url(body.get("instance"), "instance", problems) or ""
+        base = (_url(body.get("instance"), "instance", problems) or "").rstrip("/")
         problems.raise_if_any()
         app = await _instance_app(ctx, network, base)
     state = secrets.token_urlsafe(32)
@@ -364,7 +364,7 @@ async def _connect_bluesky(
         problems.add("password", "an app password (Settings, App passwords)")
     base = network.endpoint(app, "api")
     if body.get("service") is not None:
-        base = _url(body.get("service"), "service", problems) or base
+        base = (_url(body.get("service"), "service", problems) or base).rstrip("/")
     problems.raise_if_any()
     assert isinstance(identifier, str) and isinstance(password, str)
     async with aiohttp.ClientSession(timeout=TIMEOUT) as session:

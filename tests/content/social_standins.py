@@ -273,9 +273,14 @@ class MastodonStandIn:
 
     async def register(self, request: web.Request) -> web.Response:
         body = await request.json()
-        app = {"id": str(len(self.apps) + 1), "name": body["client_name"],
-               "client_id": f"mcid{len(self.apps)}", "client_secret": f"mcsecret{len(self.apps)}",
-               "redirect_uri": body["redirect_uris"], "scopes": body["scopes"].split()}
+        app = {
+            "id": str(len(self.apps) + 1),
+            "name": body["client_name"],
+            "client_id": f"mcid{len(self.apps)}",
+            "client_secret": f"mcsecret{len(self.apps)}",
+            "redirect_uri": body["redirect_uris"],
+            "scopes": body["scopes"].split(),
+        }
         self.apps.append(app)
         return web.json_response(app)
 
@@ -284,24 +289,37 @@ class MastodonStandIn:
         assert any(a["client_id"] == q["client_id"] for a in self.apps)
         code = secrets.token_hex(8)
         self.codes[code] = q["code_challenge"]
-        raise web.HTTPFound(q["redirect_uri"] + "?" + urlencode({"code": code, "state": q["state"]}))
+        raise web.HTTPFound(
+            q["redirect_uri"] + "?" + urlencode({"code": code, "state": q["state"]})
+        )
 
     async def token(self, request: web.Request) -> web.Response:
         form = await request.post()
         app = next((a for a in self.apps if a["client_id"] == form.get("client_id")), None)
         challenge = self.codes.pop(str(form.get("code")), None)
         digest = hashlib.sha256(str(form.get("code_verifier")).encode()).digest()
-        if app is None or app["client_secret"] != form.get("client_secret") or (
-            challenge != base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+        if (
+            app is None
+            or app["client_secret"] != form.get("client_secret")
+            or (challenge != base64.urlsafe_b64encode(digest).rstrip(b"=").decode())
         ):
             return web.json_response(
-                {"error": "invalid_grant", "error_description": "The provided authorization grant is invalid"},
+                {
+                    "error": "invalid_grant",
+                    "error_description": "The provided authorization grant is invalid",
+                },
                 status=400,
             )
         access = secrets.token_hex(8)
         self.access.add(access)
-        return web.json_response({"access_token": access, "token_type": "Bearer",
-                                  "scope": "read:accounts write:statuses write:media", "created_at": 1})
+        return web.json_response(
+            {
+                "access_token": access,
+                "token_type": "Bearer",
+                "scope": "read:accounts write:statuses write:media",
+                "created_at": 1,
+            }
+        )
 
     def _denied(self, request: web.Request) -> web.Response | None:
         if request.headers.get("Authorization", "").removeprefix("Bearer ") in self.access:
@@ -311,8 +329,15 @@ class MastodonStandIn:
     async def me(self, request: web.Request) -> web.Response:
         if (denied := self._denied(request)) is not None:
             return denied
-        return web.json_response({"id": "109", "username": "site", "acct": "site",
-                                  "display_name": "Our Site", "url": "https://social.example/@site"})
+        return web.json_response(
+            {
+                "id": "109",
+                "username": "site",
+                "acct": "site",
+                "display_name": "Our Site",
+                "url": "https://social.example/@site",
+            }
+        )
 
     async def upload(self, request: web.Request) -> web.Response:
         if (denied := self._denied(request)) is not None:
@@ -341,6 +366,10 @@ class MastodonStandIn:
             return web.json_response(f.body, status=f.status, headers=f.headers)
         body = await request.json()
         status_id = str(110000 + len(self.statuses))
-        self.statuses[key] = {"id": status_id, "content": body["status"], "media_ids": body["media_ids"],
-                              "url": f"https://social.example/@site/{status_id}"}
+        self.statuses[key] = {
+            "id": status_id,
+            "content": body["status"],
+            "media_ids": body["media_ids"],
+            "url": f"https://social.example/@site/{status_id}",
+        }
         return web.json_response(self.statuses[key])

@@ -394,8 +394,10 @@ async def masto(aiohttp_server: Any) -> tuple[MastodonStandIn, str]:
 
 
 async def connect_masto(cms: Any, admin: Any, masto: tuple[MastodonStandIn, str]) -> str:
-    standin, base = masto
-    start = await cms.post("/api/social/accounts/mastodon/start", json={"instance": base}, headers=admin.headers)
+    _, base = masto
+    start = await cms.post(
+        "/api/social/accounts/mastodon/start", json={"instance": base}, headers=admin.headers
+    )
     assert start.status == 200, await start.text()
     async with cms.session.get((await start.json())["url"], allow_redirects=False) as consent:
         back = urlsplit(consent.headers["Location"])
@@ -412,9 +414,15 @@ async def test_mastodon_registers_once_per_instance_and_sends_media_with_an_idem
     await connect_masto(cms, admin, masto)
     assert len(masto[0].apps) == 1, "the app is registered once per instance"
     await connect_x(cms, admin, x)
-    image = await uploaded(cms, editor, png(), filename="sale.png", content_type="image/png", alt="A sale")
+    image = await uploaded(
+        cms, editor, png(), filename="sale.png", content_type="image/png", alt="A sale"
+    )
     post = await (
-        await cms.post("/api/social/posts", json={"text": "With a picture", "media": [image["id"]]}, headers=editor.headers)
+        await cms.post(
+            "/api/social/posts",
+            json={"text": "With a picture", "media": [image["id"]]},
+            headers=editor.headers,
+        )
     ).json()
     assert len(post["targets"]) == 2
     await cms.post(f"/api/social/posts/{post['id']}/publish", headers=editor.headers)
@@ -433,10 +441,14 @@ async def test_mastodon_rate_limit_reset_is_an_iso_time(cms, team, masto, runtim
     await connect_masto(cms, admin, masto)
     reset = (clock.now() + timedelta(minutes=30)).isoformat()
     masto[0].fail_next(429, {"error": "Too many requests"}, **{"X-RateLimit-Reset": reset})
-    post = await (await cms.post("/api/social/posts", json={"text": "Slow"}, headers=editor.headers)).json()
+    post = await (
+        await cms.post("/api/social/posts", json={"text": "Slow"}, headers=editor.headers)
+    ).json()
     await cms.post(f"/api/social/posts/{post['id']}/publish", headers=editor.headers)
     await runtime.jobs.run_due()
-    target = (await (await cms.get(f"/api/social/posts/{post['id']}", headers=editor.headers)).json())["targets"][0]
+    target = (
+        await (await cms.get(f"/api/social/posts/{post['id']}", headers=editor.headers)).json()
+    )["targets"][0]
     assert target["status"] == "retrying" and target["error"] == "Too many requests"
     assert target["nextAttemptAt"].startswith(reset[:16])
     clock.advance(minutes=30)
