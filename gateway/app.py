@@ -21,6 +21,7 @@ from aiohttp import web
 
 from common.runtime import Runtime, Service
 from common.web import json_response
+from content.social.service import CALLBACK_PATH
 from gateway.mounts import Everything, PathPrefixes, mount_by_rule
 from gateway.services import OAUTH_PREFIXES, Daemon, build_daemons, build_services
 from mta.jmap.service import PATHS as JMAP_PATHS
@@ -28,6 +29,7 @@ from mta.jmap.service import PATHS as JMAP_PATHS
 log = logging.getLogger(__name__)
 
 CMS_PREFIX = "/cms"
+SOCIAL_CALLBACK = CALLBACK_PATH
 HEALTH_PATH = "/healthz"
 
 runtime_key = web.AppKey("runtime", Runtime)
@@ -57,9 +59,12 @@ def build_app(runtime: Runtime, *, only: str | None = None) -> web.Application:
             root, PathPrefixes(OAUTH_PREFIXES), services["oauth"].create_app(prefix="/oauth")
         )
         root.add_subapp(CMS_PREFIX, services["content"].create_app(prefix=CMS_PREFIX))
+        # The return leg of a social network's consent is PUBLIC_URL + /social/oauth/callback
+        # (spec), at the root: the CMS answers it there as well as under /cms.
+        mount_by_rule(root, PathPrefixes((SOCIAL_CALLBACK,)), services["content"].create_app())
         # JMAP at its absolute paths (/.well-known/jmap, /jmap/...), before mail's catch-all.
         mount_by_rule(root, PathPrefixes(JMAP_PATHS), services["jmap"].create_app())
-        owned = (*OAUTH_PREFIXES, CMS_PREFIX, HEALTH_PATH, *JMAP_PATHS)
+        owned = (*OAUTH_PREFIXES, CMS_PREFIX, SOCIAL_CALLBACK, HEALTH_PATH, *JMAP_PATHS)
         mount_by_rule(root, Everything(owned), services["mail"].create_app())
     root[runtime_key] = runtime
     root[services_key] = chosen

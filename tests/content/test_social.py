@@ -454,3 +454,10 @@ async def test_mastodon_rate_limit_reset_is_an_iso_time(cms, team, masto, runtim
     clock.advance(minutes=30)
     await runtime.jobs.run_due()
     assert len(masto[0].statuses) == 1
+
+
+async def test_the_callback_answers_at_the_root_and_under_the_cms_mount(gateway_client, runtime, clock):
+    for path in ("/social/oauth/callback", "/cms/social/oauth/callback"):
+        resp = await gateway_client.get(f"{path}?state=forged&code=abc", allow_redirects=False)
+        assert resp.status == 400, path
+        assert (await resp.json())["code"] == "SOCIAL_STATE_INVALID"
