@@ -102,19 +102,24 @@ def _env(ctx: Context, network: str) -> OAuthClientEnv | None:
 
 
 def app_of(ctx: Context, network: Network, row: dict[str, Any] | None) -> App | None:
-    """The app credentials in use: the stored row, else SOCIAL_OAUTH_<NETWORK>_*."""
+    """The app credentials in use: the stored row, else SOCIAL_OAUTH_<NETWORK>_*.
+
+    The API base comes from the row's override, else SOCIAL_<NETWORK>_API_URL,
+    else the network's own address.
+    """
+    api = ctx.settings.social_api.get(network.key)
+    env_api = {"api": api} if api else {}
     if row is not None:
         if not row["enabled"]:
             return None
         secret = sealer(ctx).open(row["secret_sealed"]) if row["secret_sealed"] else ""
-        return App(row["client_id"], secret, row["endpoints"])
+        return App(row["client_id"], secret, {**env_api, **row["endpoints"]})
     env = _env(ctx, network.key)
     if env is None or not env.client_id:
-        return None if network.connect == "oauth" else App()
+        return None if network.connect == "oauth" else App(endpoints=env_api)
     endpoints = {"authorize": env.authorize_url, "token": env.token_url}
-    return App(
-        env.client_id, env.client_secret, {k: v for k, v in endpoints.items() if v}, env.scopes
-    )
+    endpoints = {k: v for k, v in endpoints.items() if v} | env_api
+    return App(env.client_id, env.client_secret, endpoints, env.scopes)
 
 
 async def get_settings(ctx: Context) -> list[dict[str, Any]]:

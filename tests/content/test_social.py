@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from gateway.app import build_app
 from tests.content.factories import make_agent_key
 from tests.content.social_standins import BlueskyStandIn, MastodonStandIn, XStandIn
 from tests.content.test_media import png, uploaded
@@ -456,8 +458,49 @@ async def test_mastodon_rate_limit_reset_is_an_iso_time(cms, team, masto, runtim
     assert len(masto[0].statuses) == 1
 
 
-async def test_the_callback_answers_at_the_root_and_under_the_cms_mount(gateway_client, runtime, clock):
+async def test_the_callback_answers_at_the_root_and_under_the_cms_mount(
+    gateway_client, runtime, clock
+):
     for path in ("/social/oauth/callback", "/cms/social/oauth/callback"):
         resp = await gateway_client.get(f"{path}?state=forged&code=abc", allow_redirects=False)
         assert resp.status == 400, path
         assert (await resp.json())["code"] == "SOCIAL_STATE_INVALID"
+
+
+async def test_environment_fallback_connects_and_posts_through_the_api_url(
+    runtime, aiohttp_client, team, x
+):
+    standin, base = x
+    environ = {
+        "SOCIAL_OAUTH_X_CLIENT_ID": standin.client_id,
+        "SOCIAL_OAUTH_X_CLIENT_SECRET": standin.client_secret,
+        "SOCIAL_OAUTH_X_AUTHORIZE_URL": f"{base}/i/oauth2/authorize",
+        "SOCIAL_OAUTH_X_TOKEN_URL": f"{base}/2/oauth2/token",
+        "SOCIAL_OAUTH_X_SCOPES": "tweet.read,tweet.write,users.read,offline.access",
+        "SOCIAL_X_API_URL": base,
+    }
+    configured = dataclasses.replace(
+        runtime, settings=dataclasses.replace(runtime.settings, environ=environ)
+    )
+    cms = await aiohttp_client(build_app(configured, only="content"))
+    admin = team["admin"]
+    settings = await (await cms.get("/api/social/settings", headers=admin.headers)).json()
+    row = next(n for n in settings["data"] if n["network"] == "x")
+    assert row["source"] == "environment" and row["clientId"] == standin.client_id
+    assert row["secret"] is None, "an environment secret is never shown"
+    start = await cms.post("/api/social/accounts/x/start", json={}, headers=admin.headers)
+    url = (await start.json())["url"]
+    assert parse_qs(urlsplit(url).query)["scope"] == [
+        "tweet.read tweet.write users.read offline.access"
+    ]
+    async with cms.session.get(url, allow_redirects=False) as consent:
+        back = urlsplit(consent.headers["Location"])
+    done = await cms.get(f"{back.path}?{back.query}", allow_redirects=False)
+    assert parse_qs(urlsplit(done.headers["Location"]).query)["social"] == ["connected"]
+    editor = team["editor"].headers
+    post = await (
+        await cms.post("/api/social/posts", json={"text": "From env"}, headers=editor)
+    ).json()
+    await cms.post(f"/api/social/posts/{post['id']}/publish", headers=editor)
+    await runtime.jobs.run_due()
+    assert [t["text"] for t in standin.tweets] == ["From env"]
