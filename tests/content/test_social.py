@@ -9,6 +9,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from content.plugins import HookEvent, Plugin, PluginContext
+from content.social.plans import outcome
 from gateway.app import build_app
 from tests.content.factories import make_agent_key
 from tests.content.social_standins import BlueskyStandIn, MastodonStandIn, XStandIn
@@ -504,3 +506,49 @@ async def test_environment_fallback_connects_and_posts_through_the_api_url(
     await cms.post(f"/api/social/posts/{post['id']}/publish", headers=editor)
     await runtime.jobs.run_due()
     assert [t["text"] for t in standin.tweets] == ["From env"]
+
+
+async def test_a_plugin_plan_mirrors_its_core_post(start, team, runtime, bsky):
+    mirrored: dict[str, Any] = {}
+
+    async def mirror(event: HookEvent, ctx: PluginContext) -> None:
+        post = await outcome(ctx.db, event.data["socialPost"])
+        assert post is not None
+        mirrored[event.name] = (
+            post["status"],
+            [(t["network"], t["status"], t["error"]) for t in post["targets"]],
+        )
+
+    planner = Plugin(
+        name="planner",
+        version="1",
+        hooks={
+            "social.post.sent": mirror,
+            "social.post.failed": mirror,
+            "social.post.retrying": mirror,
+        },
+    )
+    service, cms = await start(plugins=[planner])
+    enable = await cms.patch(
+        "/api/plugins/planner", json={"enabled": True}, headers=team["admin"].headers
+    )
+    assert enable.status == 200, await enable.text()
+    await connect_bsky(cms, team["admin"], bsky)
+    editor = team["editor"].headers
+    bsky[0].fail_next(
+        400, {"error": "InvalidRequest", "message": "Invalid app.bsky.feed.post record"}
+    )
+    post = await (
+        await cms.post("/api/social/posts", json={"text": "Planned"}, headers=editor)
+    ).json()
+    await cms.post(f"/api/social/posts/{post['id']}/publish", headers=editor)
+    await runtime.jobs.run_due()
+    await service.plugins.idle()
+    assert mirrored["social.post.failed"] == (
+        "failed",
+        [("bluesky", "failed", "Invalid app.bsky.feed.post record")],
+    )
+    await cms.post(f"/api/social/posts/{post['id']}/publish", headers=editor)
+    await runtime.jobs.run_due()
+    await service.plugins.idle()
+    assert mirrored["social.post.sent"] == ("published", [("bluesky", "posted", None)])
