@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import secrets
+import time
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
@@ -162,6 +164,27 @@ class XStandIn:
         return web.json_response({"data": {"id": request.match_info["id"], "size": 1}})
 
 
+DID = "did:plc:ewvi7nxzyoun6zhxrhs64oiz"
+
+
+def jwt(scope: str) -> str:
+    """A PDS session token's shape: header.payload.signature (ES256K, not verified here)."""
+
+    def part(value: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+
+    now = int(time.time())
+    claims = {
+        "scope": scope,
+        "sub": DID,
+        "iat": now,
+        "exp": now + 7200,
+        "jti": secrets.token_hex(8),
+    }
+    signature = base64.urlsafe_b64encode(secrets.token_bytes(64)).rstrip(b"=").decode()
+    return f"{part({'typ': 'at+jwt', 'alg': 'ES256K'})}.{part(claims)}.{signature}"
+
+
 @dataclass
 class BlueskyStandIn:
     password: str = "abcd-efgh-ijkl-mnop"
@@ -179,17 +202,23 @@ class BlueskyStandIn:
         app.router.add_post("/xrpc/com.atproto.server.refreshSession", self.refresh_session)
         app.router.add_post("/xrpc/com.atproto.repo.uploadBlob", self.upload_blob)
         app.router.add_post("/xrpc/com.atproto.repo.createRecord", self.create_record)
+        app.router.add_get("/xrpc/app.bsky.actor.getProfile", self.profile)
         return app
 
+    async def profile(self, request: web.Request) -> web.Response:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        return web.json_response({"did": DID, "handle": "site.bsky.social"})
+
     def _session(self) -> web.Response:
-        access = secrets.token_hex(8)
+        access, refresh = jwt("com.atproto.access"), jwt("com.atproto.refresh")
         self.access.add(access)
         return web.json_response(
             {
-                "did": "did:plc:ewvi7nxzyoun6zhxrhs64oiz",
+                "did": DID,
                 "handle": "site.bsky.social",
                 "accessJwt": access,
-                "refreshJwt": "r-" + access,
+                "refreshJwt": refresh,
                 "active": True,
             }
         )
@@ -244,6 +273,20 @@ class BlueskyStandIn:
         )
 
 
+async def form_or_json(request: web.Request) -> dict[str, Any]:
+    """Mastodon takes a JSON body or a form (``media_ids[]`` repeated)."""
+    if request.content_type == "application/json":
+        return dict(await request.json())
+    form = await request.post()
+    out: dict[str, Any] = {k.removesuffix("[]"): v for k, v in form.items()}
+    for key in {k for k in form if k.endswith("[]")}:
+        out[key.removesuffix("[]")] = form.getall(key)
+    if isinstance(out.get("scopes"), str):
+        out["scopes"] = out["scopes"]
+    out.setdefault("media_ids", [])
+    return out
+
+
 @dataclass
 class MastodonStandIn:
     """A Mastodon instance: /api/v1/apps, /oauth/authorize + /oauth/token (PKCE),
@@ -269,10 +312,29 @@ class MastodonStandIn:
         app.router.add_post("/api/v2/media", self.upload)
         app.router.add_get("/api/v1/media/{id}", self.media_status)
         app.router.add_post("/api/v1/statuses", self.status)
+        # Rails answers with or without the trailing slash (Mastodon.py sends one).
+        for path in (
+            "/api/v1/instance",
+            "/api/v1/instance/",
+            "/api/v2/instance",
+            "/api/v2/instance/",
+        ):
+            app.router.add_get(path, self.instance)
         return app
 
+    async def instance(self, request: web.Request) -> web.Response:
+        return web.json_response(
+            {
+                "uri": "social.example",
+                "domain": "social.example",
+                "title": "Stand-in",
+                "version": "4.3.0",
+                "api_versions": {"mastodon": 2},
+            }
+        )
+
     async def register(self, request: web.Request) -> web.Response:
-        body = await request.json()
+        body = await form_or_json(request)
         app = {
             "id": str(len(self.apps) + 1),
             "name": body["client_name"],
@@ -364,7 +426,7 @@ class MastodonStandIn:
         if self.failures:
             f = self.failures.pop(0)
             return web.json_response(f.body, status=f.status, headers=f.headers)
-        body = await request.json()
+        body = await form_or_json(request)
         status_id = str(110000 + len(self.statuses))
         self.statuses[key] = {
             "id": status_id,
