@@ -267,11 +267,12 @@ def _return_to(ctx: Context, value: Any) -> str:
     if value is None:
         return default
     # Only a path of this site: never an open redirect.
-    if not isinstance(value, str) or not value.startswith("/") or value.startswith("//"):
-        raise BadRequest("returnTo must be a path on this site", "VALIDATION_FAILED")
-    if "\\" in value or len(value) > 500:
-        raise BadRequest("returnTo must be a path on this site", "VALIDATION_FAILED")
-    return value
+    ok = isinstance(value, str) and value.startswith("/") and not value.startswith("//")
+    if not ok or "\\" in value or len(value) > 500:
+        problems = Problems()
+        problems.add("returnTo", "a path on this site, for example /admin/social")
+        problems.raise_if_any()
+    return str(value)
 
 
 def _pkce() -> tuple[str, str]:

@@ -552,3 +552,15 @@ async def test_a_plugin_plan_mirrors_its_core_post(start, team, runtime, bsky):
     await runtime.jobs.run_due()
     await service.plugins.idle()
     assert mirrored["social.post.sent"] == ("published", [("bluesky", "posted", None)])
+
+
+async def test_return_to_must_be_a_path_of_this_site(cms, team, x):
+    await cms.put(
+        "/api/social/settings/x", json={"clientId": "x-client"}, headers=team["admin"].headers
+    )
+    for bad in ("https://evil.example/", "//evil.example/", "/\\evil"):
+        resp = await cms.post(
+            "/api/social/accounts/x/start", json={"returnTo": bad}, headers=team["admin"].headers
+        )
+        assert resp.status == 400
+        assert (await resp.json())["details"]["fields"][0]["key"] == "returnTo"
