@@ -177,30 +177,31 @@ class QueueStats:
     jobs_pending: int
     jobs_oldest_due: datetime | None
     jobs_dead: int
-    outbound_pending: int
-    outbound_oldest_due: datetime | None
+    outbound_pending: int = 0
+    outbound_oldest_due: datetime | None = None
 
 
-# Each part reads only rows a partial index covers: pending jobs (jobs_pending_due),
-# dead jobs (jobs_dead) and recipients still to try (outbound_recipients_due).
-QUEUE_SQL = """
-SELECT (SELECT count(*) FROM common.jobs WHERE state = 'pending') AS jobs_pending,
+# The job queue's part of the scrape: each reads only rows a partial index
+# covers (jobs_pending_due, jobs_dead). The outbound queue's part is its
+# owner's (mta/store/outbound.py QUEUE_GAUGE_COLUMNS); gateway/observe.py
+# joins them into one statement with queue_sql().
+JOBS_QUEUE_COLUMNS = """
+       (SELECT count(*) FROM common.jobs WHERE state = 'pending') AS jobs_pending,
        (SELECT min(run_at) FROM common.jobs
          WHERE state = 'pending' AND run_at <= %(now)s) AS jobs_oldest_due,
-       (SELECT count(*) FROM common.jobs WHERE state = 'dead') AS jobs_dead,
-       (SELECT count(*) FROM mta.outbound_recipients
-         WHERE next_attempt_at IS NOT NULL) AS outbound_pending,
-       (SELECT min(coalesce(m.scheduled_at, m.created_at))
-          FROM mta.outbound_recipients r JOIN mta.outbound_messages m ON m.id = r.message_id
-         WHERE r.next_attempt_at IS NOT NULL
-           AND coalesce(m.scheduled_at, m.created_at) <= %(now)s) AS outbound_oldest_due
-"""
+       (SELECT count(*) FROM common.jobs WHERE state = 'dead') AS jobs_dead"""
+
+
+def queue_sql(*columns: str) -> str:
+    """One statement reading every part of the scrape-time gauges (``%(now)s`` bound)."""
+    return "SELECT " + ",".join(columns)
 
 
 class DatabaseGauges(Collector):
     """Queue depths and ages, read at scrape time and kept for ``ttl`` seconds."""
 
-    def __init__(self, ttl: float = 1.0) -> None:
+    def __init__(self, sql: str = queue_sql(JOBS_QUEUE_COLUMNS), ttl: float = 1.0) -> None:
+        self.sql = sql
         self.ttl = ttl
         self._stats: QueueStats | None = None
         self._now: datetime | None = None
@@ -209,7 +210,7 @@ class DatabaseGauges(Collector):
     async def refresh(self, db: Any, now: datetime) -> None:
         if time.monotonic() - self._read_at < self.ttl and self._stats is not None:
             return
-        row = await db.fetch_one(QUEUE_SQL, {"now": now})
+        row = await db.fetch_one(self.sql, {"now": now})
         assert row is not None
         self._stats = QueueStats(**row)
         self._now = now

@@ -44,6 +44,8 @@ from content.realtime import routes as realtime_routes
 from content.realtime.service import HUB, Hub
 from content.settings import load_content_settings
 from content.site import routes as site_routes
+from content.social import routes as social_routes
+from content.social import service as social
 from content.taxonomies import routes as taxonomy_routes
 from content.types import routes as type_routes
 from content.visual import routes as visual_routes
@@ -82,6 +84,7 @@ ROUTE_TABLES = (
     plugin_routes.routes,
     design_routes.routes,
     visual_routes.routes,
+    social_routes.routes,
 )
 
 
@@ -120,6 +123,12 @@ class ContentService:
         self.outbound = OutboundClient(allow_private=self.settings.webhook_allow_private)
         if DELIVER_JOB not in runtime.jobs.kinds:
             runtime.jobs.register(DELIVER_JOB, delivery_handler(self.context, self.outbound))
+        for kind, handler in (
+            (social.SEND_JOB, social.send_handler(self.context)),
+            (social.DUE_JOB, social.due_handler(self.context)),
+        ):
+            if kind not in runtime.jobs.kinds:
+                runtime.jobs.register(kind, handler)
         # Plugins are imported now (their routes join every app built below);
         # their records are written in lifespan(). Hooks hear this process's commits.
         self.plugins = Plugins(self.context, self.settings.plugin_dir, self.options.plugins)

@@ -71,6 +71,8 @@ class ContentSettings:
     bootstrap: Bootstrap | None = None
     ai_oauth: Mapping[str, OAuthClientEnv] = field(default_factory=dict)
     social_oauth: Mapping[str, OAuthClientEnv] = field(default_factory=dict)
+    # SOCIAL_<NETWORK>_API_URL: a network's API base (a local stand-in), by network.
+    social_api: Mapping[str, str] = field(default_factory=dict)
 
 
 def _origins(env: Mapping[str, str]) -> tuple[str, ...]:
@@ -182,4 +184,18 @@ def load_content_settings(settings: Settings) -> ContentSettings:
         bootstrap=_bootstrap(env),
         ai_oauth=_oauth_clients(env, "AI"),
         social_oauth=_oauth_clients(env, "SOCIAL"),
+        social_api=_social_api(env),
     )
+
+
+_SOCIAL_API_RE = re.compile(r"^SOCIAL_([A-Z0-9]+)_API_URL$")
+
+
+def _social_api(env: Mapping[str, str]) -> dict[str, str]:
+    """SOCIAL_<NETWORK>_API_URL: validated URLs, keyed by the network in lower case."""
+    out = {}
+    for name, value in env.items():
+        match = _SOCIAL_API_RE.match(name)
+        if match and value.strip():
+            out[match.group(1).lower()] = read_url(env, name, "").rstrip("/")
+    return out

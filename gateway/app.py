@@ -24,6 +24,7 @@ import example_site
 from common.runtime import Runtime, Service
 from common.web import json_response
 from content import ContentService
+from content.social.service import CALLBACK_PATH
 from gateway import observe
 from gateway.mounts import Everything, PathPrefixes, mount_by_rule
 from gateway.services import (
@@ -40,6 +41,8 @@ log = logging.getLogger(__name__)
 
 CMS_PREFIX = "/cms"
 SITE_PREFIX = "/site"
+# The return leg of a social network's consent (spec: PUBLIC_URL + /social/oauth/callback).
+SOCIAL_CALLBACK = CALLBACK_PATH
 HEALTH_PATH = "/healthz"
 
 runtime_key = web.AppKey("runtime", Runtime)
@@ -75,10 +78,14 @@ def build_app(runtime: Runtime, *, only: str | None = None) -> web.Application:
         mount_by_rule(root, PathPrefixes(OAUTH_PREFIXES), create("oauth", prefix="/oauth"))
         root.add_subapp(CMS_PREFIX, create("content", prefix=CMS_PREFIX))
         # JMAP at its absolute paths (/.well-known/jmap, /jmap/...), before mail's catch-all.
+        # The return leg of a social network's consent is PUBLIC_URL + /social/oauth/callback
+        # (spec), at the root: the CMS answers it there as well as under /cms.
+        mount_by_rule(root, PathPrefixes((SOCIAL_CALLBACK,)), create("content"))
         mount_by_rule(root, PathPrefixes(JMAP_PATHS), create("jmap"))
         owned: tuple[str, ...] = (
             *OAUTH_PREFIXES,
             CMS_PREFIX,
+            SOCIAL_CALLBACK,
             HEALTH_PATH,
             *observe.PATHS,
             *JMAP_PATHS,

@@ -35,6 +35,7 @@ from common.logs import REQUEST_ID_HEADER, accept_request_id, reset_request_id, 
 from common.migrations import MigrationSet, pending
 from common.runtime import Runtime
 from common.web import json_response
+from mta.store.outbound import QUEUE_GAUGE_COLUMNS
 
 access = logging.getLogger("gateway.access")
 
@@ -47,6 +48,9 @@ PATHS = (METRICS_PATH, LIVE_PATH, READY_PATH)
 service_name_key = web.AppKey("service_name", str)
 request_id_key = web.RequestKey("request_id", str)
 
+# The scrape-time queue gauges: the job queue's part and the outbound queue's, one statement.
+QUEUE_SQL = metrics.queue_sql(metrics.JOBS_QUEUE_COLUMNS, QUEUE_GAUGE_COLUMNS)
+
 
 @dataclass
 class Health:
@@ -56,7 +60,9 @@ class Health:
     migrations: Sequence[MigrationSet]
     daemons: Sequence[Any] = ()
     draining: bool = False
-    queue_gauges: metrics.DatabaseGauges = field(default_factory=metrics.DatabaseGauges)
+    queue_gauges: metrics.DatabaseGauges = field(
+        default_factory=lambda: metrics.DatabaseGauges(QUEUE_SQL)
+    )
 
 
 health_key = web.AppKey("health", Health)

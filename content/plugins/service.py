@@ -42,6 +42,7 @@ from content.plugins import store
 from content.plugins.interface import HookEvent, Plugin, PluginContext, Route
 from content.plugins.loader import Loaded, LoadFailure, check_setting, load_plugins
 from content.plugins.store import PluginRow
+from content.social.plans import POST_HOOK_EVENTS
 from content.webhooks.events import ENTRY_EVENTS, events_of
 from content.writes import write
 
@@ -54,6 +55,8 @@ HOOK_EVENTS: tuple[str, ...] = (
     "menu.deleted",
     "settings.updated",
     "design.updated",
+    # A social plan mirrors its core post (content/social/plans.py).
+    *POST_HOOK_EVENTS,
 )
 HOOK_TIMEOUT_SECONDS = 10.0
 HOOK_CONCURRENCY = 4

@@ -35,7 +35,7 @@ from content.keys.service import ALL_TYPES
 from content.keys.store import DeliveryKey
 from content.realtime import store
 from content.realtime.store import Viewer
-from content.webhooks.events import SITE_EVENTS
+from content.webhooks.events import SITE_EVENTS, SOCIAL_EVENTS
 
 TICKET_PREFIX = "rtk_"
 TICKET_SECONDS = 30
@@ -180,7 +180,7 @@ class Hub:
     def on_change(self, event: dict[str, Any]) -> None:
         """People hear every event of an entry change; a delivery key only its public
         one, about a type it reads (content/entries/events.py, as webhooks)."""
-        if event.get("event") in SITE_EVENTS:
+        if event.get("event") in SITE_EVENTS or event.get("event") in SOCIAL_EVENTS:
             self._site_change(event)
             return
         names = change_events(event)
@@ -200,8 +200,8 @@ class Hub:
                     client.send({"topic": topic, "event": name, "data": _entry_data(event)})
 
     def _site_change(self, event: dict[str, Any]) -> None:
-        """A design override or a plugin's state: told to people on ``site``, never to keys."""
-        kind = "design" if "design" in event else "plugin"
+        """A design override, a plugin's state or a social change: people on ``site``, never keys."""
+        kind = next(k for k in ("design", "socialPost", "socialAccount", "plugin") if k in event)
         frame = {
             "topic": "site",
             "event": event["event"],

@@ -45,17 +45,35 @@ SITE_EVENTS: tuple[str, ...] = (
     "plugin.updated",
     "plugin.paused",
 )
-EVENTS: tuple[str, ...] = ENTRY_EVENTS + SITE_EVENTS
+# Social posts and connections (issue 27): told to people on ``site``, never to keys.
+SOCIAL_EVENTS: tuple[str, ...] = (
+    "social.post.created",
+    "social.post.updated",
+    "social.post.scheduled",
+    "social.post.cancelled",
+    "social.post.published",
+    "social.post.sent",
+    "social.post.processing",
+    "social.post.retrying",
+    "social.post.failed",
+    "social.post.deleted",
+    "social.account.connected",
+    "social.account.disconnected",
+    "social.account.attention",
+)
+EVENTS: tuple[str, ...] = ENTRY_EVENTS + SITE_EVENTS + SOCIAL_EVENTS
+_SITE_KEYS = ("design", "plugin", "socialPost", "socialAccount", "status")
 
 
 def body(name: str, change: dict[str, Any], now: datetime) -> str:
     """The Standard Webhooks payload: {type, timestamp, data}; names the record, not its content.
 
     ``data`` is ``{id, slug, type, status}`` of an entry, ``{design}`` (the
-    surface id) for a design override, ``{plugin}`` for a plugin.
+    surface id) for a design override, ``{plugin}`` for a plugin,
+    ``{socialPost, status}`` or ``{socialAccount}`` for social changes.
     """
-    if name in SITE_EVENTS:
-        data = {k: v for k, v in change.items() if k in ("design", "plugin")}
+    if name in SITE_EVENTS or name in SOCIAL_EVENTS:
+        data = {k: v for k, v in change.items() if k in _SITE_KEYS}
     else:
         data = {k: change.get(k) for k in ("id", "slug", "type", "status")}
     return json.dumps(
@@ -65,10 +83,10 @@ def body(name: str, change: dict[str, Any], now: datetime) -> str:
 
 
 def events_of(change: dict[str, Any]) -> tuple[str, ...]:
-    """The events a change fires: a site change its own; an entry change its
-    action and its public event (content/entries/events.py)."""
+    """The events a change fires: a site or social change its own; an entry
+    change its action and its public event (content/entries/events.py)."""
     name = change.get("event")
-    if name in SITE_EVENTS:
+    if name in SITE_EVENTS or name in SOCIAL_EVENTS:
         return (str(name),)
     return change_events(change)
 

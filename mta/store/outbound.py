@@ -564,6 +564,18 @@ async def recipients_of(conn: Conn, message_id: str) -> list[dict[str, Any]]:
     )
 
 
+# The outbound queue's part of the /metrics scrape (common/metrics.py queue_sql):
+# recipients still to try and the oldest due message, both through the
+# outbound_recipients_due partial index.
+QUEUE_GAUGE_COLUMNS = """
+       (SELECT count(*) FROM mta.outbound_recipients
+         WHERE next_attempt_at IS NOT NULL) AS outbound_pending,
+       (SELECT min(coalesce(m.scheduled_at, m.created_at))
+          FROM mta.outbound_recipients r JOIN mta.outbound_messages m ON m.id = r.message_id
+         WHERE r.next_attempt_at IS NOT NULL
+           AND coalesce(m.scheduled_at, m.created_at) <= %(now)s) AS outbound_oldest_due"""
+
+
 async def next_due(conn: Conn) -> datetime | None:
     row = await fetch_one(
         conn,

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from common import metrics
 from common.db import execute, fetch_all
 from common.runtime import Runtime
+from gateway import observe
 from tests.conftest import GatewayProcess, free_port
 from tests.mta.conftest import send
 from tests.mta.dnsserver import LoopbackDNS
@@ -296,7 +296,7 @@ async def test_the_scrape_time_queue_query_reads_only_indexes(db: Any) -> None:
         # Tables of a test are tiny; forbid the sequential scan to see whether
         # an index can serve each part (a part without one would still scan).
         await execute(conn, "SET enable_seqscan = off")
-        rows = await fetch_all(conn, "EXPLAIN " + metrics.QUEUE_SQL, {"now": datetime.now(UTC)})
+        rows = await fetch_all(conn, "EXPLAIN " + observe.QUEUE_SQL, {"now": datetime.now(UTC)})
     plan = "\n".join(row["QUERY PLAN"] for row in rows)
     assert "Seq Scan" not in plan, plan
     for index in ("jobs_pending_due", "jobs_dead", "outbound_recipients_due"):
