@@ -40,12 +40,15 @@ if (nav) {
     back.focus();
   });
 
-  // Focus moving out of the navigation (Tab past the last link) closes it.
+  // Focus moving out of a group (Tab past its last link, to the next group's
+  // button) closes that group; out of the navigation, the Menu panel too.
   nav.addEventListener("focusout", (event) => {
-    if (event.relatedTarget && nav.contains(event.relatedTarget)) return;
-    if (event.relatedTarget === null) return; // the window lost focus: leave it as it is
-    closeGroups();
-    open(menu, false);
+    const to = event.relatedTarget;
+    if (to === null) return; // the window lost focus: leave things as they are
+    for (const button of buttons) {
+      if (!button.closest(".group").contains(to)) open(button, false);
+    }
+    if (!nav.contains(to)) open(menu, false);
   });
   document.addEventListener("click", (event) => {
     if (nav.contains(event.target)) return;
