@@ -185,7 +185,9 @@ def test_the_navigation_is_plain_links_without_scripts(
     browser: Any, gateway: GatewayProcess, screens: Callable[[], Screens]
 ) -> None:
     signed_in_tab(screens, gateway.base_url, OWNER)  # makes the owner
-    context = browser.new_context(base_url=gateway.base_url, viewport=WIDE, java_script_enabled=False)
+    context = browser.new_context(
+        base_url=gateway.base_url, viewport=WIDE, java_script_enabled=False
+    )
     try:
         page = context.new_page()
         client = api_session(gateway.base_url, OWNER, "scriptless")
