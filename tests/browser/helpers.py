@@ -99,6 +99,7 @@ def go_to_section(page: Any, name: str) -> None:
     link = nav.get_by_role("link", name=name, exact=True)
     if not link.is_visible():
         # The group's disclosure button (js/nav.js); on a phone, the Menu button.
-        group = nav.locator(".group", has=link).locator(".group-button")
+        hidden = page.get_by_role("link", name=name, exact=True, include_hidden=True)
+        group = nav.locator(".group", has=hidden).locator(".group-button")
         (group if group.is_visible() else nav.get_by_role("button", name="Menu")).click()
     link.click()

@@ -280,6 +280,6 @@ def test_the_owner_registers_edits_rotates_and_revokes_an_app(
 
     # Another account sees neither the section nor the screen.
     other = signed_in_tab(screens, gateway.base_url, "member@example.com")
-    assert other.page.get_by_role("link", name="OAuth apps").count() == 0
+    assert other.page.get_by_role("link", name="OAuth apps", include_hidden=True).count() == 0
     other.page.goto("/oauth-clients")
     other.page.get_by_role("heading", name="Only the instance owner can do this").wait_for()
