@@ -47,6 +47,16 @@ NAV: list[tuple[str, str]] = [
 # Sections only the instance owner sees (and may open).
 OWNER_ONLY = frozenset({"/oauth-clients"})
 
+# The navigation shows NAV in a few groups, so twelve sections read at a
+# glance: a disclosure menu each at wide widths, one Menu button on a phone,
+# and without scripts the same groups as plain lists of links (static/js/nav.js).
+# Every NAV href is in exactly one group (tests/mail/test_panel_pages.py).
+NAV_GROUPS: list[tuple[str, tuple[str, ...]]] = [
+    ("Mail", ("/", "/domains", "/filters", "/transfers")),
+    ("Sending", ("/emails", "/api-keys", "/suppressions", "/webhooks")),
+    ("Account", ("/account", "/billing", "/referrals", "/oauth-clients")),
+]
+
 
 # Pages whose path is not below their section's href: an address lives on a domain.
 SECTION_OF_PREFIX = {"/addresses": "/domains"}
@@ -65,16 +75,31 @@ def section_of(path: str) -> str:
     return found
 
 
+def nav_groups(owner: bool) -> list[tuple[str, list[tuple[str, str]]]]:
+    """NAV_GROUPS with each section's label, the owner's sections for the owner only."""
+    labels = dict(NAV)
+    return [
+        (group, [(href, labels[href]) for href in hrefs if owner or href not in OWNER_ONLY])
+        for group, hrefs in NAV_GROUPS
+    ]
+
+
+# Set on the request by signed_in: the page tells its modules (data-session)
+# that a 401 from the API means the session ended, not a wrong password.
+SESSION_REQUIRED = web.RequestKey("pages.session_required", bool)
+
+
 def render(request: web.Request, template: str, **context: Any) -> web.Response:
     auth = current(request)
     context.setdefault("title", "")
     owner = auth is not None and auth.account.is_owner
     context.update(
         account=auth.account if auth is not None else None,
-        nav=[(href, label) for href, label in NAV if owner or href not in OWNER_ONLY],
+        nav_groups=nav_groups(owner),
         path=request.path,
         section=section_of(request.path),
         screen=template.removesuffix(".html"),
+        session_required=request.get(SESSION_REQUIRED, False),
     )
     html = aiohttp_jinja2.get_env(request.app).get_template(template).render(context)
     return web.Response(text=html, content_type="text/html", headers=PAGE_HEADERS)
@@ -96,6 +121,7 @@ def signed_in(handler: Page) -> Page:
     async def guarded(request: web.Request) -> web.StreamResponse:
         if current(request) is None:
             raise _sign_in_first(request)
+        request[SESSION_REQUIRED] = True
         return await handler(request)
 
     guarded.__name__ = handler.__name__

@@ -91,3 +91,15 @@ def api_session(
     response = client.post("/api/auth/login", json={"email": email, "password": password})
     assert response.status_code == 200, response.text
     return client
+
+
+def go_to_section(page: Any, name: str) -> None:
+    """Opens a section from the grouped navigation as a person does: its group, then its link."""
+    nav = page.get_by_role("navigation", name="Sections")
+    link = nav.get_by_role("link", name=name, exact=True)
+    if not link.is_visible():
+        # The group's disclosure button (js/nav.js); on a phone, the Menu button.
+        hidden = page.get_by_role("link", name=name, exact=True, include_hidden=True)
+        group = nav.locator(".group", has=hidden).locator(".group-button")
+        (group if group.is_visible() else nav.get_by_role("button", name="Menu")).click()
+    link.click()

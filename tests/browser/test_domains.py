@@ -14,7 +14,7 @@ from urllib.parse import unquote
 import pytest
 
 from tests.browser.conftest import Screens
-from tests.browser.helpers import PASSWORD
+from tests.browser.helpers import PASSWORD, go_to_section
 from tests.browser.hosting import StandIns, stand_ins  # noqa: F401
 from tests.conftest import GatewayProcess, free_port
 from tests.mail.hosting_fixtures import CLOUDFLARE_TOKEN, MAIL_HOSTNAME
@@ -179,7 +179,7 @@ def test_the_owner_adds_a_domain_checks_publishes_and_exports_its_records(
     assert DOMAIN in page.locator("#summary").inner_text()
 
     # The list searches and sorts through the API as you type.
-    page.get_by_role("link", name="Domains").first.click()
+    go_to_section(page, "Domains")
     page.wait_for_url(tab.origin + "/domains")
     assert page.locator("#domains-rows tr").count() == 2
     page.get_by_role("searchbox", name="Search").fill(".net")

@@ -8,7 +8,7 @@ from typing import Any
 from playwright.sync_api import expect
 
 from tests.browser.conftest import Screens
-from tests.browser.helpers import signed_in_tab
+from tests.browser.helpers import go_to_section, signed_in_tab
 from tests.conftest import GatewayProcess
 
 EMAIL = "owner@example.com"
@@ -39,7 +39,7 @@ def test_a_filter_with_an_error_shows_its_line_then_the_fixed_one_is_saved(
 ) -> None:
     tab = signed_in_tab(screens, gateway.base_url, EMAIL)
     page = tab.page
-    page.get_by_role("navigation", name="Sections").get_by_role("link", name="Filters").click()
+    go_to_section(page, "Filters")
     page.wait_for_url("**/filters")
     page.get_by_text("You have no addresses yet.").wait_for()
     make_addresses(page, "example.net", "ada", "lists")
@@ -87,7 +87,7 @@ def test_a_filter_with_an_error_shows_its_line_then_the_fixed_one_is_saved(
     assert saved["data"][0]["enabled"] is True
 
     # The overview counts what now exists.
-    page.get_by_role("link", name="Overview").click()
+    go_to_section(page, "Overview")
     expect(page.locator("#count-filters")).to_have_text("1")
     assert page.locator("#count-domains").inner_text() == "1"
     assert page.locator("#count-addresses").inner_text() == "2"

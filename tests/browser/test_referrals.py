@@ -7,7 +7,7 @@ from collections.abc import Callable
 from playwright.sync_api import expect
 
 from tests.browser.conftest import Screens
-from tests.browser.helpers import PASSWORD, signed_in_tab
+from tests.browser.helpers import PASSWORD, go_to_section, signed_in_tab
 from tests.conftest import GatewayProcess
 
 EMAIL = "owner@example.com"
@@ -20,7 +20,7 @@ def test_a_friend_signs_up_through_the_shared_link_and_is_counted(
     tab = signed_in_tab(screens, gateway.base_url, EMAIL)
     page = tab.page
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    page.get_by_role("navigation", name="Sections").get_by_role("link", name="Referrals").click()
+    go_to_section(page, "Referrals")
     page.wait_for_url("**/referrals")
     code = page.request.get("/api/auth/me").json()["referral_code"]
     link = page.get_by_label("Referral link")

@@ -13,7 +13,7 @@ import pytest
 from aiosmtpd.controller import Controller
 
 from tests.browser.conftest import Screens
-from tests.browser.helpers import make_account, sign_in
+from tests.browser.helpers import go_to_section, make_account, sign_in
 from tests.conftest import GatewayProcess, free_port
 
 OWNER = "sender@example.com"
@@ -113,7 +113,7 @@ def test_keys_sent_email_and_suppressions_screens(
     )
     assert now.status_code == later.status_code == 200, (now.text, later.text)
 
-    page.get_by_role("link", name="Sent email").click()
+    go_to_section(page, "Sent email")
     page.wait_for_url("**/emails")
     page.get_by_role("link", name="Reminder").wait_for()
     assert page.get_by_role("row", name="Reminder").get_by_text("scheduled").is_visible()
@@ -150,7 +150,7 @@ def test_keys_sent_email_and_suppressions_screens(
     tab.check("email-delivered")
 
     # Suppressions: add one by hand, see it, remove it.
-    page.get_by_role("link", name="Suppressions").click()
+    go_to_section(page, "Suppressions")
     page.wait_for_url("**/suppressions")
     page.get_by_text("No address is suppressed.").wait_for()
     page.get_by_label("Email address").fill("Bob@Example.org")
@@ -164,7 +164,7 @@ def test_keys_sent_email_and_suppressions_screens(
     page.get_by_text("No address is suppressed.").wait_for()
 
     # Revoking the key stops the application at once.
-    page.get_by_role("link", name="API keys").click()
+    go_to_section(page, "API keys")
     page.get_by_role("button", name="Revoke Production").click()
     page.get_by_text("No keys yet.").wait_for()
     refused = httpx.post(api, json={**message, "subject": "x"}, headers=auth)

@@ -19,7 +19,7 @@ from standardwebhooks.webhooks import Webhook as ReferenceVerifier
 from standardwebhooks.webhooks import WebhookVerificationError
 
 from tests.browser.conftest import Screens
-from tests.browser.helpers import signed_in_tab
+from tests.browser.helpers import go_to_section, signed_in_tab
 from tests.conftest import GatewayProcess
 
 EMAIL = "hooks@example.com"
@@ -80,7 +80,7 @@ def test_a_webhook_is_created_tested_rotated_and_its_event_replayed(
     got, url = receiver
     tab = signed_in_tab(screens, gateway.base_url, EMAIL)
     page = tab.page
-    page.get_by_role("navigation", name="Sections").get_by_role("link", name="Webhooks").click()
+    go_to_section(page, "Webhooks")
     page.wait_for_url("**/webhooks")
     page.get_by_text("No webhooks yet.").wait_for()
     tab.check("webhooks-empty")

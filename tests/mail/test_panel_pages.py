@@ -13,7 +13,7 @@ import pyotp
 import pytest
 
 from common.runtime import Runtime
-from mail.pages.routes import NAV, section_of
+from mail.pages.routes import NAV, NAV_GROUPS, OWNER_ONLY, section_of
 from tests.mail.factories import signed_in
 
 FILTER_ID = "0b0e0c4a-3f55-4d6e-9a8e-2f0f6c1d2e3f"
@@ -67,6 +67,43 @@ def test_every_page_belongs_to_at_most_one_section() -> None:
     assert section_of("/domains/1/addresses") == "/domains"
     assert section_of("/addresses/1") == "/domains"
     assert len({href for href, _ in NAV}) == len(NAV)
+
+
+def test_every_section_is_in_exactly_one_group_of_the_navigation() -> None:
+    grouped = [href for _, hrefs in NAV_GROUPS for href in hrefs]
+    assert sorted(grouped) == sorted(href for href, _ in NAV)
+    assert len(NAV_GROUPS) == 3 and all(len(hrefs) <= 4 for _, hrefs in NAV_GROUPS)
+
+
+async def test_the_navigation_is_plain_grouped_links_before_any_script(
+    client: Any, runtime: Runtime
+) -> None:
+    _, headers = await signed_in(runtime)
+    html = await (await client.get("/filters", headers=headers)).text()
+    # Each group's name, then its sections as links: what a browser without
+    # scripts shows; the disclosure buttons stay hidden until js/nav.js runs.
+    for group, hrefs in NAV_GROUPS:
+        block = html[html.index(f'id="nav-{group.lower()}-label">{group}</span>') :]
+        block = block[: block.index("</ul>")]
+        shown = re.findall(r'<li><a href="([^"]+)"', block)
+        assert shown == [h for h in hrefs if h not in OWNER_ONLY]
+    assert re.search(r'<button type="button" class="group-button" aria-expanded="false"'
+                     r' aria-controls="nav-mail" hidden>Mail<span class="visually-hidden">'
+                     r" \(current section\)</span></button>", html)  # fmt: skip
+    assert 'class="menu-button" aria-expanded="false" aria-controls="nav-groups" hidden' in html
+
+
+async def test_only_pages_of_a_session_tell_their_modules_a_401_ends_it(
+    client: Any, runtime: Runtime
+) -> None:
+    # On these a 401 from the API sends the person to sign-in (static/js/common.js);
+    # on sign-in itself a 401 is a wrong password.
+    _, headers = await signed_in(runtime)
+    for path in ("/", "/webhooks", "/domains", "/billing", *PANEL):
+        html = await (await client.get(path, headers=headers)).text()
+        assert 'data-session="required"' in html, path
+    for path in ("/signin", "/signup", "/forgot-password"):
+        assert 'data-session="required"' not in await (await client.get(path)).text()
 
 
 async def test_a_filter_page_needs_a_filter_id(client: Any, runtime: Runtime) -> None:

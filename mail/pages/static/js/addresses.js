@@ -1,8 +1,8 @@
 // A domain's addresses: create one (then go to its page), and the list
 // through GET /api/domains/:id/addresses.
 
-import { fields, onSubmit, showError } from "./common.js";
-import { call, liveList, quotaBytes, size, when } from "./domains_shared.js";
+import { api, fields, onSubmit, showError } from "./common.js";
+import { liveList, quotaBytes, size, when } from "./domains_shared.js";
 
 const form = document.getElementById("address-create");
 const domainId = form.dataset.domain;
@@ -29,7 +29,7 @@ onSubmit(form, async () => {
     return showError(form, { message: "quota_bytes must be a whole number of MiB (0 = unlimited)" }, "quota_bytes");
   }
   if (quota !== "") body.quota_bytes = quota;
-  const { ok, data } = await call("POST", `/api/domains/${domainId}/addresses`, body);
+  const { ok, data } = await api("POST", `/api/domains/${domainId}/addresses`, body);
   if (!ok) return showError(form, data, data.name === "conflict" ? "local_part" : undefined);
   window.location.assign(`/addresses/${data.id}`);
 });

@@ -1,4 +1,4 @@
-import { api, copyButton, fields, messageOf, onSubmit, showError } from "./common.js";
+import { api, copyButton, fields, onSubmit, showError, say } from "./common.js";
 import { button, cell, showRows, when } from "./sending.js";
 
 const form = document.getElementById("create-key");
@@ -28,7 +28,7 @@ async function load() {
   listError.textContent = "";
   const { ok, data } = await api("GET", "/api/api-keys?per_page=100");
   if (!ok) {
-    listError.textContent = messageOf(data);
+    say(listError, data);
     return;
   }
   const rows = data.data.map((key) => {
@@ -47,7 +47,7 @@ async function load() {
 async function revoke(key) {
   if (!window.confirm(`Revoke “${key.name}”? Applications using it stop sending at once.`)) return;
   const { ok, data } = await api("DELETE", `/api/api-keys/${key.id}`);
-  if (!ok) listError.textContent = messageOf(data);
+  if (!ok) say(listError, data);
   await load();
 }
 

@@ -1,5 +1,5 @@
 // The consent screen: the authorize request is this page's own query string.
-import { api, messageOf, onSubmit } from "./common.js";
+import { api, onSubmit, say } from "./common.js";
 import { showScopes } from "./scopes.js";
 
 const OAUTH = "/oauth";
@@ -13,7 +13,7 @@ function problem(data) {
   document.title = "Access cannot be allowed · Mail";
   loading.hidden = true;
   form.hidden = true;
-  document.getElementById("consent-error-text").textContent = messageOf(data);
+  say(document.getElementById("consent-error-text"), data);
   document.getElementById("consent-error").hidden = false;
 }
 

@@ -1,4 +1,4 @@
-import { api, fields, messageOf, onSubmit, showError } from "./common.js";
+import { api, fields, onSubmit, showError, say } from "./common.js";
 import { badge, button, cell, showRows, when } from "./sending.js";
 
 const LIMIT_NAMES = {
@@ -84,7 +84,7 @@ async function loadPlans() {
   const { ok, data } = await api("GET", "/api/plans");
   const box = document.getElementById("plans");
   if (!ok) {
-    document.getElementById("plans-error").textContent = messageOf(data);
+    say(document.getElementById("plans-error"), data);
     return;
   }
   box.replaceChildren(
@@ -120,7 +120,7 @@ async function subscribe(plan) {
   error.textContent = "";
   const { ok, data } = await api("POST", "/api/subscription", { plan_id: plan.id });
   if (!ok) {
-    error.textContent = messageOf(data);
+    say(error, data);
     return;
   }
   if (data.url) {
@@ -157,7 +157,9 @@ async function loadMethods() {
 async function methodAction(method, path, confirmText) {
   if (confirmText && !window.confirm(confirmText)) return;
   const { ok, data } = await api(method, path);
-  document.getElementById("methods-error").textContent = ok ? "" : messageOf(data);
+  const error = document.getElementById("methods-error");
+  if (ok) error.textContent = "";
+  else say(error, data);
   await loadMethods();
 }
 
@@ -193,14 +195,16 @@ async function loadTaxId() {
 document.getElementById("cancel").addEventListener("click", async () => {
   if (!window.confirm("Cancel your subscription? It stays active until the end of the period you paid for.")) return;
   const { ok, data } = await api("POST", "/api/subscription/cancel");
-  document.getElementById("cancel-error").textContent = ok ? "" : messageOf(data);
+  const error = document.getElementById("cancel-error");
+  if (ok) error.textContent = "";
+  else say(error, data);
   await loadEntitlement();
 });
 
 document.getElementById("add-method").addEventListener("click", async () => {
   const { ok, data } = await api("POST", "/api/billing/checkout/setup");
   if (!ok) {
-    document.getElementById("methods-error").textContent = messageOf(data);
+    say(document.getElementById("methods-error"), data);
     return;
   }
   window.location.assign(data.url);

@@ -31,7 +31,7 @@ export async function send(path, init) {
     try {
       response = await fetch(path, { credentials: "same-origin", ...init });
     } catch {
-      return { ok: false, status: 0, data: { message: "The server could not be reached. Try again." } };
+      return understood({ ok: false, status: 0, data: {} });
     }
     let data = {};
     if (response.status !== 204) {
@@ -41,10 +41,10 @@ export async function send(path, init) {
         data = {};
       }
     }
-    if (response.status !== 429) return { ok: response.ok, status: response.status, data };
+    if (response.status !== 429) return understood({ ok: response.ok, status: response.status, data });
     const wait = retryAfterSeconds(response.headers.get("Retry-After"));
     if (attempt >= RETRIES || wait > MAX_WAIT_SECONDS) {
-      return { ok: false, status: 429, data: { ...data, message: tooMany(wait) } };
+      return understood({ ok: false, status: 429, data: { ...data, message: tooMany(wait) } });
     }
     // A little spread, so the tabs of one account do not all come back at once.
     await sleep(wait * 1000 + Math.random() * 250);
@@ -62,9 +62,63 @@ export async function api(method, path, body) {
   return send(path, init);
 }
 
+// --- answers every screen treats alike -------------------------------------
+// An ended session, a plan without the feature, a rate limit still on after
+// send() waited it out, a server that failed or was not reached: every screen
+// module calls the API through send() (or api()), which runs each answer
+// through understood(), so all of them behave the same and data.message is
+// always a sentence for a person, never the raw answer. docs/mail.md, "Pages".
+
+const PLAN_MESSAGE = "Your plan does not include this.";
+const GENERAL = new Set(["unauthorized", "plan_required", "rate_limit_exceeded", "application_error"]);
+
+// Where to sign in again and come back to this very page (path and query: the
+// sign-in page keeps only a same-origin path, mail/pages/security.py).
+export function signInAgain() {
+  return `/signin?next=${encodeURIComponent(location.pathname + location.search)}`;
+}
+
+// Pages for a signed-in person carry data-session="required" (routes.signed_in):
+// there a 401 can only mean the session ended (revoked elsewhere, expired,
+// signed out in another tab). On sign-in itself a 401 is a wrong password.
+function sessionRequired() {
+  return document.body.dataset.session === "required";
+}
+
+function understood(result) {
+  const { status, data } = result;
+  if (result.ok) return result;
+  let message = data.message;
+  if (status === 0) message = "The server could not be reached. Check your connection and try again.";
+  else if (status === 401 && sessionRequired()) {
+    message = "Your session has ended. Taking you to sign in again…";
+    window.location.assign(signInAgain());
+  } else if (status === 402) {
+    // The API's own words name the feature and the plan ("the webhooks
+    // feature is not included in your plan (Starter); upgrade to use it");
+    // say() adds the link to Billing.
+    message = data.message ? `${data.message}.` : PLAN_MESSAGE;
+  } else if (status >= 500) message = "The server failed to do this. Try again in a moment.";
+  return { ...result, data: { ...data, message: message || messageOf(data) } };
+}
+
 // The words of an error in either service's shape (mail's or OAuth's).
 export function messageOf(data) {
-  return data.message || data.error_description || data.error || "Something went wrong.";
+  const words = data.message || data.error_description || data.error;
+  return typeof words === "string" && words ? words : "Something went wrong. Try again.";
+}
+
+// Shows an API's refusal in a box (an error line, a status line): its words,
+// and for a plan that lacks the feature a link to where plans change.
+export function say(box, data) {
+  const message = messageOf(data);
+  box.textContent = message.charAt(0).toUpperCase() + message.slice(1);
+  if (data.name === "plan_required" || data.statusCode === 402) {
+    const link = document.createElement("a");
+    link.href = "/billing";
+    link.textContent = "See the plans on Billing";
+    box.append(" ", link);
+  }
 }
 
 // Shows an error under the form and ties it to its field: the one given, or
@@ -72,9 +126,13 @@ export function messageOf(data) {
 export function showError(form, data, field) {
   const box = form.querySelector(".error");
   const message = messageOf(data);
-  box.textContent = message.charAt(0).toUpperCase() + message.slice(1);
+  say(box, data);
   form.querySelectorAll("[aria-invalid]").forEach((el) => el.removeAttribute("aria-invalid"));
-  const named = field
+  // An answer about the session, the plan, the rate or the server is no field's fault.
+  const general = !data.name && !data.error ? true : GENERAL.has(data.name);
+  const named = general
+    ? null
+    : field
     ? form.elements.namedItem(field)
     : [...form.elements].find((el) => el.name && message.startsWith(el.name + " "));
   if (named) {

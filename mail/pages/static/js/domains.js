@@ -1,7 +1,7 @@
 // Domains: add one (then go to its page), and the list through GET /api/domains.
 
-import { fields, onSubmit, showError } from "./common.js";
-import { call, liveList, when } from "./domains_shared.js";
+import { api, fields, onSubmit, showError } from "./common.js";
+import { liveList, when } from "./domains_shared.js";
 
 const words = JSON.parse(document.getElementById("domains-table").dataset.words);
 
@@ -23,7 +23,7 @@ liveList({
 
 const add = document.getElementById("domain-add");
 onSubmit(add, async () => {
-  const { ok, status, data } = await call("POST", "/api/domains", fields(add, ["name", "description"]));
+  const { ok, status, data } = await api("POST", "/api/domains", fields(add, ["name", "description"]));
   if (!ok) {
     // Every refusal but a description's is about the name ("name: ...", "already hosted").
     const field = (data.message || "").startsWith("description") ? "description" : "name";

@@ -2,8 +2,8 @@
 // fallback, settings, delete. Each change goes through /api/domains/:id...;
 // the parts it changes are then re-read from the server (refreshRegions).
 
-import { clearError, messageOf, onSubmit, showError } from "./common.js";
-import { announce, call, quotaBytes, refreshRegions } from "./domains_shared.js";
+import { api, clearError, messageOf, onSubmit, showError, say } from "./common.js";
+import { announce, quotaBytes, refreshRegions } from "./domains_shared.js";
 
 const root = document.getElementById("domain");
 const base = `/api/domains/${root.dataset.id}`;
@@ -19,10 +19,10 @@ const checkError = document.getElementById("dns-error");
 onSubmit(check, async () => {
   checkError.textContent = "";
   announce("dns-status", "Looking up the records…");
-  const { ok, data } = await call("POST", `${base}/check`, {});
+  const { ok, data } = await api("POST", `${base}/check`, {});
   if (!ok) {
     document.getElementById("dns-status").textContent = "";
-    checkError.textContent = messageOf(data);
+    say(checkError, data);
     return;
   }
   await refreshRegions("summary", "dns");
@@ -48,7 +48,7 @@ const providerLine = document.getElementById("provider");
 const providerSelect = document.getElementById("publish-provider");
 (async () => {
   providerLine.textContent = "Looking up who hosts this domain's DNS…";
-  const { ok, data } = await call("GET", `${base}/dns/provider`);
+  const { ok, data } = await api("GET", `${base}/dns/provider`);
   if (!ok) {
     providerLine.textContent = `Could not look up the DNS host: ${messageOf(data)}`;
     return;
@@ -75,7 +75,7 @@ onSubmit(publish, async () => {
   const body = { api_token: token.value, provider: providerSelect.value };
   token.value = ""; // never kept in the page, whatever the answer
   result.hidden = true;
-  const { ok, data } = await call("POST", `${base}/dns/publish`, body);
+  const { ok, data } = await api("POST", `${base}/dns/publish`, body);
   body.api_token = "";
   if (!ok) return showError(publish, data, "api_token");
   result.replaceChildren(...publishSummary(data));
@@ -123,11 +123,11 @@ document.addEventListener("click", async (event) => {
   button.disabled = true;
   const { ok, data } =
     button.dataset.action === "activate"
-      ? await call("POST", `${keyPath}/activate`, {})
-      : await call("DELETE", keyPath);
+      ? await api("POST", `${keyPath}/activate`, {})
+      : await api("DELETE", keyPath);
   if (!ok) {
     button.disabled = false;
-    document.getElementById("keys-error").textContent = messageOf(data);
+    say(document.getElementById("keys-error"), data);
     return;
   }
   await refreshRegions("summary", "dns", "keys");
@@ -142,7 +142,7 @@ document.addEventListener("click", async (event) => {
 const createKey = document.getElementById("key-create");
 onSubmit(createKey, async () => {
   const algorithm = createKey.elements.namedItem("algorithm").value;
-  const { ok, data } = await call("POST", `${base}/keys`, { algorithm });
+  const { ok, data } = await api("POST", `${base}/keys`, { algorithm });
   if (!ok) return showError(createKey, data);
   await refreshRegions("dns", "keys");
   announce("keys-status", `New standby key ${data.selector}: publish its record, then activate it.`);
@@ -152,7 +152,7 @@ onSubmit(createKey, async () => {
 const fallback = document.getElementById("fallback-form");
 onSubmit(fallback, async () => {
   const value = fallback.elements.namedItem("fallback_domain_id").value || null;
-  const { ok, data } = await call("POST", `${base}/fallback`, { fallback_domain_id: value });
+  const { ok, data } = await api("POST", `${base}/fallback`, { fallback_domain_id: value });
   if (!ok) return showError(fallback, data, "fallback_domain_id");
   await refreshRegions("summary");
   announce(
@@ -173,7 +173,7 @@ onSubmit(settings, async () => {
     dmarc_policy: settings.elements.namedItem("dmarc_policy").value,
     default_quota_bytes: quota,
   };
-  const { ok, data } = await call("PATCH", base, body);
+  const { ok, data } = await api("PATCH", base, body);
   if (!ok) return showError(settings, data);
   await refreshRegions("summary", "dns");
   announce("settings-status", "Saved. The DMARC record to publish follows the policy.");
@@ -186,7 +186,7 @@ onSubmit(remove, async () => {
   if (confirm.value.trim().toLowerCase() !== root.dataset.name) {
     return showError(remove, { message: `Type ${root.dataset.name} to delete it.` }, "confirm");
   }
-  const { ok, data } = await call("DELETE", base);
+  const { ok, data } = await api("DELETE", base);
   if (!ok) return showError(remove, data);
   window.location.assign("/domains");
 });

@@ -2,7 +2,7 @@
 // through the API, a page's regions refreshed from the server after a change,
 // and the quota field (MiB on the page, bytes in the API).
 
-import { api, messageOf } from "./common.js";
+import { api, say, signInAgain } from "./common.js";
 
 // "2026-11-22T21:40:00Z" as the server writes it: "2026-11-22 21:40 UTC".
 export function when(iso) {
@@ -20,15 +20,6 @@ export function size(bytes) {
   }
   if (unit === 0) return `${amount} bytes`;
   return `${amount.toFixed(1).replace(/\.0$/, "")} ${units[unit]}`;
-}
-
-// The API, and back to sign-in (then here) when the session has ended meanwhile.
-export async function call(method, path, body) {
-  const answer = await api(method, path, body);
-  if (answer.status === 401) {
-    window.location.assign(`/signin?next=${encodeURIComponent(location.pathname + location.search)}`);
-  }
-  return answer;
 }
 
 const MIB = 1024 * 1024;
@@ -72,10 +63,10 @@ export function liveList({ id, path, noun, plural, formats = {} }) {
     if (!params.get("search")) params.delete("search");
     params.set("page", String(page));
     const mine = ++asked;
-    const { ok, data } = await call("GET", `${path}?${params}`);
+    const { ok, data } = await api("GET", `${path}?${params}`);
     if (mine !== asked) return; // a later keystroke's answer wins
     if (!ok) {
-      count.textContent = messageOf(data);
+      say(count, data);
       return;
     }
     rows.replaceChildren(
@@ -137,6 +128,11 @@ export async function refreshRegions(...names) {
   try {
     response = await fetch(location.href, { credentials: "same-origin" });
   } catch {
+    return false;
+  }
+  // The session ended meanwhile: the page answered with sign-in (its 303 followed).
+  if (response.redirected && new URL(response.url).pathname === "/signin") {
+    window.location.assign(signInAgain());
     return false;
   }
   if (!response.ok) return false;

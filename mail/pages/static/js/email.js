@@ -1,4 +1,4 @@
-import { api, messageOf, onSubmit, showError } from "./common.js";
+import { api, onSubmit, showError, say } from "./common.js";
 import { badge, cell, labelCells, when } from "./sending.js";
 
 const heading = document.getElementById("subject");
@@ -24,7 +24,7 @@ function localInput(iso) {
 async function load() {
   const { ok, data } = await api("GET", `/api/emails/${emailId}`);
   if (!ok) {
-    document.getElementById("load-error").textContent = messageOf(data);
+    say(document.getElementById("load-error"), data);
     return;
   }
   heading.textContent = data.subject || "(no subject)";

@@ -1,4 +1,4 @@
-import { api, messageOf } from "./common.js";
+import { api, say } from "./common.js";
 import { badge, cell, showRows, when } from "./sending.js";
 
 const table = document.getElementById("emails");
@@ -14,7 +14,7 @@ async function load(cursor) {
   if (cursor) query.set(cursor.name, cursor.id);
   const { ok, data } = await api("GET", `/api/emails?${query}`);
   if (!ok) {
-    listError.textContent = messageOf(data);
+    say(listError, data);
     return;
   }
   const rows = data.data.map((item) => {

@@ -1,5 +1,5 @@
 // The filters list: per address (or all), searched by name, a page at a time.
-import { api, messageOf } from "./common.js";
+import { api, say } from "./common.js";
 import { el, showPager } from "./pager.js";
 
 const query = new URLSearchParams(window.location.search);
@@ -45,7 +45,7 @@ async function load(to) {
   const { ok, data } = await api("GET", `/api/filters?${params}`);
   document.getElementById("filters-loading").hidden = true;
   if (!ok) {
-    error.textContent = messageOf(data);
+    say(error, data);
     return;
   }
   page = data.page;
@@ -63,7 +63,7 @@ async function setEnabled(filter, enabled) {
   error.textContent = "";
   const { ok, data } = await api("PATCH", `/api/filters/${filter.id}`, { enabled });
   if (!ok) {
-    error.textContent = messageOf(data);
+    say(error, data);
     return;
   }
   await load(page);

@@ -1,4 +1,4 @@
-import { api, messageOf, onSubmit } from "./common.js";
+import { api, onSubmit, say } from "./common.js";
 import { loadOverview } from "./overview.js";
 
 const form = document.getElementById("verify-send");
@@ -7,7 +7,7 @@ if (form) {
     const { ok, data } = await api("POST", "/api/auth/verify/send", {});
     const status = form.querySelector(".status");
     if (ok) status.textContent = "Sent. Check your inbox.";
-    else status.textContent = data.message || "Could not send it.";
+    else say(status, data);
   });
 }
 
@@ -15,4 +15,4 @@ if (form) {
 // (overview.js); only the filters count is read from its list's total.
 const [overview, filters] = await Promise.all([loadOverview(), api("GET", "/api/filters?per_page=10")]);
 if (filters.ok) document.getElementById("count-filters").textContent = String(filters.data.total);
-else if (overview) document.getElementById("overview-error").textContent = messageOf(filters.data);
+else if (overview) say(document.getElementById("overview-error"), filters.data);

@@ -1,7 +1,7 @@
 // The instance owner's OAuth apps: register (the secret shown once), edit
 // redirect URIs and scopes, rotate the secret (shown once), revoke. Every
 // change goes through the OAuth admin API (/admin/oauth/clients).
-import { api, copyButton, messageOf, onSubmit, showError } from "./common.js";
+import { api, copyButton, onSubmit, showError, say } from "./common.js";
 import { badge, button, cell, showRows, when } from "./sending.js";
 
 const ADMIN = "/admin/oauth/clients";
@@ -69,7 +69,7 @@ async function load() {
   listError.textContent = "";
   const { ok, data } = await api("GET", ADMIN);
   if (!ok) {
-    listError.textContent = messageOf(data);
+    say(listError, data);
     return;
   }
   // Revoked apps stay listed (their tokens are gone), after the live ones.
@@ -131,7 +131,7 @@ async function rotate(client) {
   if (!window.confirm(question)) return;
   const { ok, data } = await api("POST", `${ADMIN}/${client.id}/rotate-secret`);
   if (!ok) {
-    listError.textContent = messageOf(data);
+    say(listError, data);
     return;
   }
   showSecret(data);
@@ -142,7 +142,7 @@ async function revoke(client) {
   const question = `Revoke “${client.name}”? It can no longer sign anyone in, and its refresh tokens stop working.`;
   if (!window.confirm(question)) return;
   const { ok, data } = await api("DELETE", `${ADMIN}/${client.id}`);
-  if (!ok) listError.textContent = messageOf(data);
+  if (!ok) say(listError, data);
   else listStatus.textContent = `${client.name} was revoked.`;
   if (editing && editing.id === client.id) closeEdit();
   await load();

@@ -1,7 +1,7 @@
 // The Overview's data (GET /api/overview, one request): counts, storage, a 30-day
 // chart drawn as SVG bars, rates, DNS health, recent activity, failing webhooks,
 // running transfers. Fills the partial templates/_overview.html.
-import { api, messageOf } from "./common.js";
+import { api, say } from "./common.js";
 import { el, when } from "./pager.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -65,7 +65,7 @@ function activityText(event) {
 export async function loadOverview() {
   const { ok, data } = await api("GET", "/api/overview");
   if (!ok) {
-    set("overview-error", messageOf(data));
+    say(document.getElementById("overview-error"), data);
     return null;
   }
   set("count-domains", String(data.domains.total));

@@ -1,5 +1,5 @@
 // Sessions: where the account is signed in; revoke one, or every other one.
-import { api, messageOf, onSubmit } from "./common.js";
+import { api, onSubmit, say } from "./common.js";
 import { el, showPager, when } from "./pager.js";
 
 const list = document.getElementById("sessions-list");
@@ -56,7 +56,7 @@ async function load(to) {
   const { ok, data } = await api("GET", `/api/account/sessions?page=${to}&per_page=25`);
   document.getElementById("sessions-loading").hidden = true;
   if (!ok) {
-    error.textContent = messageOf(data);
+    say(error, data);
     return;
   }
   // A page emptied by revoking goes back one.
@@ -67,7 +67,7 @@ async function load(to) {
   others.hidden = data.total <= 1;
 }
 
-function say(message) {
+function tell(message) {
   status.textContent = message;
   status.tabIndex = -1;
   status.focus();
@@ -79,21 +79,21 @@ async function revokeOne(session, button) {
   const { ok, data } = await api("DELETE", `/api/account/sessions/${session.id}`);
   if (!ok && data.name !== "not_found") {
     button.disabled = false;
-    error.textContent = messageOf(data);
+    say(error, data);
     return;
   }
   await load(page);
-  say(`Signed out ${device(session.user_agent)} (signed in ${when(session.created_at)}).`);
+  tell(`Signed out ${device(session.user_agent)} (signed in ${when(session.created_at)}).`);
 }
 
 onSubmit(others, async () => {
   const { ok, data } = await api("POST", "/api/account/sessions/revoke-others", {});
   if (!ok) {
-    others.querySelector(".error").textContent = messageOf(data);
+    say(others.querySelector(".error"), data);
     return;
   }
   await load(1);
-  say(data.revoked === 1 ? "Signed out 1 other session." : `Signed out ${data.revoked} other sessions.`);
+  tell(data.revoked === 1 ? "Signed out 1 other session." : `Signed out ${data.revoked} other sessions.`);
 });
 
 await load(1);

@@ -1,4 +1,4 @@
-import { api, fields, messageOf, onSubmit, showError } from "./common.js";
+import { api, fields, onSubmit, showError, say } from "./common.js";
 import { button, cell, showRows, when } from "./sending.js";
 
 const form = document.getElementById("add-suppression");
@@ -10,7 +10,7 @@ async function load() {
   listError.textContent = "";
   const { ok, data } = await api("GET", "/api/suppressions?per_page=100");
   if (!ok) {
-    listError.textContent = messageOf(data);
+    say(listError, data);
     return;
   }
   const rows = data.data.map((item) => {
@@ -26,7 +26,7 @@ async function load() {
 
 async function remove(item) {
   const { ok, data } = await api("DELETE", `/api/suppressions/${item.id}`);
-  if (!ok) listError.textContent = messageOf(data);
+  if (!ok) say(listError, data);
   await load();
 }
 

@@ -1,5 +1,5 @@
 // One transfer with live progress: polls the read route every second until it ends.
-import { api, onSubmit, showError } from "./common.js";
+import { api, onSubmit, say, showError } from "./common.js";
 
 const box = document.getElementById("transfer");
 const id = box.dataset.id;
@@ -68,7 +68,7 @@ async function refresh() {
   }
   if (!ok) {
     set("route", status === 404 ? "No such transfer" : "Could not load the transfer");
-    set("transfer-error", data.message || "");
+    say(document.getElementById("transfer-error"), data);
     document.getElementById("progress-box").hidden = true;
     document.getElementById("facts").hidden = true;
     box.setAttribute("aria-busy", "false");

@@ -1,5 +1,5 @@
 // The transfers screen: start one (then go to its page), and the list.
-import { api, onSubmit, showError } from "./common.js";
+import { api, onSubmit, say, showError } from "./common.js";
 
 const form = document.getElementById("start");
 const select = document.getElementById("address_id");
@@ -28,7 +28,7 @@ async function loadList() {
   const { ok, data } = await api("GET", "/api/transfers?per_page=50");
   const body = table.querySelector("tbody");
   if (!ok) {
-    document.getElementById("list-error").textContent = data.message || "Could not load the transfers.";
+    say(document.getElementById("list-error"), data);
     return;
   }
   body.replaceChildren();

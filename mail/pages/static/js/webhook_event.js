@@ -1,5 +1,5 @@
 // One event as sent to one endpoint: its payload, every attempt, and replay.
-import { api, messageOf, onSubmit } from "./common.js";
+import { api, onSubmit, say } from "./common.js";
 import { el, when } from "./pager.js";
 import { STATUS_WORDS } from "./webhook_lists.js";
 
@@ -35,14 +35,14 @@ function show(event) {
 }
 
 const first = await api("GET", path);
-if (!first.ok) document.getElementById("event-error").textContent = messageOf(first.data);
+if (!first.ok) say(document.getElementById("event-error"), first.data);
 else show(first.data);
 
 const replay = document.getElementById("replay-form");
 onSubmit(replay, async () => {
   const { ok, data } = await api("POST", `${path}/replay`, {});
   if (!ok) {
-    replay.querySelector(".error").textContent = messageOf(data);
+    say(replay.querySelector(".error"), data);
     return;
   }
   show(data);

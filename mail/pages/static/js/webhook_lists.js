@@ -1,5 +1,5 @@
 // Rows of webhook events (the list envelope of /api/webhooks/events and of one endpoint's).
-import { api, messageOf } from "./common.js";
+import { api, say } from "./common.js";
 import { el, showPager, when } from "./pager.js";
 
 export const STATUS_WORDS = {
@@ -29,7 +29,7 @@ export async function showEvents(path, page = 1) {
   const list = document.getElementById("events-list");
   const { ok, data } = await api("GET", `${path}?page=${page}&per_page=10`);
   if (!ok) {
-    document.getElementById("events-error").textContent = messageOf(data);
+    say(document.getElementById("events-error"), data);
     return;
   }
   list.replaceChildren(...data.data.map(eventRow));

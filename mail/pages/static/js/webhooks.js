@@ -1,5 +1,5 @@
 // The webhooks list, and the latest events across every endpoint.
-import { api, messageOf } from "./common.js";
+import { api, say } from "./common.js";
 import { el, showPager } from "./pager.js";
 import { showEvents } from "./webhook_lists.js";
 
@@ -25,7 +25,7 @@ async function load(page) {
   const { ok, data } = await api("GET", `/api/webhooks?page=${page}&per_page=25`);
   document.getElementById("webhooks-loading").hidden = true;
   if (!ok) {
-    document.getElementById("webhooks-error").textContent = messageOf(data);
+    say(document.getElementById("webhooks-error"), data);
     return;
   }
   list.replaceChildren(...data.data.map(row));
