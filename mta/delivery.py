@@ -25,7 +25,7 @@ from functools import cache
 from common.blobs import blob_id_of
 from common.db import Conn
 from common.ids import short_id
-from mail.directory import Mailbox
+from mail.directory import Recipient
 from mta import authentication, redirect, vacation
 from mta.authentication import results
 from mta.context import MtaContext
@@ -46,7 +46,7 @@ class Inbound:
     raw: bytes
     mail_from: str
     # (recipient as given in RCPT TO, the hosted mailbox it resolved to)
-    recipients: list[tuple[str, Mailbox]]
+    recipients: list[tuple[str, Recipient]]
     ip: str
     helo: str
     esmtp: bool = True
@@ -63,7 +63,7 @@ class Report:
 
 @dataclass
 class _Plan:
-    mailbox: Mailbox
+    mailbox: Recipient
     outcome: Outcome | None
     failure: str | None
     junk: bool
@@ -158,7 +158,7 @@ async def _vacation(
         log.exception("vacation reply failed (the message itself was delivered)")
 
 
-def _rcpt_of(inbound: Inbound, mailbox: Mailbox) -> str:
+def _rcpt_of(inbound: Inbound, mailbox: Recipient) -> str:
     """The address the sender used for this mailbox (``envelope "to"`` sees user+tag@...)."""
     for rcpt, candidate in inbound.recipients:
         if candidate.address_id == mailbox.address_id:
@@ -166,9 +166,9 @@ def _rcpt_of(inbound: Inbound, mailbox: Mailbox) -> str:
     return mailbox.email
 
 
-def _distinct(inbound: Inbound) -> list[Mailbox]:
+def _distinct(inbound: Inbound) -> list[Recipient]:
     # Two RCPTs resolving to one mailbox (alias, +tag, fallback) get one copy.
-    seen: dict[str, Mailbox] = {}
+    seen: dict[str, Recipient] = {}
     for _rcpt, mailbox in inbound.recipients:
         seen.setdefault(mailbox.address_id, mailbox)
     return list(seen.values())
@@ -179,7 +179,7 @@ async def _plan(
     inbound: Inbound,
     sieve_message: Callable[[], Message],
     size: int,
-    mailbox: Mailbox,
+    mailbox: Recipient,
     junk: bool,
 ) -> _Plan:
     if not mailbox.has_filters:
@@ -367,7 +367,7 @@ async def _record_refusal(ctx: MtaContext, inbound: Inbound, outcome: str, subje
 
 
 async def record_refused_rcpt(
-    ctx: MtaContext, mailbox: Mailbox, *, ip: str, sender: str, outcome: str
+    ctx: MtaContext, mailbox: Recipient, *, ip: str, sender: str, outcome: str
 ) -> None:
     """A refusal at RCPT of a known address (over quota): shown in its activity."""
     async with ctx.runtime.db.connection() as conn:

@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 
 from common.db import Conn
 from mail import directory
-from mail.directory import Mailbox
+from mail.directory import Recipient
 from mta.context import MtaContext
 from mta.srs import Srs
 from mta.store import outbound
@@ -63,7 +63,7 @@ async def queue(
     ctx: MtaContext,
     conn: Conn,
     *,
-    mailbox: Mailbox,
+    mailbox: Recipient,
     targets: list[str],
     envelope_from: str,
     stored: bytes,

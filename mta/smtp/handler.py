@@ -12,7 +12,7 @@ from aiosmtpd.smtp import SMTP, Envelope, Session
 
 from common.ids import short_id
 from common.ratelimit import RateLimiter
-from mail.directory import Mailbox
+from mail.directory import Recipient
 from mta import lines
 from mta.context import MtaContext
 from mta.delivery import Inbound, record_refused_rcpt
@@ -31,7 +31,7 @@ class InboundEnvelope(Envelope):
         super().__init__()
         self.sender: str = ""
         self.declared_size: int = 0
-        self.mailboxes: list[tuple[str, Mailbox]] = []
+        self.mailboxes: list[tuple[str, Recipient]] = []
         # VERP tokens of reports about mail we sent (mta/outbound/bounces.py).
         self.bounce_tokens: list[str] = []
         # Original senders of redirected mail whose bounces this is (mta/srs.py).

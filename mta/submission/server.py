@@ -1,7 +1,7 @@
 """The submission daemon: mail clients send through it (RFC 6409, RFC 8314).
 
 On SUBMISSION_PORT (587) a client says EHLO, STARTTLS, then AUTH PLAIN or
-LOGIN with an address and its password (mail/directory.py ``authenticate``);
+LOGIN with an address and its password (mail/directory/ ``authenticate``);
 on SUBMISSIONS_PORT (465) the whole connection is TLS from the first byte.
 AUTH is not offered before TLS, except from the loopback when
 SUBMISSION_PLAINTEXT_LOOPBACK is on (development's default). Failed AUTH
