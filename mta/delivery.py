@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from email.message import Message
 from functools import cache
 
@@ -152,7 +152,7 @@ async def _vacation(
                 parsed=parsed,
                 delivered=delivered,
                 now=now,
-                lifetime=timedelta(seconds=ctx.config.outbound_max_lifetime),
+                max_lifetime=ctx.config.outbound_max_lifetime,
             )
     except Exception:
         log.exception("vacation reply failed (the message itself was delivered)")

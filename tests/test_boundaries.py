@@ -410,6 +410,66 @@ def test_every_module_and_benchmark_imports_alone_in_a_fresh_interpreter() -> No
     assert not failed, f"these do not import alone: {failed}\n{result.stderr[-3000:]}"
 
 
+# Every path that sends, and the module each calls submit() from.
+SENDING_PATHS = {
+    "the sending API": "mail/sending/service.py",
+    "webmail": "mail/webmail/messages.py",
+    "the panel's own mail": "mail/outbox/service.py",
+    "SMTP submission": "mta/submission/server.py",
+    "JMAP EmailSubmission": "mta/jmap/submission.py",
+    "vacation replies": "mta/vacation.py",
+    "Sieve redirects": "mta/redirect.py",
+    "returned bounces": "mta/smtp/data.py",
+    "DSNs": "mta/outbound/worker.py",
+}
+SUBMIT = "mta/outbound/submit.py"
+
+
+def _queue_calls(relative: str, tree: ast.Module) -> Iterator[int]:
+    """Lines calling mta.store.outbound's enqueue, however it was imported."""
+    aliases, direct = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                if full == "mta.store.outbound":
+                    aliases.add(alias.asname or alias.name)
+                if full == "mta.store.outbound.enqueue":
+                    direct.add(alias.asname or alias.name)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if (
+                isinstance(f, ast.Attribute)
+                and f.attr == "enqueue"
+                and isinstance(f.value, ast.Name)
+                and f.value.id in aliases
+            ) or (isinstance(f, ast.Name) and f.id in direct):
+                yield node.lineno
+
+
+def _calls_submit(tree: ast.Module) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            if name == "submit":
+                return True
+    return False
+
+
+def test_every_sending_path_goes_through_submit() -> None:
+    """One way to send: the plan's sends, the sender rule, OUTBOUND_MAX_LIFETIME and
+    the queue are applied in mta/outbound/submit.py and nowhere else."""
+    trees = {rel: tree for p in PACKAGES for rel, tree in modules(p)}
+    callers = {rel: list(_queue_calls(rel, tree)) for rel, tree in trees.items()}
+    outside = {rel: lines for rel, lines in callers.items() if lines and rel != SUBMIT}
+    assert not outside, f"only {SUBMIT} queues mail (call submit()): {outside}"
+    assert callers[SUBMIT], "the check no longer sees submit()'s own enqueue"
+    missing = [path for path, rel in SENDING_PATHS.items() if not _calls_submit(trees[rel])]
+    assert not missing, f"these sending paths do not call submit(): {missing}"
+
+
 @pytest.mark.parametrize(
     ("importer", "name", "ok"),
     [

@@ -29,6 +29,7 @@ from mail.directory.recipients import (
     SUBADDRESS_DELIMITER,
     Lookup,
     Recipient,
+    address_id_of,
     address_quota,
     lookup_recipient,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "SigningKey",
     "account_addresses",
     "account_used_bytes",
+    "address_id_of",
     "address_quota",
     "authenticate",
     "key_sealer",

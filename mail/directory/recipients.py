@@ -58,11 +58,10 @@ class Lookup:
     mailbox: Recipient | None
 
 
-# One round trip per RCPT, planned once per connection: the domain, then the
-# address by its unique (domain_id, local_part) key for each candidate in order
-# (exact local part, then without the +tag; the domain, then its fallback).
-_LOOKUP = Prepared(
-    f"""
+# The domain, then the address by its unique (domain_id, local_part) key for
+# each candidate in order (exact local part, then without the +tag; the
+# domain, then its fallback).
+_CANDIDATES = """
     WITH dom AS (
         SELECT id, fallback_domain_id FROM mail.domains WHERE name = %(domain)s
     ), cand AS (
@@ -73,6 +72,11 @@ _LOOKUP = Prepared(
           FROM dom, unnest(%(locals)s::text[]) WITH ORDINALITY AS l(local_part, n)
          WHERE dom.fallback_domain_id IS NOT NULL
     )
+"""
+
+# One round trip per RCPT, planned once per connection.
+_LOOKUP = Prepared(
+    f"""{_CANDIDATES}
     SELECT EXISTS (SELECT 1 FROM dom) AS hosted, found.*
       FROM (SELECT 1) AS one
       LEFT JOIN LATERAL (
@@ -104,12 +108,7 @@ _LOOKUP = Prepared(
 
 async def lookup_recipient(conn: Conn, local_part: str, domain: str) -> Lookup:
     """Resolve ``local_part@domain``: exact, then without +tag, then on the fallback domain."""
-    local = local_part.lower()
-    locals_ = [local]
-    base = local.split(SUBADDRESS_DELIMITER, 1)[0]
-    if base and base != local:
-        locals_.append(base)
-    row = await _LOOKUP.fetch_one(conn, {"domain": domain, "locals": locals_})
+    row = await _LOOKUP.fetch_one(conn, {"domain": domain, "locals": _candidates(local_part)})
     if row is None or not row["hosted"]:
         return Lookup(domain_hosted=False, mailbox=None)
     if row["address_id"] is None:
@@ -132,6 +131,34 @@ async def lookup_recipient(conn: Conn, local_part: str, domain: str) -> Lookup:
             else await account_used_bytes(conn, str(row["account_id"])),
         ),
     )
+
+
+def _candidates(local_part: str) -> list[str]:
+    local = local_part.lower()
+    base = local.split(SUBADDRESS_DELIMITER, 1)[0]
+    return [local, base] if base and base != local else [local]
+
+
+_ADDRESS_ID = Prepared(
+    f"""{_CANDIDATES}
+    SELECT a.id::text AS address_id
+      FROM cand
+      CROSS JOIN LATERAL (
+        SELECT x.id FROM mail.addresses x
+         WHERE x.domain_id = cand.domain_id AND x.local_part = cand.local_part
+         LIMIT 1
+      ) AS a
+     ORDER BY cand.pref, cand.n
+     LIMIT 1
+    """
+)
+
+
+async def address_id_of(conn: Conn, local_part: str, domain: str) -> str | None:
+    """The hosted address ``local_part@domain`` delivers to (the rules of
+    :func:`lookup_recipient`), without its quota, folders and plan: who sends."""
+    row = await _ADDRESS_ID.fetch_one(conn, {"domain": domain, "locals": _candidates(local_part)})
+    return None if row is None else str(row["address_id"])
 
 
 def _str(value: object) -> str | None:

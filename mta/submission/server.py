@@ -33,7 +33,6 @@ import uuid
 import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import timedelta
 from email.parser import BytesHeaderParser
 from email.policy import compat32
 from email.utils import format_datetime, getaddresses, make_msgid
@@ -47,12 +46,19 @@ from common.recipients import AddressRefused, check_recipient
 from mail import directory
 from mta import lines
 from mta.context import MtaContext
+from mta.outbound.submit import (
+    Sends,
+    Submission,
+    may_send_as,
+    reserve_sends,
+    return_sends,
+    submit,
+)
 from mta.smtp import ehlo, mail, received, replies
 from mta.smtp.handler import InboundEnvelope, InboundSession, InboundSMTP
 from mta.smtp.limits import ConnectionLimits, ErrorLimits
 from mta.smtp.protocol import protocol_factory
 from mta.smtp.rcpt import split_address
-from mta.store import outbound
 from mta.submission import tls
 
 log = logging.getLogger(__name__)
@@ -73,17 +79,6 @@ def too_many_auth_failures(hostname: str) -> str:
 
 def queued(message_id: str) -> str:
     return f"250 2.0.0 OK: queued as {message_id}"
-
-
-def may_send_as(login: str, address: str) -> bool:
-    """The login's own address, or a +tag of it (user+news@example.com)."""
-    address = address.strip().lower()
-    if address == login:
-        return True
-    local, _, domain = address.rpartition("@")
-    own_local, _, own_domain = login.rpartition("@")
-    base = local.split(directory.SUBADDRESS_DELIMITER, 1)[0]
-    return domain == own_domain and base == own_local and local != base
 
 
 def _capture(
@@ -270,24 +265,25 @@ class SubmissionHandler:
         recipients = list(envelope.rcpt_tos)
         content = trace + added + raw
 
+        request = Submission(
+            message_id=message_id,
+            source="submission",
+            mail_from=envelope.sender,
+            recipients=recipients,
+            raw=content,
+            account_id=principal.account_id,
+            address_id=principal.address_id,
+            sends=Sends.RESERVED,
+            login=principal.email,
+        )
+
         async def queue(conn: Conn) -> None:
-            await outbound.enqueue(
-                conn,
-                message_id=message_id,
-                account_id=principal.account_id,
-                address_id=principal.address_id,
-                source="submission",
-                mail_from=envelope.sender,
-                recipients=recipients,
-                raw=content,
-                now=now,
-                lifetime=timedelta(seconds=config.outbound_max_lifetime),
-            )
+            await submit(conn, request, now=now, max_lifetime=config.outbound_max_lifetime)
 
         # The plan's sends_per_month: one message is one send, counted in its own
         # short transaction (the queue commit below is shared with other messages).
         async with self.ctx.runtime.db.transaction() as conn:
-            refused = await directory.reserve_sends(conn, principal.account_id, 1, now)
+            refused = await reserve_sends(conn, principal.account_id, 1, now)
         if refused is not None:
             return replies.SENDS_EXHAUSTED
         try:
@@ -296,7 +292,7 @@ class SubmissionHandler:
         except Exception:
             log.exception("queueing submitted mail failed; answered 451")
             async with self.ctx.runtime.db.transaction() as conn:
-                await directory.return_sends(conn, principal.account_id, 1, now)
+                await return_sends(conn, principal.account_id, 1, now)
             return QUEUE_FAILED
         if isinstance(session, InboundSession):
             session.errors = session.junk = 0
