@@ -26,13 +26,12 @@ from common.blobs import blob_id_of
 from common.db import Conn
 from common.ids import short_id
 from mail.directory import Recipient
-from mta import authentication, redirect, vacation
+from mta import authentication, received, redirect, vacation
 from mta.authentication import results
 from mta.context import MtaContext
 from mta.message import ParsedMessage, parse_message, read_message
 from mta.sieve.compiler import SieveError
 from mta.sieve.interpreter import Envelope, Incoming, Outcome, SieveRuntimeError, run
-from mta.smtp import received
 from mta.store import activity, counters, emails, events, mailboxes
 from mta.store import filters as filter_store
 

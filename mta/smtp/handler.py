@@ -13,10 +13,10 @@ from aiosmtpd.smtp import SMTP, Envelope, Session
 from common.ids import short_id
 from common.ratelimit import RateLimiter
 from mail.directory import Recipient
-from mta import lines
+from mta import lines, received
 from mta.context import MtaContext
 from mta.delivery import Inbound, record_refused_rcpt
-from mta.smtp import data, ehlo, mail, rcpt, received, replies
+from mta.smtp import data, ehlo, mail, rcpt, replies
 from mta.smtp.limits import ConnectionLimits, ErrorLimits, is_error
 from mta.smtp.mail import has_forbidden_character
 from mta.smtp.protocol import SMTPProtocol

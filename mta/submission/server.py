@@ -44,7 +44,7 @@ from common.db import Conn
 from common.ratelimit import RateLimiter
 from common.recipients import AddressRefused, check_recipient
 from mail import directory
-from mta import lines
+from mta import lines, received
 from mta.context import MtaContext
 from mta.outbound.submit import (
     Sends,
@@ -54,7 +54,7 @@ from mta.outbound.submit import (
     return_sends,
     submit,
 )
-from mta.smtp import ehlo, mail, received, replies
+from mta.smtp import ehlo, mail, replies
 from mta.smtp.handler import InboundEnvelope, InboundSession, InboundSMTP
 from mta.smtp.limits import ConnectionLimits, ErrorLimits
 from mta.smtp.protocol import protocol_factory
@@ -62,23 +62,6 @@ from mta.smtp.rcpt import split_address
 from mta.submission import tls
 
 log = logging.getLogger(__name__)
-
-AUTH_INVALID = "535 5.7.8 Authentication credentials invalid"
-AUTH_LOOKUP_FAILED = "454 4.7.0 Temporary authentication failure, try again later"
-SENDER_NOT_ALLOWED = "550 5.7.1 Sender address rejected: {login} may not send as <{address}>"
-FROM_NOT_ALLOWED = (
-    "550 5.7.1 From header rejected: {login} may not send as {address}; send from your own address"
-)
-NO_FROM = "550 5.7.1 The message has no From address"
-QUEUE_FAILED = "451 4.3.0 Temporary failure queueing the message, try again later"
-
-
-def too_many_auth_failures(hostname: str) -> str:
-    return f"421 4.7.0 {hostname} Error: too many failed logins from your address, try later"
-
-
-def queued(message_id: str) -> str:
-    return f"250 2.0.0 OK: queued as {message_id}"
 
 
 def _capture(
@@ -146,7 +129,7 @@ class SubmissionHandler:
         window = config.submission_auth_window
         try:
             if await self.limiter.exhausted(key, config.submission_auth_failures, window):
-                return too_many_auth_failures(config.smtp_hostname)
+                return replies.too_many_auth_failures(config.smtp_hostname)
             async with self.ctx.runtime.db.connection() as conn:
                 principal = await directory.authenticate(conn, login, password)
             if principal is not None:
@@ -154,12 +137,12 @@ class SubmissionHandler:
             decision = await self.limiter.hit(key, config.submission_auth_failures, window)
         except Exception:
             log.exception("authentication lookup failed")
-            return AUTH_LOOKUP_FAILED
+            return replies.AUTH_LOOKUP_FAILED
         # Never the password, and the login only as far as the domain.
         log.info("failed AUTH from %s for @%s", _peer_ip(session), login.rpartition("@")[2])
         if not decision.allowed:
-            return too_many_auth_failures(config.smtp_hostname)
-        return AUTH_INVALID
+            return replies.too_many_auth_failures(config.smtp_hostname)
+        return replies.AUTH_INVALID
 
     async def handle_EHLO(
         self,
@@ -192,7 +175,7 @@ class SubmissionHandler:
         if sender is None:
             return reply
         if not may_send_as(principal.email, sender):
-            return SENDER_NOT_ALLOWED.format(login=principal.email, address=sender)
+            return replies.SENDER_NOT_ALLOWED.format(login=principal.email, address=sender)
         envelope.accept_sender(address, mail_options, sender, size)
         return reply
 
@@ -234,10 +217,10 @@ class SubmissionHandler:
         headers = BytesHeaderParser(policy=compat32).parsebytes(head + b"\r\n\r\n")
         authors = [a for _, a in getaddresses([str(v) for v in headers.get_all("From") or []])]
         if not authors:
-            return NO_FROM
+            return replies.NO_FROM
         for author in authors:
             if not may_send_as(principal.email, author):
-                return FROM_NOT_ALLOWED.format(login=principal.email, address=author)
+                return replies.FROM_NOT_ALLOWED.format(login=principal.email, address=author)
         now = self.ctx.runtime.clock.now()
         message_id = str(uuid.uuid4())
         tls_on = self.implicit_tls or session.ssl is not None
@@ -293,10 +276,10 @@ class SubmissionHandler:
             log.exception("queueing submitted mail failed; answered 451")
             async with self.ctx.runtime.db.transaction() as conn:
                 await return_sends(conn, principal.account_id, 1, now)
-            return QUEUE_FAILED
+            return replies.QUEUE_FAILED
         if isinstance(session, InboundSession):
             session.errors = session.junk = 0
-        return queued(message_id)
+        return replies.submitted(message_id)
 
 
 def _peer_ip(session: Session) -> str:
