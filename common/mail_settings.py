@@ -2,8 +2,8 @@
 
 mail/ (the DNS check, what clients are told about submission) and mta/ (the
 SPF/DKIM/DMARC and MX resolver, the submission listeners) each need
-DNS_RESOLVERS, DNS_TIMEOUT, SUBMISSION_SECURITY, SUBMISSION_PORT and
-SUBMISSIONS_PORT. They used to parse them each with rules of their own (one
+DNS_RESOLVERS, DNS_TIMEOUT, SUBMISSION_SECURITY, SUBMISSION_PORT,
+SUBMISSIONS_PORT and OUTBOUND_MAX_LIFETIME. They used to parse them each with rules of their own (one
 side took ``SUBMISSION_PORT=off``, the other refused to start on it); now
 :func:`load_shared_mail_settings` is the only reader and both sides take its
 values (``mail/domains/settings.py``, ``mta/settings.py``).
@@ -43,6 +43,9 @@ class SharedMailSettings:
     # no STARTTLS port is opened.
     starttls_port: int | None = STARTTLS_PORT
     implicit_tls_port: int | None = IMPLICIT_TLS_PORT
+    # OUTBOUND_MAX_LIFETIME: seconds the queue keeps trying a message, whichever
+    # side queued it (mta/outbound/submit.py applies it to every path).
+    outbound_max_lifetime: int = 5 * 24 * 3600
 
     @property
     def advertised_submission(self) -> tuple[int, str]:
@@ -78,6 +81,7 @@ def load_shared_mail_settings(settings: Settings) -> SharedMailSettings:
         submission_security=security,
         starttls_port=starttls,
         implicit_tls_port=implicit,
+        outbound_max_lifetime=read_int(env, "OUTBOUND_MAX_LIFETIME", 5 * 24 * 3600, minimum=1),
     )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlsplit
 
+from common.mail_settings import load_shared_mail_settings
 from common.settings import (
     Settings,
     SettingsError,
@@ -40,6 +41,9 @@ class MailSettings:
     totp_issuer: str = "localhost"
     # Webhooks may target private, loopback and link-local addresses (development, tests).
     webhook_allow_private: bool = False
+    # OUTBOUND_MAX_LIFETIME, read once by common/mail_settings.py: the queue's
+    # retry horizon for the mail this side queues (mta/outbound/submit.py).
+    outbound_max_lifetime: int = 5 * 24 * 3600
 
 
 def load_mail_settings(settings: Settings) -> MailSettings:
@@ -58,6 +62,7 @@ def load_mail_settings(settings: Settings) -> MailSettings:
         security_policy=read_str(env, "SECURITY_POLICY_URL"),
         totp_issuer=read_str(env, "TOTP_ISSUER", host),
         webhook_allow_private=read_bool(env, "WEBHOOK_ALLOW_PRIVATE", False),
+        outbound_max_lifetime=load_shared_mail_settings(settings).outbound_max_lifetime,
     )
 
 

@@ -18,21 +18,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from email.message import Message
 from functools import cache
 
 from common.blobs import blob_id_of
 from common.db import Conn
 from common.ids import short_id
-from mail.directory import Mailbox
-from mta import authentication, redirect, vacation
+from mail.directory import Recipient
+from mta import authentication, received, redirect, vacation
 from mta.authentication import results
 from mta.context import MtaContext
 from mta.message import ParsedMessage, parse_message, read_message
 from mta.sieve.compiler import SieveError
 from mta.sieve.interpreter import Envelope, Incoming, Outcome, SieveRuntimeError, run
-from mta.smtp import received
 from mta.store import activity, counters, emails, events, mailboxes
 from mta.store import filters as filter_store
 
@@ -46,7 +45,7 @@ class Inbound:
     raw: bytes
     mail_from: str
     # (recipient as given in RCPT TO, the hosted mailbox it resolved to)
-    recipients: list[tuple[str, Mailbox]]
+    recipients: list[tuple[str, Recipient]]
     ip: str
     helo: str
     esmtp: bool = True
@@ -63,7 +62,7 @@ class Report:
 
 @dataclass
 class _Plan:
-    mailbox: Mailbox
+    mailbox: Recipient
     outcome: Outcome | None
     failure: str | None
     junk: bool
@@ -152,13 +151,13 @@ async def _vacation(
                 parsed=parsed,
                 delivered=delivered,
                 now=now,
-                lifetime=timedelta(seconds=ctx.config.outbound_max_lifetime),
+                max_lifetime=ctx.config.outbound_max_lifetime,
             )
     except Exception:
         log.exception("vacation reply failed (the message itself was delivered)")
 
 
-def _rcpt_of(inbound: Inbound, mailbox: Mailbox) -> str:
+def _rcpt_of(inbound: Inbound, mailbox: Recipient) -> str:
     """The address the sender used for this mailbox (``envelope "to"`` sees user+tag@...)."""
     for rcpt, candidate in inbound.recipients:
         if candidate.address_id == mailbox.address_id:
@@ -166,9 +165,9 @@ def _rcpt_of(inbound: Inbound, mailbox: Mailbox) -> str:
     return mailbox.email
 
 
-def _distinct(inbound: Inbound) -> list[Mailbox]:
+def _distinct(inbound: Inbound) -> list[Recipient]:
     # Two RCPTs resolving to one mailbox (alias, +tag, fallback) get one copy.
-    seen: dict[str, Mailbox] = {}
+    seen: dict[str, Recipient] = {}
     for _rcpt, mailbox in inbound.recipients:
         seen.setdefault(mailbox.address_id, mailbox)
     return list(seen.values())
@@ -179,7 +178,7 @@ async def _plan(
     inbound: Inbound,
     sieve_message: Callable[[], Message],
     size: int,
-    mailbox: Mailbox,
+    mailbox: Recipient,
     junk: bool,
 ) -> _Plan:
     if not mailbox.has_filters:
@@ -367,7 +366,7 @@ async def _record_refusal(ctx: MtaContext, inbound: Inbound, outcome: str, subje
 
 
 async def record_refused_rcpt(
-    ctx: MtaContext, mailbox: Mailbox, *, ip: str, sender: str, outcome: str
+    ctx: MtaContext, mailbox: Recipient, *, ip: str, sender: str, outcome: str
 ) -> None:
     """A refusal at RCPT of a known address (over quota): shown in its activity."""
     async with ctx.runtime.db.connection() as conn:

@@ -21,7 +21,6 @@ from typing import Any
 from common.crypto import Sealer
 from common.db import Conn
 from common.runtime import Runtime
-from mail import directory
 from mta.imports import Imported, Importer, OverQuota, Target, message_id_of
 from mta.jmap.email import blobs as _email_blobs
 from mta.jmap.email import get as _email_get
@@ -29,6 +28,7 @@ from mta.jmap.email import query as _email_query
 from mta.jmap.email import write as _email_write
 from mta.jmap.email.context import EmailContext, UploadReader
 from mta.jmap.email.errors import MethodError
+from mta.outbound import submit as outbound_submit
 from mta.sieve.compiler import MAX_SCRIPT_BYTES, Script, SieveError, compile_script
 from mta.store import activity, changes, events, mailboxes, outbound, quota, suppressions
 from mta.store import filters as _filters
@@ -62,7 +62,10 @@ __all__ = [
     "OverQuota",
     "RecipientStatus",
     "Script",
+    "SendRefused",
+    "Sends",
     "SieveError",
+    "Submission",
     "Suppression",
     "Target",
     "activity_page",
@@ -103,6 +106,7 @@ __all__ = [
     "record_event",
     "reschedule",
     "roll_up_event_counts",
+    "submit",
     "suppressed",
     "suppression_page",
     "undispatched_events",
@@ -153,6 +157,15 @@ mark_events_dispatched = events.mark_dispatched
 OUTBOUND_CHANNEL = outbound.CHANNEL
 
 
+# One way to send (mta/outbound/submit.py): mail's paths (the sending API,
+# webmail, the panel's own mail) build a Submission and call submit in their
+# transaction, as every path of mta does.
+Submission = outbound_submit.Submission
+Sends = outbound_submit.Sends
+SendRefused = outbound_submit.SendRefused
+submit = outbound_submit.submit
+
+
 async def enqueue(
     conn: Conn,
     *,
@@ -168,33 +181,22 @@ async def enqueue(
     sealer: Sealer | None = None,
     lifetime: timedelta = outbound.DEFAULT_LIFETIME,
 ) -> None:
-    """Queue ``raw`` for ``recipients``, durable when the caller commits.
-
-    'scheduled' (with email.scheduled) when ``scheduled_at`` is after ``now``,
-    else 'queued'. ``event_data`` is the Resend ``data`` of the email's events
-    (built from the headers when None). Suppressed recipients are kept as
-    'suppressed' and never tried. ``sealer`` (``outbound_sealer(SECRET)``)
-    keeps a raw carrying one-time links sealed at rest until it is erased.
-    """
-    address_id = None
-    local, _, domain = mail_from.rpartition("@")
-    if local and domain:
-        found = await directory.lookup_recipient(conn, local, domain.lower())
-        address_id = found.mailbox.address_id if found.mailbox else None
-    await outbound.enqueue(
+    """:func:`submit` with keywords and no plan counted: what the tests queue with."""
+    await submit(
         conn,
-        message_id=message_id,
-        account_id=account_id,
-        source=source,
-        mail_from=mail_from,
-        recipients=recipients,
-        raw=raw,
+        Submission(
+            message_id=message_id,
+            source=source,
+            mail_from=mail_from,
+            recipients=recipients,
+            raw=raw,
+            account_id=account_id,
+            send_at=scheduled_at,
+            event_data=event_data,
+            sealer=sealer,
+        ),
         now=now,
-        scheduled_at=scheduled_at,
-        event_data=event_data,
-        address_id=address_id,
-        sealer=sealer,
-        lifetime=lifetime,
+        max_lifetime=int(lifetime.total_seconds()),
     )
 
 

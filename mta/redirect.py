@@ -26,14 +26,18 @@ from __future__ import annotations
 
 import re
 import uuid
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from common.db import Conn
-from mail import directory
-from mail.directory import Mailbox
+from mail.directory import Recipient
 from mta.context import MtaContext
+from mta.outbound.submit import (
+    SendRefused,
+    Sends,
+    Submission,
+    submit,
+)
 from mta.srs import Srs
-from mta.store import outbound
 
 SOURCE = "redirect"
 # RFC 5321 6.3: a message with this many Received fields is looping.
@@ -63,27 +67,30 @@ async def queue(
     ctx: MtaContext,
     conn: Conn,
     *,
-    mailbox: Mailbox,
+    mailbox: Recipient,
     targets: list[str],
     envelope_from: str,
     stored: bytes,
     now: datetime,
 ) -> str | None:
     """Queue the redirect in the caller's transaction; None, or why it was not sent."""
-    refused = await directory.reserve_sends(conn, mailbox.account_id, 1, now)
-    if refused is not None:
-        return f"redirect not sent: {refused}"
     domain = mailbox.email.rpartition("@")[2]
-    await outbound.enqueue(
-        conn,
-        message_id=str(uuid.uuid4()),
-        account_id=mailbox.account_id,
-        address_id=mailbox.address_id,
-        source=SOURCE,
-        mail_from=srs(ctx).forward(envelope_from, domain),
-        recipients=targets,
-        raw=f"Delivered-To: {mailbox.email}\r\n".encode() + stored,
-        now=now,
-        lifetime=timedelta(seconds=ctx.config.outbound_max_lifetime),
-    )
+    try:
+        await submit(
+            conn,
+            Submission(
+                message_id=str(uuid.uuid4()),
+                source=SOURCE,
+                mail_from=srs(ctx).forward(envelope_from, domain),
+                recipients=targets,
+                raw=f"Delivered-To: {mailbox.email}\r\n".encode() + stored,
+                account_id=mailbox.account_id,
+                address_id=mailbox.address_id,
+                sends=Sends.COUNT,
+            ),
+            now=now,
+            max_lifetime=ctx.config.outbound_max_lifetime,
+        )
+    except SendRefused as exc:
+        return f"redirect not sent: {exc.message}"
     return None

@@ -207,7 +207,7 @@ def load_mta_settings(settings: Settings) -> MtaSettings:
         outbound_relay=_relay(read_str(env, "OUTBOUND_RELAY")),
         outbound_smtp_port=read_int(env, "OUTBOUND_SMTP_PORT", 25, minimum=1, maximum=65535),
         outbound_retry_schedule=_schedule(read_str(env, "OUTBOUND_RETRY_SCHEDULE")),
-        outbound_max_lifetime=read_int(env, "OUTBOUND_MAX_LIFETIME", 5 * 24 * 3600, minimum=1),
+        outbound_max_lifetime=shared.outbound_max_lifetime,
         outbound_per_destination=read_int(env, "OUTBOUND_PER_DESTINATION", 5, minimum=1),
         outbound_concurrency=read_int(env, "OUTBOUND_CONCURRENCY", 100, minimum=1),
         outbound_lease=read_int(env, "OUTBOUND_LEASE", 600, minimum=1),

@@ -31,7 +31,11 @@ from email.utils import format_datetime, make_msgid
 
 from common.db import Conn
 from mta.message import ParsedMessage, header_values
-from mta.store import emails, outbound, vacation
+from mta.outbound.submit import (
+    Submission,
+    submit,
+)
+from mta.store import emails, vacation
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +74,7 @@ async def respond(
     parsed: ParsedMessage,
     delivered: dict[str, tuple[str | None, str, str]],
     now: datetime,
-    lifetime: timedelta = outbound.DEFAULT_LIFETIME,
+    max_lifetime: int,
 ) -> int:
     """Queue the vacation replies this delivery earns; the number queued.
 
@@ -102,17 +106,19 @@ async def respond(
         )
         outbound_id = str(uuid.uuid4())
         # RFC 3834 3.3 / RFC 5230 5: a null envelope sender, so nothing answers the answer.
-        await outbound.enqueue(
+        await submit(
             conn,
-            message_id=outbound_id,
-            account_id=account_id,
-            address_id=row.address_id,
-            source="system",
-            mail_from="",
-            recipients=[mail_from.strip()],
-            raw=reply,
+            Submission(
+                message_id=outbound_id,
+                source="system",
+                mail_from="",
+                recipients=[mail_from.strip()],
+                raw=reply,
+                account_id=account_id,
+                address_id=row.address_id,
+            ),
             now=now,
-            lifetime=lifetime,
+            max_lifetime=max_lifetime,
         )
         await vacation.record_reply(
             conn, row.address_id, mail_from.strip(), reply, now, outbound_id

@@ -10,6 +10,7 @@ recipient statement.
 from __future__ import annotations
 
 import ast
+import json
 import os
 import re
 import subprocess
@@ -27,8 +28,9 @@ PACKAGES = (*SERVICES, "common")
 # The two interfaces: the one module of each side the other may import.
 MAIL_DIRECTORY = "mail.directory"
 MTA_MAILSTORE = "mta.mailstore"
-# The one mail module whose SQL may read mta tables (by address id, read-only).
-MTA_TABLES_READ_BY = {"mail/directory.py"}
+# The directory's modules whose SQL reads mta tables (by address id, read-only):
+# the recipient statement and the storage sums (why: MTA_SQL_OUTSIDE_THE_STORE).
+MTA_TABLES_READ_BY = {"mail/directory/recipients.py", "mail/directory/storage.py"}
 
 
 def modules(package: str) -> Iterator[tuple[str, ast.Module]]:
@@ -127,7 +129,7 @@ def sql_reads(package: str, schema: str) -> Iterator[tuple[str, int, str]]:
 
 def test_mta_sql_reads_no_table_of_mail() -> None:
     found = list(sql_reads("mta", "mail"))
-    assert not found, f"read mail's tables through mail/directory.py: {found}"
+    assert not found, f"read mail's tables through mail/directory/: {found}"
 
 
 def test_mail_sql_reads_mta_tables_only_in_the_directory() -> None:
@@ -139,12 +141,12 @@ def test_mail_sql_reads_mta_tables_only_in_the_directory() -> None:
 
 
 # Modules outside mta/store/ whose SQL may still name mta's tables, and why.
-MTA_SQL_OUTSIDE_THE_STORE = {
-    # The directory's recipient and quota statements join mail's addresses to
-    # mta.filters, mta.mailboxes and mta.quota_usage in one round trip per RCPT;
-    # they move when the directory becomes a leaf package (issue 31, item 1).
-    "mail/directory.py",
-}
+# The directory's recipient and quota statements join mail's addresses to
+# mta.filters, mta.mailboxes and mta.quota_usage in one round trip per RCPT
+# (two statements otherwise, on the hottest path of SMTP), and the directory
+# is a leaf that imports only common/, so it cannot call mta/store for them.
+# They only read, by address id; docs/architecture.md lists the columns.
+MTA_SQL_OUTSIDE_THE_STORE = MTA_TABLES_READ_BY
 
 
 def _docstrings(tree: ast.Module) -> set[int]:
@@ -205,28 +207,267 @@ def test_each_mta_table_is_written_by_one_store_module() -> None:
         assert f"mta.{table}" in writers, f"the check no longer sees the writer of mta.{table}"
 
 
-def test_every_module_of_mta_jmap_imports_alone_in_a_fresh_interpreter() -> None:
-    """A module that only imports after some other one (an import cycle) fails here."""
-    names = [module_name(relative) for relative, _ in modules("mta/jmap")]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    running = {
-        name: subprocess.Popen(
-            [sys.executable, "-c", f"import {name}"],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for name in names
+def test_mta_imports_only_the_directory_package_of_mail() -> None:
+    reads = [
+        (relative, line, name)
+        for relative, tree in modules("mta")
+        for line, name in imported(relative, tree)
+        if top(name) == "mail"
+    ]
+    outside = [r for r in reads if not within(r[2], MAIL_DIRECTORY)]
+    assert not outside, f"mta/ imports only {MAIL_DIRECTORY} of mail/: {outside}"
+    assert reads, "the check no longer sees mta's imports of the directory"
+
+
+def test_the_directory_imports_only_common() -> None:
+    found = [
+        f"{relative}:{line} imports {name}"
+        for relative, tree in modules("mail/directory")
+        for line, name in imported(relative, tree)
+        if top(name) in (*PACKAGES, "tests", "benchmarks")
+        and not within(name, MAIL_DIRECTORY)
+        and top(name) != "common"
+    ]
+    assert not found, "mail/directory/ is a leaf: it imports only common/:\n" + "\n".join(found)
+
+
+def test_a_fresh_interpreter_importing_rcpt_loads_no_other_mail_module() -> None:
+    """The SMTP daemon's RCPT stage needs the directory, not the mail service behind it."""
+    script = (
+        "import sys, mta.smtp.rcpt\n"
+        "print('\\n'.join(m for m in sys.modules if m.split('.')[0] == 'mail'))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    others = [m for m in out if m != "mail" and not within(m, MAIL_DIRECTORY)]
+    assert not others, f"{len(others)} other mail modules loaded: {sorted(others)}"
+    assert MAIL_DIRECTORY in out  # (else the check would pass vacuously)
+
+
+def _runtime_imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement that can run: module level and in functions alike,
+    blocks under ``if TYPE_CHECKING`` aside (they never run)."""
+    skipped = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for stmt in node.body
+        for inner in ast.walk(stmt)
     }
-    failed = {}
-    for name, process in running.items():
-        _, err = process.communicate(timeout=120)
-        if process.returncode:
-            failed[name] = err.strip().splitlines()[-1:]
-    assert len(names) > 20
-    assert not failed, f"these modules do not import alone: {failed}"
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in skipped:
+            yield node
+
+
+def import_graph() -> dict[str, set[str]]:
+    """First-party module -> the first-party modules it imports (a name imported from
+    a module, not a submodule, is an edge to that module)."""
+    trees = {module_name(rel): (rel, tree) for p in PACKAGES for rel, tree in modules(p)}
+    graph: dict[str, set[str]] = {}
+    for name, (relative, tree) in trees.items():
+        edges = set()
+        for node in _runtime_imports(tree):
+            sub = ast.Module(body=[node], type_ignores=[])
+            for _, dotted in imported(relative, sub):
+                target = dotted if dotted in trees else dotted.rpartition(".")[0]
+                if target in trees and target != name:
+                    edges.add(target)
+        graph[name] = edges
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_module_cycle_in_the_tree() -> None:
+    graph = import_graph()
+    assert len(graph) > 300 and graph["mta.smtp.rcpt"]
+    # The finder itself sees a cycle (else it would pass vacuously).
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    found = cycles(graph)
+    assert not found, "import cycles (a function-level import too):\n" + "\n".join(
+        " -> ".join(c) for c in found
+    )
+
+
+# Imports each name in a child forked from a process that holds only the
+# standard library and the third-party packages the tree uses, so every child
+# is a fresh interpreter as far as the tree goes, without paying Python's and
+# the libraries' start-up per module. Prints "name: error" for each failure.
+_IMPORT_ALONE = """
+import importlib, json, os, runpy, signal, sys
+work = json.load(sys.stdin)
+for name in work["third_party"]:
+    try:
+        importlib.import_module(name)
+    except Exception:
+        pass
+pending, running, failed = list(work["jobs"]), {}, []
+while pending or running:
+    while pending and len(running) < work["parallel"]:
+        job = pending.pop()
+        pid = os.fork()
+        if pid == 0:
+            signal.alarm(60)  # a hang fails (SIGALRM ends the child) instead of waiting
+            try:
+                if job["script"]:
+                    runpy.run_path(job["script"], run_name="imported_alone")
+                for name in job["modules"]:
+                    importlib.import_module(name)
+            except BaseException as exc:
+                os.write(2, f"{job['label']}: {type(exc).__name__}: {exc}\\n".encode())
+                os._exit(1)
+            os._exit(0)
+        running[pid] = job["label"]
+    pid, status = os.wait()
+    if status:
+        failed.append(running[pid])
+        print(running[pid], status, file=sys.stderr)
+    del running[pid]
+print(json.dumps(failed))
+"""
+
+
+def test_every_module_and_benchmark_imports_alone_in_a_fresh_interpreter() -> None:
+    """A module that only imports after some other one (an import cycle) fails here;
+    a benchmark runs its module level and imports every module of the tree it names
+    (in functions too), which is where benchmarks/jmap_query.py broke."""
+    trees = [(rel, tree) for p in PACKAGES for rel, tree in modules(p)]
+    names = {module_name(rel) for rel, _ in trees}
+    # A __main__ module runs its daemon when imported: that is its purpose.
+    jobs = [
+        {"label": n, "script": None, "modules": [n]}
+        for n in sorted(names)
+        if not n.endswith(".__main__")
+    ]
+    third_party: set[str] = set()
+    for path in sorted((ROOT / "benchmarks").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        named = {
+            target
+            for _, dotted in imported(f"benchmarks/{path.name}", tree)
+            for target in (dotted, dotted.rpartition(".")[0])
+            if target in names
+        }
+        jobs.append({"label": path.name, "script": str(path), "modules": sorted(named)})
+    for rel, tree in trees:
+        third_party |= {
+            top(dotted)
+            for _, dotted in imported(rel, tree)
+            if top(dotted) not in (*PACKAGES, "tests", "benchmarks", "__future__")
+        }
+    work = {"jobs": jobs, "third_party": sorted(third_party), "parallel": os.cpu_count() or 2}
+    result = subprocess.run(
+        [sys.executable, "-c", _IMPORT_ALONE],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        input=json.dumps(work),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    failed = json.loads(result.stdout.strip().splitlines()[-1])
+    assert len(jobs) > 300 and sum(j["script"] is not None for j in jobs) >= 10
+    assert not failed, f"these do not import alone: {failed}\n{result.stderr[-3000:]}"
+
+
+# Every path that sends, and the module each calls submit() from.
+SENDING_PATHS = {
+    "the sending API": "mail/sending/service.py",
+    "webmail": "mail/webmail/messages.py",
+    "the panel's own mail": "mail/outbox/service.py",
+    "SMTP submission": "mta/submission/server.py",
+    "JMAP EmailSubmission": "mta/jmap/submission.py",
+    "vacation replies": "mta/vacation.py",
+    "Sieve redirects": "mta/redirect.py",
+    "returned bounces": "mta/smtp/data.py",
+    "DSNs": "mta/outbound/worker.py",
+}
+SUBMIT = "mta/outbound/submit.py"
+
+
+def _queue_calls(relative: str, tree: ast.Module) -> Iterator[int]:
+    """Lines calling mta.store.outbound's enqueue, however it was imported."""
+    aliases, direct = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                if full == "mta.store.outbound":
+                    aliases.add(alias.asname or alias.name)
+                if full == "mta.store.outbound.enqueue":
+                    direct.add(alias.asname or alias.name)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if (
+                isinstance(f, ast.Attribute)
+                and f.attr == "enqueue"
+                and isinstance(f.value, ast.Name)
+                and f.value.id in aliases
+            ) or (isinstance(f, ast.Name) and f.id in direct):
+                yield node.lineno
+
+
+def _calls_submit(tree: ast.Module) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            if name == "submit":
+                return True
+    return False
+
+
+def test_every_sending_path_goes_through_submit() -> None:
+    """One way to send: the plan's sends, the sender rule, OUTBOUND_MAX_LIFETIME and
+    the queue are applied in mta/outbound/submit.py and nowhere else."""
+    trees = {rel: tree for p in PACKAGES for rel, tree in modules(p)}
+    callers = {rel: list(_queue_calls(rel, tree)) for rel, tree in trees.items()}
+    outside = {rel: lines for rel, lines in callers.items() if lines and rel != SUBMIT}
+    assert not outside, f"only {SUBMIT} queues mail (call submit()): {outside}"
+    assert callers[SUBMIT], "the check no longer sees submit()'s own enqueue"
+    missing = [path for path, rel in SENDING_PATHS.items() if not _calls_submit(trees[rel])]
+    assert not missing, f"these sending paths do not call submit(): {missing}"
 
 
 @pytest.mark.parametrize(
@@ -238,6 +479,7 @@ def test_every_module_of_mta_jmap_imports_alone_in_a_fresh_interpreter() -> None
         ("mta.smtp.rcpt", "mail.directory.lookup_recipient", True),
         ("mta.smtp.rcpt", "mail.domains.store", False),
         ("mta.smtp.rcpt", "mail", False),
+        ("mta.smtp.rcpt", "mail.directory.recipients.Recipient", True),
         ("oauth.tokens", "mail.accounts", False),
         ("content.entries", "mta.store", False),
         ("common.web", "mail.errors", False),

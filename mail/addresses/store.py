@@ -51,16 +51,6 @@ class Address(Record):
         return f"{self.local_part}@{self.domain_name}"
 
 
-@dataclass(frozen=True)
-class Credentials(Record):
-    """An address's password hash: for mail/directory.py's authenticate only."""
-
-    id: str
-    account_id: str
-    password_hash: str
-    display_name: str = ""
-
-
 EDITABLE = frozenset({"display_name", "quota_bytes"})
 
 
@@ -117,18 +107,6 @@ async def get_owned(
     return Address.from_optional(row)
 
 
-async def credentials(conn: Conn, local_part: str, domain: str) -> Credentials | None:
-    """The password hash of ``local_part@domain``: for mail/directory.py's authenticate only."""
-    row = await fetch_one(
-        conn,
-        "SELECT a.id::text, d.account_id::text, a.password_hash, a.display_name FROM "
-        + _FROM
-        + " WHERE d.name = %s AND a.local_part = %s",
-        (domain, local_part),
-    )
-    return Credentials.from_optional(row)
-
-
 async def get(conn: Conn, address_id: str) -> Address | None:
     row = await fetch_one(conn, f"SELECT {_COLUMNS} FROM {_FROM} WHERE a.id = %s", (address_id,))
     return Address.from_optional(row)
@@ -170,18 +148,5 @@ async def for_account(conn: Conn, account_id: str) -> list[Address]:
         conn,
         f"SELECT {_COLUMNS} FROM {_FROM} WHERE d.account_id = %s ORDER BY d.name, a.local_part",
         (account_id,),
-    )
-    return [Address.from_row(r) for r in rows]
-
-
-async def for_account_number(conn: Conn, number: int) -> list[Address]:
-    """The addresses of the panel account with this number, oldest first (JMAP over OAuth)."""
-    rows = await fetch_all(
-        conn,
-        f"""
-        SELECT {_COLUMNS} FROM {_FROM} JOIN mail.accounts acc ON acc.id = d.account_id
-         WHERE acc.number = %s ORDER BY a.created_at, d.name, a.local_part
-        """,
-        (number,),
     )
     return [Address.from_row(r) for r in rows]

@@ -11,53 +11,18 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from common.db import Conn, Json, execute
 from common.settings import SettingsError
+from mail.directory.plans import BUILTIN_FREE, FEATURES, LIMITS, PlanSpec
 
-# Booleans: a route or daemon path the plan may switch off (402 plan_required).
-FEATURES = ("custom_domains", "api_sending", "webhooks", "transfers", "filters", "jmap_push")
-# Numbers: how many an account may hold or use (413 quota_exceeded); null is unlimited.
-LIMITS = (
-    "domains",
-    "addresses",
-    "storage_bytes",
-    "sends_per_month",
-    "api_keys",
-    "webhooks",
-)
+__all__ = ["BUILTIN_FREE", "FEATURES", "INTERVALS", "LIMITS", "PlanSpec", "load", "parse"]
+
 INTERVALS = ("month", "year")
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
-
-
-@dataclass(frozen=True)
-class PlanSpec:
-    id: str
-    name: str
-    description: str = ""
-    position: int = 0
-    visible: bool = True
-    is_default: bool = False
-    price: int = 0
-    currency: str = "usd"
-    interval: str = "month"
-    features: dict[str, bool] = field(default_factory=dict)
-    limits: dict[str, int | None] = field(default_factory=dict)
-    stripe_price_id: str | None = None
-
-
-BUILTIN_FREE = PlanSpec(
-    id="free",
-    name="Free",
-    description="Everything, without limits: the plan of an instance without billing.",
-    is_default=True,
-    features=dict.fromkeys(FEATURES, True),
-    limits=dict.fromkeys(LIMITS),
-)
 
 
 def load(path: str) -> list[PlanSpec]:

@@ -22,13 +22,12 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
 
 from common.crypto import Sealer
+from mail.directory.keys import key_sealer
 
 RSA = "rsa-sha256"
 ED25519 = "ed25519-sha256"
 ALGORITHMS = (RSA, ED25519)
 RSA_BITS = 2048
-# The Sealer purpose; the MTA opens private keys with Sealer(SECRET, SEAL_PURPOSE).
-SEAL_PURPOSE = "mail.dkim"
 
 
 @dataclass(frozen=True)
@@ -90,9 +89,5 @@ def seal_private_key(sealer: Sealer, pair: KeyPair) -> str:
     return sealer.seal(pair.private_key)
 
 
-def open_private_key(sealer: Sealer, sealed: str) -> bytes:
-    return sealer.open_bytes(sealed)
-
-
 def dkim_sealer(secret: str) -> Sealer:
-    return Sealer(secret, SEAL_PURPOSE)
+    return key_sealer(secret)

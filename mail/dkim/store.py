@@ -27,15 +27,6 @@ class DkimKey(Record):
     created_at: datetime
 
 
-@dataclass(frozen=True)
-class SealedKey(Record):
-    """The signing key with its sealed private key: for signing only, never a response."""
-
-    selector: str
-    algorithm: str
-    private_key_sealed: str
-
-
 async def insert(
     conn: Conn,
     *,
@@ -113,14 +104,3 @@ async def activate(conn: Conn, domain_id: str, key_id: str) -> None:
         "UPDATE mail.dkim_keys SET active = true WHERE domain_id = %s AND id = %s",
         (domain_id, key_id),
     )
-
-
-async def sealed_active_key(conn: Conn, domain_id: str) -> SealedKey | None:
-    """The signing key with its sealed private key: for signing only, never a response."""
-    row = await fetch_one(
-        conn,
-        "SELECT selector, algorithm, private_key_sealed FROM mail.dkim_keys"
-        " WHERE domain_id = %s AND active",
-        (domain_id,),
-    )
-    return SealedKey.from_optional(row)

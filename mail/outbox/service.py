@@ -25,24 +25,27 @@ async def send(conn: Conn, ctx: MailContext, outgoing: Outgoing, *, account_id: 
     now = ctx.clock.now()
     message_id = str(uuid.uuid4())
     raw = build(outgoing, mail_from=ctx.config.mail_from, now=now)
-    await mailstore.enqueue(
+    await mailstore.submit(
         conn,
-        message_id=message_id,
-        account_id=account_id,
-        source="system",
-        mail_from=ctx.config.mail_from,
-        recipients=[outgoing.to],
-        raw=raw,
+        mailstore.Submission(
+            message_id=message_id,
+            source="system",
+            mail_from=ctx.config.mail_from,
+            recipients=[outgoing.to],
+            raw=raw,
+            account_id=account_id,
+            # What the queue shows in the clear: never the link.
+            event_data={
+                "email_id": message_id,
+                "kind": outgoing.kind,
+                "from": ctx.config.mail_from,
+                "to": [outgoing.to],
+                "subject": outgoing.subject,
+            },
+            sealer=mailstore.outbound_sealer(ctx.settings.secret),
+        ),
         now=now,
-        # What the queue shows in the clear: never the link.
-        event_data={
-            "email_id": message_id,
-            "kind": outgoing.kind,
-            "from": ctx.config.mail_from,
-            "to": [outgoing.to],
-            "subject": outgoing.subject,
-        },
-        sealer=mailstore.outbound_sealer(ctx.settings.secret),
+        max_lifetime=ctx.config.outbound_max_lifetime,
     )
     # Links carry one-time tokens: only a development instance may log them.
     if ctx.settings.is_development and outgoing.link:

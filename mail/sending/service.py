@@ -1,7 +1,7 @@
 """Sending through the API: check, build the MIME, record, enqueue; all in one transaction.
 
 The email's row (``mail.sent_emails``), its queued message (mta's outbound
-queue, through ``mailstore.enqueue``) and its Idempotency-Key answer commit
+queue, through ``mailstore.submit``) and its Idempotency-Key answer commit
 together or not at all, so a retried request finds either everything or
 nothing. The queue sends, signs with the domain's DKIM key, retries and
 writes the email.* events; reads join the two sides by the shared id.
@@ -31,12 +31,14 @@ from mail.sending.store import SentEmail
 from mta.mailstore import (
     Event,
     OutboundStatus,
+    Sends,
+    Submission,
     cancel_scheduled,
     email_events,
-    enqueue,
     outbound_status,
     outbound_statuses,
     reschedule,
+    submit,
 )
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
@@ -135,7 +137,11 @@ async def send(ctx: MailContext, req: Request, items: list[Any]) -> dict[str, An
             if isinstance(item, MailError):
                 errors.append({"index": index, "message": item.message})
                 continue
-            ids.append(await _record(conn, req.auth, item, now))
+            ids.append(
+                await _record(
+                    conn, req.auth, item, now, max_lifetime=ctx.config.outbound_max_lifetime
+                )
+            )
         if batch:
             answer: dict[str, Any] = {"data": [{"id": i} for i in ids]}
             if req.permissive:
@@ -214,7 +220,7 @@ async def sender_problem(conn: Conn, ctx: MailContext, auth: Auth, name: str) ->
     return None if spf and dkim else not_verified(name)
 
 
-async def _record(conn: Conn, auth: Auth, draft: Draft, now: datetime) -> str:
+async def _record(conn: Conn, auth: Auth, draft: Draft, now: datetime, *, max_lifetime: int) -> str:
     email_id = str(uuid.uuid4())
     # Date is when it leaves: a scheduled email carries its schedule, not its creation.
     raw = mime.build(email_id, draft, draft.scheduled_at or now)
@@ -252,17 +258,22 @@ async def _record(conn: Conn, auth: Auth, draft: Draft, now: datetime) -> str:
         data["tags"] = {t["name"]: t["value"] for t in draft.tags}
     if draft.headers:
         data["headers"] = [{"name": k, "value": v} for k, v in draft.headers.items()]
-    await enqueue(
+    # The request's sends were reserved together before its emails were recorded.
+    await submit(
         conn,
-        message_id=email_id,
-        account_id=auth.account.id,
-        source="api",
-        mail_from=draft.sender.address,
-        recipients=draft.recipients,
-        raw=raw,
+        Submission(
+            message_id=email_id,
+            source="api",
+            mail_from=draft.sender.address,
+            recipients=draft.recipients,
+            raw=raw,
+            account_id=auth.account.id,
+            sends=Sends.RESERVED,
+            send_at=draft.scheduled_at,
+            event_data=data,
+        ),
         now=now,
-        scheduled_at=draft.scheduled_at,
-        event_data=data,
+        max_lifetime=max_lifetime,
     )
     return email_id
 

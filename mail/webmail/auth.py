@@ -1,4 +1,4 @@
-"""Webmail sign-in and out: the mailbox credential (mail/directory.py authenticate)."""
+"""Webmail sign-in and out: the mailbox credential (mail/directory/ authenticate)."""
 
 from __future__ import annotations
 

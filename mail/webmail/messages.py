@@ -24,9 +24,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from common.crypto import constant_time_equals, derive_key, hmac_sha256_hex
-from mail.billing import entitlement
 from mail.context import MailContext
-from mail.errors import MailError, conflict, not_found, validation_error
+from mail.errors import MailError, conflict, not_found, quota_exceeded, validation_error
 from mail.sending import mime as sending_mime
 from mail.sending.fields import Attachment, Draft, Mailbox, mailboxes
 from mail.web.lists import ListParams, Sorts
@@ -589,18 +588,25 @@ async def send(ctx: MailContext, session: WebmailSession, compose: Compose) -> s
     # The queue first, in its own transaction: a failure after it leaves a sent
     # message without its Sent copy, never a Sent copy of mail that did not leave.
     async with ctx.db.transaction() as conn:
-        # The plan's sends_per_month (mail/billing/): one message is one send.
-        await entitlement.reserve(conn, session.account_id, "sends_per_month", now=now)
-        await mailstore.enqueue(
-            conn,
-            message_id=email_id,
-            account_id=session.account_id,
-            source="webmail",
-            mail_from=session.email,
-            recipients=draft.recipients,
-            raw=data,
-            now=now,
-        )
+        # The plan's sends_per_month: one message is one send, counted by submit.
+        try:
+            await mailstore.submit(
+                conn,
+                mailstore.Submission(
+                    message_id=email_id,
+                    source="webmail",
+                    mail_from=session.email,
+                    recipients=draft.recipients,
+                    raw=data,
+                    account_id=session.account_id,
+                    address_id=session.address_id,
+                    sends=mailstore.Sends.COUNT,
+                ),
+                now=now,
+                max_lifetime=ctx.config.outbound_max_lifetime,
+            )
+        except mailstore.SendRefused as exc:
+            raise quota_exceeded(exc.message) from None
     sent = (await _roles(ctx, session.address_id))["sent"]
     copy_id = await _store(ctx, session.address_id, data, sent, ["$seen"])
     if compose.reply_to_id:

@@ -1,6 +1,6 @@
 """Who a JMAP request is: HTTP Basic (one mailbox) or an OAuth access token (every address).
 
-* ``Basic`` with an address and its password (mail/directory.py ``authenticate``)
+* ``Basic`` with an address and its password (mail/directory/ ``authenticate``)
   gives that address as the session's one account.
 * ``Bearer`` with an access token of this project's OAuth server (RFC 9068 JWT,
   HS256 under SECRET, ``typ: at+jwt``): the signature, expiry (injected clock),

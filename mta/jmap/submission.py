@@ -27,13 +27,18 @@ from typing import Any
 
 from common.db import Conn
 from common.recipients import AddressRefused, check_recipient
-from mail import directory
 from mta.jmap import methods
 from mta.jmap.email import write
 from mta.jmap.email.methods import email_context
 from mta.jmap.mailbox import Invalid, _savepoint
 from mta.jmap.registry import SUBMISSION, Account, MethodCall, SetResponse, register, set_error
 from mta.message import header_values, read_message, split_head
+from mta.outbound.submit import (
+    SendRefused,
+    Sends,
+    Submission,
+    submit,
+)
 from mta.store import emails, identities, outbound, submissions
 
 TYPE = "EmailSubmission"
@@ -360,23 +365,26 @@ async def _create(
     hold = _hold(envelope["mailFrom"].get("parameters"), now, call.limits.max_delayed_send)
     # The plan's sends_per_month, counted in this transaction like the sending API's
     # (one message is one send); RFC 8621 7.5's forbiddenToSend says why it is refused.
-    refused = await directory.reserve_sends(conn, account.owner_account_id, 1, now)
-    if refused is not None:
-        raise Invalid(set_error("forbiddenToSend", refused))
     submission_id = str(uuid.uuid4())
-    await outbound.enqueue(
-        conn,
-        message_id=submission_id,
-        account_id=account.owner_account_id,
-        address_id=account.address_id,
-        source="jmap",
-        mail_from=account.email,
-        recipients=recipients,
-        raw=without_bcc(raw),
-        now=now,
-        scheduled_at=hold,
-        lifetime=timedelta(seconds=call.ctx.mta.config.outbound_max_lifetime),
-    )
+    try:
+        await submit(
+            conn,
+            Submission(
+                message_id=submission_id,
+                source="jmap",
+                mail_from=account.email,
+                recipients=recipients,
+                raw=without_bcc(raw),
+                account_id=account.owner_account_id,
+                address_id=account.address_id,
+                sends=Sends.COUNT,
+                send_at=hold,
+            ),
+            now=now,
+            max_lifetime=call.ctx.mta.config.outbound_max_lifetime,
+        )
+    except SendRefused as exc:
+        raise Invalid(set_error("forbiddenToSend", exc.message)) from None
     send_at = hold or now
     await submissions.create(
         conn,

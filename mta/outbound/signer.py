@@ -1,6 +1,6 @@
 """DKIM signing of outbound mail (RFC 6376; Ed25519 per RFC 8463), with dkimpy.
 
-The key is the From domain's active key, asked of mail/directory.py and
+The key is the From domain's active key, asked of mail/directory/ and
 unsealed there for this call only: it lives in this module's frames while the
 signature is computed and is never cached, logged or handed on.
 

@@ -41,13 +41,16 @@ from common.db import Conn
 from common.logs import reset_request_id, set_request_id
 from common.outbound import OutboundClient
 from mail import directory
-from mta import redirect
+from mta import received, redirect
 from mta.context import MtaContext
 from mta.outbound import dsn, signer
 from mta.outbound.client import ConnectFailed, Connections, transact
 from mta.outbound.mtasts import PolicyCache
 from mta.outbound.routing import RouteFailure, route
-from mta.smtp import received
+from mta.outbound.submit import (
+    Submission,
+    submit,
+)
 from mta.srs import SrsError
 from mta.store import activity, outbound, suppressions
 from mta.store.outbound import Claimed, Outcome
@@ -431,15 +434,18 @@ class OutboundWorker:
             original=raw,
             now=now,
         )
-        await outbound.enqueue(
+        await submit(
             conn,
-            message_id=str(uuid.uuid4()),
-            account_id=first.account_id,
-            source="system",
-            mail_from="",
-            recipients=[to],
-            raw=report,
+            Submission(
+                message_id=str(uuid.uuid4()),
+                source="system",
+                mail_from="",
+                recipients=[to],
+                raw=report,
+                account_id=first.account_id,
+            ),
             now=now,
+            max_lifetime=self.ctx.config.outbound_max_lifetime,
         )
 
 

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import logging
 import uuid
-from datetime import timedelta
 
 from mta.context import MtaContext
 from mta.delivery import Inbound, deliver
 from mta.outbound import bounces
+from mta.outbound.submit import (
+    Submission,
+    submit,
+)
 from mta.smtp import replies
-from mta.store import outbound
 
 log = logging.getLogger(__name__)
 
@@ -52,16 +54,18 @@ async def return_bounces(ctx: MtaContext, originals: list[str], raw: bytes) -> s
     now = ctx.runtime.clock.now()
     try:
         async with ctx.runtime.db.transaction() as conn:
-            await outbound.enqueue(
+            await submit(
                 conn,
-                message_id=str(uuid.uuid4()),
-                account_id=None,
-                source="system",
-                mail_from="",
-                recipients=originals,
-                raw=raw,
+                Submission(
+                    message_id=str(uuid.uuid4()),
+                    source="system",
+                    mail_from="",
+                    recipients=originals,
+                    raw=raw,
+                    account_id=None,
+                ),
                 now=now,
-                lifetime=timedelta(seconds=ctx.config.outbound_max_lifetime),
+                max_lifetime=ctx.config.outbound_max_lifetime,
             )
     except Exception:
         log.exception("queueing a returned bounce failed; answered 451")

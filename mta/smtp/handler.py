@@ -13,11 +13,11 @@ from aiosmtpd.smtp import SMTP, Envelope, Session
 from common import metrics
 from common.ids import short_id
 from common.ratelimit import RateLimiter
-from mail.directory import Mailbox
-from mta import lines
+from mail.directory import Recipient
+from mta import lines, received
 from mta.context import MtaContext
 from mta.delivery import Inbound, record_refused_rcpt
-from mta.smtp import data, ehlo, mail, rcpt, received, replies
+from mta.smtp import data, ehlo, mail, rcpt, replies
 from mta.smtp.limits import ConnectionLimits, ErrorLimits, is_error
 from mta.smtp.mail import has_forbidden_character
 from mta.smtp.protocol import SMTPProtocol
@@ -32,7 +32,7 @@ class InboundEnvelope(Envelope):
         super().__init__()
         self.sender: str = ""
         self.declared_size: int = 0
-        self.mailboxes: list[tuple[str, Mailbox]] = []
+        self.mailboxes: list[tuple[str, Recipient]] = []
         # VERP tokens of reports about mail we sent (mta/outbound/bounces.py).
         self.bounce_tokens: list[str] = []
         # Original senders of redirected mail whose bounces this is (mta/srs.py).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mail.directory import Mailbox, lookup_recipient
+from mail.directory import Recipient, lookup_recipient
 from mta import redirect, srs
 from mta.context import MtaContext
 from mta.outbound import bounces
@@ -17,7 +17,7 @@ from mta.store import outbound
 @dataclass(frozen=True)
 class Decision:
     reply: str
-    mailbox: Mailbox | None = None
+    mailbox: Recipient | None = None
     # A VERP address of mail we sent (bounces+<token>@...): the report goes to
     # mta/outbound/bounces.py, not to a mailbox.
     bounce_token: str | None = None

@@ -68,3 +68,22 @@ def too_many_errors(hostname: str) -> str:
 
 def too_many_unknown_recipients(hostname: str) -> str:
     return f"421 4.7.0 {hostname} Error: too many unknown recipients from your address, try later"
+
+
+# Submission (RFC 6409, RFC 4954): AUTH, the sender rule, the queue.
+AUTH_INVALID = "535 5.7.8 Authentication credentials invalid"
+AUTH_LOOKUP_FAILED = "454 4.7.0 Temporary authentication failure, try again later"
+SENDER_NOT_ALLOWED = "550 5.7.1 Sender address rejected: {login} may not send as <{address}>"
+FROM_NOT_ALLOWED = (
+    "550 5.7.1 From header rejected: {login} may not send as {address}; send from your own address"
+)
+NO_FROM = "550 5.7.1 The message has no From address"
+QUEUE_FAILED = "451 4.3.0 Temporary failure queueing the message, try again later"
+
+
+def too_many_auth_failures(hostname: str) -> str:
+    return f"421 4.7.0 {hostname} Error: too many failed logins from your address, try later"
+
+
+def submitted(message_id: str) -> str:
+    return f"250 2.0.0 OK: queued as {message_id}"

@@ -29,7 +29,7 @@ COLUMNS = """id, address_id, parent_id, name, role, sort_order, total_emails, un
 
 @dataclass(frozen=True)
 class Folder(Record):
-    """A mailbox of an address with its counts, as the panel (and webmail next) shows it."""
+    """A mailbox of an address with its counts, as the panel and webmail show it."""
 
     id: str
     address_id: str

@@ -1,7 +1,7 @@
 """The submission daemon: mail clients send through it (RFC 6409, RFC 8314).
 
 On SUBMISSION_PORT (587) a client says EHLO, STARTTLS, then AUTH PLAIN or
-LOGIN with an address and its password (mail/directory.py ``authenticate``);
+LOGIN with an address and its password (mail/directory/ ``authenticate``);
 on SUBMISSIONS_PORT (465) the whole connection is TLS from the first byte.
 AUTH is not offered before TLS, except from the loopback when
 SUBMISSION_PLAINTEXT_LOOPBACK is on (development's default). Failed AUTH
@@ -33,7 +33,6 @@ import uuid
 import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import timedelta
 from email.parser import BytesHeaderParser
 from email.policy import compat32
 from email.utils import format_datetime, getaddresses, make_msgid
@@ -46,45 +45,24 @@ from common.logs import new_request_id, set_request_id
 from common.ratelimit import RateLimiter
 from common.recipients import AddressRefused, check_recipient
 from mail import directory
-from mta import lines
+from mta import lines, received
 from mta.context import MtaContext
-from mta.smtp import ehlo, mail, received, replies
+from mta.outbound.submit import (
+    Sends,
+    Submission,
+    may_send_as,
+    reserve_sends,
+    return_sends,
+    submit,
+)
+from mta.smtp import ehlo, mail, replies
 from mta.smtp.handler import InboundEnvelope, InboundSession, InboundSMTP
 from mta.smtp.limits import ConnectionLimits, ErrorLimits
 from mta.smtp.protocol import protocol_factory
 from mta.smtp.rcpt import split_address
-from mta.store import outbound
 from mta.submission import tls
 
 log = logging.getLogger(__name__)
-
-AUTH_INVALID = "535 5.7.8 Authentication credentials invalid"
-AUTH_LOOKUP_FAILED = "454 4.7.0 Temporary authentication failure, try again later"
-SENDER_NOT_ALLOWED = "550 5.7.1 Sender address rejected: {login} may not send as <{address}>"
-FROM_NOT_ALLOWED = (
-    "550 5.7.1 From header rejected: {login} may not send as {address}; send from your own address"
-)
-NO_FROM = "550 5.7.1 The message has no From address"
-QUEUE_FAILED = "451 4.3.0 Temporary failure queueing the message, try again later"
-
-
-def too_many_auth_failures(hostname: str) -> str:
-    return f"421 4.7.0 {hostname} Error: too many failed logins from your address, try later"
-
-
-def queued(message_id: str) -> str:
-    return f"250 2.0.0 OK: queued as {message_id}"
-
-
-def may_send_as(login: str, address: str) -> bool:
-    """The login's own address, or a +tag of it (user+news@example.com)."""
-    address = address.strip().lower()
-    if address == login:
-        return True
-    local, _, domain = address.rpartition("@")
-    own_local, _, own_domain = login.rpartition("@")
-    base = local.split(directory.SUBADDRESS_DELIMITER, 1)[0]
-    return domain == own_domain and base == own_local and local != base
 
 
 def _capture(
@@ -153,7 +131,7 @@ class SubmissionHandler:
         window = config.submission_auth_window
         try:
             if await self.limiter.exhausted(key, config.submission_auth_failures, window):
-                return too_many_auth_failures(config.smtp_hostname)
+                return replies.too_many_auth_failures(config.smtp_hostname)
             async with self.ctx.runtime.db.connection() as conn:
                 principal = await directory.authenticate(conn, login, password)
             if principal is not None:
@@ -161,12 +139,12 @@ class SubmissionHandler:
             decision = await self.limiter.hit(key, config.submission_auth_failures, window)
         except Exception:
             log.exception("authentication lookup failed")
-            return AUTH_LOOKUP_FAILED
+            return replies.AUTH_LOOKUP_FAILED
         # Never the password, and the login only as far as the domain.
         log.info("failed AUTH from %s for @%s", _peer_ip(session), login.rpartition("@")[2])
         if not decision.allowed:
-            return too_many_auth_failures(config.smtp_hostname)
-        return AUTH_INVALID
+            return replies.too_many_auth_failures(config.smtp_hostname)
+        return replies.AUTH_INVALID
 
     async def handle_EHLO(
         self,
@@ -199,7 +177,7 @@ class SubmissionHandler:
         if sender is None:
             return reply
         if not may_send_as(principal.email, sender):
-            return SENDER_NOT_ALLOWED.format(login=principal.email, address=sender)
+            return replies.SENDER_NOT_ALLOWED.format(login=principal.email, address=sender)
         envelope.accept_sender(address, mail_options, sender, size)
         return reply
 
@@ -241,10 +219,10 @@ class SubmissionHandler:
         headers = BytesHeaderParser(policy=compat32).parsebytes(head + b"\r\n\r\n")
         authors = [a for _, a in getaddresses([str(v) for v in headers.get_all("From") or []])]
         if not authors:
-            return NO_FROM
+            return replies.NO_FROM
         for author in authors:
             if not may_send_as(principal.email, author):
-                return FROM_NOT_ALLOWED.format(login=principal.email, address=author)
+                return replies.FROM_NOT_ALLOWED.format(login=principal.email, address=author)
         now = self.ctx.runtime.clock.now()
         message_id = str(uuid.uuid4())
         # One trace id per submitted message: its Received field, its queue row
@@ -277,24 +255,25 @@ class SubmissionHandler:
         recipients = list(envelope.rcpt_tos)
         content = trace + added + raw
 
+        request = Submission(
+            message_id=message_id,
+            source="submission",
+            mail_from=envelope.sender,
+            recipients=recipients,
+            raw=content,
+            account_id=principal.account_id,
+            address_id=principal.address_id,
+            sends=Sends.RESERVED,
+            login=principal.email,
+        )
+
         async def queue(conn: Conn) -> None:
-            await outbound.enqueue(
-                conn,
-                message_id=message_id,
-                account_id=principal.account_id,
-                address_id=principal.address_id,
-                source="submission",
-                mail_from=envelope.sender,
-                recipients=recipients,
-                raw=content,
-                now=now,
-                lifetime=timedelta(seconds=config.outbound_max_lifetime),
-            )
+            await submit(conn, request, now=now, max_lifetime=config.outbound_max_lifetime)
 
         # The plan's sends_per_month: one message is one send, counted in its own
         # short transaction (the queue commit below is shared with other messages).
         async with self.ctx.runtime.db.transaction() as conn:
-            refused = await directory.reserve_sends(conn, principal.account_id, 1, now)
+            refused = await reserve_sends(conn, principal.account_id, 1, now)
         if refused is not None:
             return replies.SENDS_EXHAUSTED
         try:
@@ -303,11 +282,11 @@ class SubmissionHandler:
         except Exception:
             log.exception("queueing submitted mail failed; answered 451")
             async with self.ctx.runtime.db.transaction() as conn:
-                await directory.return_sends(conn, principal.account_id, 1, now)
-            return QUEUE_FAILED
+                await return_sends(conn, principal.account_id, 1, now)
+            return replies.QUEUE_FAILED
         if isinstance(session, InboundSession):
             session.errors = session.junk = 0
-        return queued(message_id)
+        return replies.submitted(message_id)
 
 
 def _peer_ip(session: Session) -> str:

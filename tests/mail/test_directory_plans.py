@@ -1,4 +1,4 @@
-"""The RCPT TO statement (mail/directory.py) reaches rows by their keys under a generic plan."""
+"""The RCPT TO statement (mail/directory/) reaches rows by their keys under a generic plan."""
 
 from __future__ import annotations
 

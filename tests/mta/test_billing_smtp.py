@@ -1,4 +1,4 @@
-"""The plan's limits on the SMTP paths, through mail/directory.py: storage at RCPT, sends at submission."""
+"""The plan's limits on the SMTP paths, through mail/directory/: storage at RCPT, sends at submission."""
 
 from __future__ import annotations
 

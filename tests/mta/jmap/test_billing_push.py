@@ -1,4 +1,4 @@
-"""JMAP push is the plan's jmap_push feature (mail/billing/), asked through mail/directory.py."""
+"""JMAP push is the plan's jmap_push feature (mail/billing/), asked through mail/directory/."""
 
 from __future__ import annotations
 

@@ -1,0 +1,55 @@
+"""A hosted domain's active DKIM key, opened for the outbound signer.
+
+The private keys are sealed at rest (common/crypto.py) under
+:data:`SEAL_PURPOSE`; mail/dkim/ seals them when it makes a key, and this
+module opens them, only for signing, never for a response or a log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from common.crypto import Sealer
+from common.db import Conn, fetch_one
+
+SEAL_PURPOSE = "mail.dkim"
+
+
+@dataclass(frozen=True)
+class SigningKey:
+    domain: str
+    selector: str
+    algorithm: str
+    # dkimpy's private key format (mail/dkim/keys.py): for the signer only, never logged.
+    private_key: bytes
+
+
+def key_sealer(secret: str) -> Sealer:
+    """The sealer of DKIM private keys at rest, built once per process by the caller."""
+    return Sealer(secret, SEAL_PURPOSE)
+
+
+def open_private_key(sealer: Sealer, sealed: str) -> bytes:
+    return sealer.open_bytes(sealed)
+
+
+async def signing_key(conn: Conn, sealer: Sealer, domain: str) -> SigningKey | None:
+    """The active DKIM key of a hosted domain; None for a domain not hosted here."""
+    name = domain.strip().lower().rstrip(".")
+    row = await fetch_one(
+        conn,
+        """
+        SELECT k.selector, k.algorithm, k.private_key_sealed
+          FROM mail.domains d JOIN mail.dkim_keys k ON k.domain_id = d.id AND k.active
+         WHERE d.name = %s
+        """,
+        (name,),
+    )
+    if row is None:
+        return None
+    return SigningKey(
+        domain=name,
+        selector=row["selector"],
+        algorithm=row["algorithm"],
+        private_key=open_private_key(sealer, row["private_key_sealed"]),
+    )
