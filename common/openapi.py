@@ -324,11 +324,16 @@ profile_key = web.AppKey("openapi_profile", Profile)
 
 def publish(app: web.Application, profile: Profile, *, json_path: str, html_path: str) -> None:
     """Serve the app's own document at ``json_path`` and its reference page at
-    ``html_path``, with the page's bundle (Swagger UI) under ``html_path/files/``."""
+    ``html_path``, with the page's bundle (Swagger UI) under :data:`FILES_PREFIX`.
+
+    The bundle's files are not under the API's paths (``/api/...``): they are
+    a page's assets, immutable, and spend no API budget. Every service serves
+    the same files; in the gateway the mail app answers the root's.
+    """
     app[profile_key] = profile
     app.router.add_get(json_path, openapi_json, name=JSON_ROUTE)
     app.router.add_get(html_path, openapi_html)
-    app.router.add_get(html_path + "/files/{name:.+}", reference_file, name=FILES_ROUTE)
+    app.router.add_get(FILES_PREFIX + "{name:.+}", reference_file, name=FILES_ROUTE)
 
 
 def _document(request: web.Request) -> dict[str, Any]:
@@ -374,6 +379,7 @@ async def reference_file(request: web.Request) -> web.StreamResponse:
 
 JSON_ROUTE = "openapi-json"
 FILES_ROUTE = "openapi-files"
+FILES_PREFIX = "/_docs/"
 REFERENCE_BUNDLE = "apidocs/reference"
 REFERENCE_FILES = ("apidocs/", "chunks/")
 # Swagger UI under the same strict policy as every other page: its scripts and

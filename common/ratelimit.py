@@ -101,10 +101,17 @@ class RateLimiter:
         step = max(1, round(MICROSECONDS / rate))  # one request's worth of time
         depth = burst * step  # how far ahead of now the bucket may be spent
         now = round(self.clock.now().timestamp() * MICROSECONDS)
+        # A stored time further ahead than a full bucket reaches can only come
+        # from a clock that stepped back (NTP, a restored VM): it counts as a
+        # full bucket, or every principal would be locked out until the clock
+        # caught up again.
+        start = (
+            "(CASE WHEN b.tat > %(now)s + %(depth)s THEN %(now)s ELSE greatest(b.tat, %(now)s) END)"
+        )
         tat = await self.db.fetch_val(
             "INSERT INTO common.rate_buckets AS b (key, tat) VALUES (%(key)s, %(now)s + %(step)s)"
-            " ON CONFLICT (key) DO UPDATE SET tat = greatest(b.tat, %(now)s) + %(step)s"
-            " WHERE greatest(b.tat, %(now)s) + %(step)s <= %(now)s + %(depth)s"
+            f" ON CONFLICT (key) DO UPDATE SET tat = {start} + %(step)s"
+            f" WHERE {start} + %(step)s <= %(now)s + %(depth)s"
             " RETURNING tat",
             {"key": key, "now": now, "step": step, "depth": depth},
         )

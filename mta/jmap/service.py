@@ -27,7 +27,7 @@ from typing import Any
 from aiohttp import web
 
 from common.jobs import Job
-from common.openapi import array, integer, obj, operation, publish, string
+from common.openapi import FILES_PREFIX, array, integer, obj, operation, publish, string
 from common.ratelimit import RateLimiter
 from common.runtime import Runtime
 from common.web import read_body
@@ -140,7 +140,7 @@ class JmapService:
     async def _authenticate(self, request: web.Request, handler: Any) -> web.StreamResponse:
         if request.method == "OPTIONS":
             return web.Response(status=204, headers=_cors(request))
-        if request.path in PUBLIC or request.path.startswith(DOCS_PATH + "/files/"):
+        if request.path in PUBLIC or request.path.startswith(FILES_PREFIX):
             return await handler(request)
         try:
             principal = await self.auth.principal(request)

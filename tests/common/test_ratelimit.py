@@ -60,6 +60,18 @@ async def test_a_bucket_allows_its_burst_then_its_rate(db, clock):
     ]
 
 
+async def test_a_clock_stepping_back_does_not_lock_the_bucket(db, clock):
+    limiter = RateLimiter(db, clock)
+    assert all([(await limiter.take("stepped", 10, 20)).allowed for _ in range(20)])
+    assert not (await limiter.take("stepped", 10, 20)).allowed
+    # The clock steps back a day: what was spent is further ahead than any
+    # bucket reaches, so it counts as full, not as a day's wait.
+    clock.advance(-86400)
+    assert [(await limiter.take("stepped", 10, 20)).allowed for _ in range(21)] == [True] * 20 + [
+        False
+    ]
+
+
 async def test_a_slow_rate_says_when_to_come_back(db, clock):
     limiter = RateLimiter(db, clock)
     assert (await limiter.take("slow", 0.5, 1)).allowed

@@ -20,7 +20,11 @@ from common.runtime import Runtime
 from common.settings import Settings
 from gateway.app import build_app
 
-HIGH_LIMITS = {"RATE_LIMIT_PER_SECOND": "100000", "AUTH_RATE_LIMIT_PER_SECOND": "100000"}
+HIGH_LIMITS = {
+    "RATE_LIMIT_PER_SECOND": "100000",
+    "RATE_LIMIT_BURST": "100000",
+    "AUTH_RATE_LIMIT_PER_SECOND": "100000",
+}
 
 
 @pytest.fixture

@@ -40,6 +40,8 @@ PAGES = {
     "oauth": "/oauth/docs",
     "jmap": "/jmap/docs",
 }
+# Where each service's app sits in the gateway: its reference page's files follow it.
+PREFIXES = {"mail": "", "content": "/cms", "oauth": "", "jmap": ""}
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 SHAPES = {
     "mail": ["statusCode", "name", "message"],
@@ -186,12 +188,12 @@ async def test_the_docs_page_renders_the_document_for_people(
     scripts = re.findall(r"<script([^>]*)>", page)
     assert len(scripts) == 1 and "type=module" in scripts[0]
     src = re.search(r'src="([^"]+)"', scripts[0])
-    assert src is not None and src.group(1).startswith(PAGES[service] + "/files/apidocs/")
+    assert src is not None and src.group(1).startswith(PREFIXES[service] + "/_docs/apidocs/")
     bundle = await gateway_client.get(src.group(1))
     assert bundle.status == 200
     assert "immutable" in bundle.headers["Cache-Control"]
     # The files route serves the page's bundle and nothing else of the build.
-    other = await gateway_client.get(PAGES[service] + "/files/cms/admin.css")
+    other = await gateway_client.get(PREFIXES[service] + "/_docs/cms/admin.css")
     assert other.status == 404
 
 
