@@ -60,14 +60,18 @@ class StandIn:
 
 class LinkedInStandIn(StandIn):
     def app(self) -> web.Application:
-        app = web.Application()
+        app = web.Application(client_max_size=2 * self.PART)  # a whole video part
         app.router.add_get("/oauth/v2/authorization", self.authorize)
         app.router.add_post("/oauth/v2/accessToken", self.token)
         app.router.add_get("/v2/userinfo", self.userinfo)
         app.router.add_post("/rest/images", self.images)
         app.router.add_put("/upload/{id}", self.upload)
+        app.router.add_post("/rest/videos", self.videos)
+        app.router.add_put("/video-part/{video}/{part}", self.video_part)
         app.router.add_post("/rest/posts", self.create)
         self.uploads: dict[str, int] = {}
+        # video urn -> its declared size, the parts received (ETag -> bytes), finalized
+        self.videos_sent: dict[str, dict[str, Any]] = {}
         return app
 
     async def token(self, request: web.Request) -> web.Response:
@@ -131,6 +135,59 @@ class LinkedInStandIn(StandIn):
     async def upload(self, request: web.Request) -> web.Response:
         self.uploads[request.match_info["id"]] = len(await request.read())
         return web.Response(status=201)
+
+    # Videos API: initializeUpload answers one upload instruction per 4 MiB part
+    # (firstByte/lastByte inclusive); each part's PUT answers an ETag; finalizeUpload
+    # takes the uploadToken and the ETags in part order.
+    PART = 4 * 1024 * 1024
+
+    async def videos(self, request: web.Request) -> web.Response:
+        assert request.headers["LinkedIn-Version"]
+        body = await request.json()
+        base = str(request.url.origin())
+        if request.query["action"] == "initializeUpload":
+            ask = body["initializeUploadRequest"]
+            size = int(ask["fileSizeBytes"])
+            video = f"urn:li:video:C5F{len(self.videos_sent)}"
+            self.videos_sent[video] = {
+                "owner": ask["owner"],
+                "size": size,
+                "parts": {},
+                "finalized": None,
+            }
+            return web.json_response(
+                {
+                    "value": {
+                        "uploadUrlsExpireAt": 1,
+                        "video": video,
+                        "uploadInstructions": [
+                            {
+                                "uploadUrl": f"{base}/video-part/{video}/{n}",
+                                "firstByte": first,
+                                "lastByte": min(first + self.PART, size) - 1,
+                            }
+                            for n, first in enumerate(range(0, size, self.PART))
+                        ],
+                        "uploadToken": f"token-{video}",
+                    }
+                }
+            )
+        assert request.query["action"] == "finalizeUpload"
+        done = body["finalizeUploadRequest"]
+        sent = self.videos_sent[done["video"]]
+        assert done["uploadToken"] == f"token-{done['video']}"
+        if list(done["uploadedPartIds"]) != list(sent["parts"]):
+            return web.json_response(
+                {"status": 400, "message": "Uploaded part ids do not match"}, status=400
+            )
+        sent["finalized"] = sum(len(part) for part in sent["parts"].values())
+        return web.Response(status=200)
+
+    async def video_part(self, request: web.Request) -> web.Response:
+        video, part = request.match_info["video"], request.match_info["part"]
+        etag = f"/ambry-video/signedId/{video}-{part}"
+        self.videos_sent[video]["parts"][etag] = await request.read()
+        return web.Response(status=200, headers={"ETag": etag})
 
     async def create(self, request: web.Request) -> web.Response:
         if not self.bearer_ok(request):

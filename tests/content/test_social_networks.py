@@ -287,3 +287,23 @@ async def test_a_wrong_state_is_refused_for_every_network(cms, team, aiohttp_ser
         f"/social/oauth/callback?state={state[:-2]}xx&code=abc", allow_redirects=False
     )
     assert wrong.status == 400 and (await wrong.json())["code"] == "SOCIAL_STATE_INVALID"
+
+
+async def test_linkedin_video_goes_up_in_parts_and_is_finalized_before_the_post(
+    cms, team, runtime, aiohttp_server
+):
+    standin, _ = await connect(cms, team["admin"], aiohttp_server, "linkedin")
+    assert isinstance(standin, LinkedInStandIn)
+    data = MP4 + bytes(range(256)) * (LinkedInStandIn.PART // 256)  # two parts
+    video = await uploaded(cms, team["editor"], data, filename="v.mp4", content_type="video/mp4")
+    post = await publish(cms, team["editor"], runtime, {"text": "Watch", "media": [video["id"]]})
+    assert post["status"] == "published", post["targets"][0]["error"]
+    [(urn, sent)] = standin.videos_sent.items()
+    assert sent["owner"] == "urn:li:person:782bbtaQ" and sent["size"] == len(data)
+    assert [len(part) for part in sent["parts"].values()] == [
+        LinkedInStandIn.PART,
+        len(data) - LinkedInStandIn.PART,
+    ]
+    assert b"".join(sent["parts"].values()) == data and sent["finalized"] == len(data)
+    assert standin.posts[0]["content"] == {"media": {"id": urn}}
+    assert standin.posts[0]["commentary"] == "Watch"
