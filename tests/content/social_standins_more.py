@@ -362,7 +362,9 @@ class FacebookStandIn(StandIn):
         app.router.add_get("/v21.0/me/accounts", self.pages)
         app.router.add_post("/v21.0/{page}/photos", self.photo)
         app.router.add_post("/v21.0/{page}/feed", self.feed)
+        app.router.add_post("/v21.0/{page}/videos", self.video)
         self.photos: list[dict[str, Any]] = []
+        self.videos: list[dict[str, Any]] = []
         return app
 
     async def token(self, request: web.Request) -> web.Response:
@@ -440,6 +442,25 @@ class FacebookStandIn(StandIn):
             return bad
         self.posts.append(dict(form))
         return web.json_response({"id": f"{request.match_info['page']}_{len(self.posts)}"})
+
+    async def video(self, request: web.Request) -> web.Response:
+        """Page video by URL: file_url (Facebook fetches it), description, title; {"id"}."""
+        form = await request.post()
+        if (bad := self._check(form)) is not None:
+            return bad
+        if not str(form.get("file_url", "")).startswith("http"):
+            return web.json_response(
+                {
+                    "error": {
+                        "message": "(#100) Invalid parameter: file_url",
+                        "type": "OAuthException",
+                        "code": 100,
+                    }
+                },
+                status=400,
+            )
+        self.videos.append({"page": request.match_info["page"], **dict(form)})
+        return web.json_response({"id": str(10158000000 + len(self.videos))})
 
 
 class ContainerStandIn(StandIn):

@@ -307,3 +307,35 @@ async def test_linkedin_video_goes_up_in_parts_and_is_finalized_before_the_post(
     assert b"".join(sent["parts"].values()) == data and sent["finalized"] == len(data)
     assert standin.posts[0]["content"] == {"media": {"id": urn}}
     assert standin.posts[0]["commentary"] == "Watch"
+
+
+async def test_facebook_posts_a_page_video_by_its_public_url(cms, team, runtime, aiohttp_server):
+    standin, _ = await connect(cms, team["admin"], aiohttp_server, "facebook")
+    assert isinstance(standin, FacebookStandIn)
+    video = await uploaded(cms, team["editor"], MP4, filename="v.mp4", content_type="video/mp4")
+    standin.fail_next(
+        400,
+        {
+            "error": {
+                "message": "(#6000) There was a problem uploading your video file.",
+                "type": "OAuthException",
+                "code": 6000,
+            }
+        },
+    )
+    refused = await publish(cms, team["editor"], runtime, {"text": "Tour", "media": [video["id"]]})
+    assert refused["status"] == "failed" and refused["targets"][0]["error"] == (
+        "(#6000) There was a problem uploading your video file."
+    )
+    post = await publish(
+        cms,
+        team["editor"],
+        runtime,
+        {"text": "Tour", "link": "https://example.com/tour", "media": [video["id"]]},
+    )
+    assert post["status"] == "published", post["targets"][0]["error"]
+    [sent] = standin.videos
+    assert sent["page"] == "1020304050" and sent["file_url"] == video["url"]
+    assert sent["description"] == "Tour\n\nhttps://example.com/tour"  # no link field on /videos
+    assert post["targets"][0]["url"] == "https://www.facebook.com/1020304050/videos/10158000001"
+    assert standin.posts == [] and standin.photos == []
