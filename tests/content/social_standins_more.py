@@ -216,6 +216,12 @@ class PinterestStandIn(StandIn):
         app.router.add_get("/v5/user_account", self.me)
         app.router.add_get("/v5/boards", self.boards)
         app.router.add_post("/v5/pins", self.pin)
+        app.router.add_post("/v5/media", self.register_media)
+        app.router.add_get("/v5/media/{id}", self.media_status)
+        app.router.add_post("/s3-upload", self.s3_upload)
+        # media id -> the parts S3 received, and how many status checks still say processing
+        self.media: dict[str, dict[str, Any]] = {}
+        self.processing_polls = 0
         return app
 
     async def token(self, request: web.Request) -> web.Response:
@@ -249,12 +255,69 @@ class PinterestStandIn(StandIn):
             {"items": [{"id": "549755885175", "name": "Spring"}], "bookmark": None}
         )
 
+    async def register_media(self, request: web.Request) -> web.Response:
+        """POST /v5/media: registers a video; answers an S3 presigned POST to upload it to."""
+        if not self.bearer_ok(request):
+            return web.json_response({"code": 2, "message": "Authentication failed."}, status=401)
+        assert (await request.json()) == {"media_type": "video"}
+        media_id = str(5209445300 + len(self.media))
+        self.media[media_id] = {"status": "registered", "fields": None, "polls": 0}
+        return web.json_response(
+            {
+                "media_id": media_id,
+                "media_type": "video",
+                "upload_url": f"{request.url.origin()}/s3-upload",
+                "upload_parameters": {
+                    "x-amz-date": "20261126T000000Z",
+                    "x-amz-signature": "sig",
+                    "x-amz-security-token": "tok",
+                    "x-amz-algorithm": "AWS4-HMAC-SHA256",
+                    "key": f"uploads/{media_id}.mp4",
+                    "policy": "cG9saWN5",
+                    "x-amz-credential": "cred",
+                    "Content-Type": "multipart/form-data",
+                },
+            },
+            status=201,
+        )
+
+    async def s3_upload(self, request: web.Request) -> web.Response:
+        """S3's POST Object: the policy fields first, the file last; no bearer token; 204."""
+        assert "Authorization" not in request.headers
+        fields: dict[str, Any] = {}
+        reader = await request.multipart()
+        async for part in reader:
+            assert "file" not in fields, "S3 ignores fields after the file"
+            fields[str(part.name)] = await part.read()  # type: ignore[union-attr]
+        media_id = fields["key"].decode().removeprefix("uploads/").removesuffix(".mp4")
+        self.media[media_id].update(fields=fields, status="processing", polls=self.processing_polls)
+        return web.Response(status=204)
+
+    async def media_status(self, request: web.Request) -> web.Response:
+        if not self.bearer_ok(request):
+            return web.json_response({"code": 2, "message": "Authentication failed."}, status=401)
+        media = self.media[request.match_info["id"]]
+        if media["status"] == "processing" and media["polls"] > 0:
+            media["polls"] -= 1
+        elif media["status"] == "processing":
+            media["status"] = "succeeded"
+        return web.json_response(
+            {"media_id": request.match_info["id"], "media_type": "video", "status": media["status"]}
+        )
+
     async def pin(self, request: web.Request) -> web.Response:
         if not self.bearer_ok(request):
             return web.json_response({"code": 2, "message": "Authentication failed."}, status=401)
         if (failed := self.failure()) is not None:
             return failed
         body = await request.json()
+        source = body["media_source"]
+        if source["source_type"] == "video_id" and (
+            self.media.get(source["media_id"], {}).get("status") != "succeeded"
+        ):
+            return web.json_response(
+                {"code": 2999, "message": "Video media is not ready yet."}, status=400
+            )
         self.posts.append(body)
         return web.json_response(
             {"id": str(813744226420795884 + len(self.posts)), **body}, status=201

@@ -339,3 +339,42 @@ async def test_facebook_posts_a_page_video_by_its_public_url(cms, team, runtime,
     assert sent["description"] == "Tour\n\nhttps://example.com/tour"  # no link field on /videos
     assert post["targets"][0]["url"] == "https://www.facebook.com/1020304050/videos/10158000001"
     assert standin.posts == [] and standin.photos == []
+
+
+async def test_pinterest_video_registers_uploads_waits_for_processing_then_pins(
+    cms, team, runtime, aiohttp_server, clock
+):
+    standin, _ = await connect(cms, team["admin"], aiohttp_server, "pinterest")
+    assert isinstance(standin, PinterestStandIn)
+    standin.processing_polls = 1  # the first status check still says processing
+    video = await uploaded(
+        cms, team["editor"], MP4, filename="v.mp4", content_type="video/mp4", alt="Spring"
+    )
+    post = await publish(
+        cms,
+        team["editor"],
+        runtime,
+        {"text": "Spring tour", "link": "https://example.com/s", "media": [video["id"]]},
+    )
+    assert post["status"] == "publishing" and post["targets"][0]["status"] == "processing"
+    assert standin.posts == []
+    [(media_id, media)] = standin.media.items()
+    assert media["fields"]["file"] == MP4 and media["fields"]["key"] == b"uploads/%s.mp4" % (
+        media_id.encode()
+    )
+    assert list(media["fields"])[-1] == "file"
+    clock.advance(seconds=10)
+    await runtime.jobs.run_due()
+    done = await (
+        await cms.get(f"/api/social/posts/{post['id']}", headers=team["editor"].headers)
+    ).json()
+    assert done["status"] == "published", done["targets"][0]["error"]
+    assert done["targets"][0]["url"].startswith("https://www.pinterest.com/pin/")
+    [pin] = standin.posts
+    assert pin["media_source"] == {
+        "source_type": "video_id",
+        "media_id": media_id,
+        "cover_image_key_frame_time": 0,
+    }
+    assert pin["board_id"] == "549755885175" and pin["link"] == "https://example.com/s"
+    assert pin["description"] == "Spring tour" and pin["alt_text"] == "Spring"
