@@ -627,9 +627,32 @@ class ContainerStandIn(StandIn):
             return bad
         if (failed := self.failure()) is not None:
             return failed
+        if form.get("media_type") == "CAROUSEL" and (bad := self._carousel(form)) is not None:
+            return bad
         cid = str(17889455560051444 + len(self.containers))
         self.containers[cid] = {**dict(form), "polls": self.processing_polls}
         return web.json_response({"id": cid})
+
+    def _carousel(self, form: Any) -> web.Response | None:
+        """A carousel names 2 to 10 (Instagram) or 20 (Threads) item containers, each
+        made with is_carousel_item=true; its caption rides on the carousel, not the items."""
+        most = 20 if self.create == "threads" else 10
+        children = str(form.get("children", "")).split(",")
+        ok = 2 <= len(children) <= most and all(
+            self.containers.get(c, {}).get("is_carousel_item") == "true" for c in children
+        )
+        if ok:
+            return None
+        return web.json_response(
+            {
+                "error": {
+                    "message": "(#100) The parameter children is invalid.",
+                    "type": "OAuthException",
+                    "code": 100,
+                }
+            },
+            status=400,
+        )
 
     async def status(self, request: web.Request) -> web.Response:
         if (bad := self._denied(request.query.get("access_token"))) is not None:
@@ -651,5 +674,6 @@ class ContainerStandIn(StandIn):
             return bad
         box = self.containers[str(form["creation_id"])]
         assert box["polls"] == 0, "published before the container finished"
+        assert box.get("is_carousel_item") != "true", "a carousel item published on its own"
         self.posts.append(box)
         return web.json_response({"id": str(90010000 + len(self.posts))})

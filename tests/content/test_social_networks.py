@@ -378,3 +378,40 @@ async def test_pinterest_video_registers_uploads_waits_for_processing_then_pins(
     }
     assert pin["board_id"] == "549755885175" and pin["link"] == "https://example.com/s"
     assert pin["description"] == "Spring tour" and pin["alt_text"] == "Spring"
+
+
+@pytest.mark.parametrize(
+    ("network", "count", "caption", "item_type"),
+    [("instagram", 2, "caption", None), ("threads", 3, "text", "IMAGE")],
+)
+async def test_carousel_makes_item_containers_then_the_carousel_then_publishes_it(
+    cms, team, runtime, aiohttp_server, clock, network, count, caption, item_type
+):
+    standin, _ = await connect(cms, team["admin"], aiohttp_server, network)
+    assert isinstance(standin, ContainerStandIn)
+    standin.processing_polls = 1  # every container says IN_PROGRESS once
+    images = [
+        await uploaded(
+            cms, team["editor"], png(), filename=f"{i}.png", content_type="image/png", alt=f"n{i}"
+        )
+        for i in range(count)
+    ]
+    post = await publish(
+        cms, team["editor"], runtime, {"text": "Album", "media": [i["id"] for i in images]}
+    )
+    assert post["targets"][0]["status"] == "processing", post["targets"][0]["error"]
+    clock.advance(seconds=10)
+    await runtime.jobs.run_due()
+    done = await (
+        await cms.get(f"/api/social/posts/{post['id']}", headers=team["editor"].headers)
+    ).json()
+    assert done["status"] == "published", done["targets"][0]["error"]
+    [*items, carousel] = standin.containers.values()
+    assert [(c["image_url"], c["is_carousel_item"], c.get("media_type")) for c in items] == [
+        (i["url"], "true", item_type) for i in images
+    ]
+    assert [c.get(caption) for c in items] == [None] * count
+    assert carousel["media_type"] == "CAROUSEL" and carousel[caption] == "Album"
+    assert carousel["children"] == ",".join(list(standin.containers)[:count])
+    assert standin.posts == [carousel]
+    assert done["targets"][0]["url"] == f"https://example.social/p/{90010001}"
