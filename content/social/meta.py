@@ -124,10 +124,14 @@ class Facebook(Network):
         page = account.remote_id
         token = {"access_token": tokens.access}
         if post.media and post.media[0].type.startswith("video/"):
+            # /videos has no link parameter: the link travels in the description.
+            description = post.text
+            if post.link and post.link not in description:
+                description = f"{description}\n\n{post.link}" if description else post.link
             video = await http.call(
                 "POST",
                 f"{api}/{page}/videos",
-                data={"file_url": post.media[0].public_url, "description": post.text, **token},
+                data={"file_url": post.media[0].public_url, "description": description, **token},
             )
             return Published(
                 str(video["id"]), f"https://www.facebook.com/{page}/videos/{video['id']}"

@@ -324,7 +324,10 @@ class X(Network):
         data = me["data"]
         return [(tokens, Profile(data["id"], data["username"], data.get("name", "")))]
 
-    async def _upload(self, http: Http, api: str, auth: dict[str, str], item: Attachment) -> str:
+    async def _upload(
+        self, http: Http, api: str, auth: dict[str, str], item: Attachment
+    ) -> tuple[str, float | None]:
+        """The media id, and the seconds to wait when X is still processing it."""
         video = item.type.startswith("video/")
         init = await http.call(
             "POST",
@@ -345,28 +348,62 @@ class X(Network):
                 "POST", f"{api}/2/media/upload/{media_id}/append", data=form, headers=auth
             )
         done = await http.call("POST", f"{api}/2/media/upload/{media_id}/finalize", headers=auth)
-        info = done["data"].get("processing_info")
-        if info and info.get("state") == "failed":
-            raise PublishError("content", error_text(info.get("error"), "media processing failed"))
-        if info and info.get("state") in ("pending", "in_progress"):
-            # Processing is asynchronous: the send is tried again once it should be done.
-            raise PublishError(
-                "retry", "X is still processing the media", float(info.get("check_after_secs", 5))
-            )
-        return media_id
+        return media_id, _x_wait(done["data"].get("processing_info"))
 
     async def publish(
         self, http: Http, app: App, account: Profile, tokens: Tokens, post: Outgoing
     ) -> Published:
         api = self.endpoint(app, "api")
         auth = {"Authorization": f"Bearer {tokens.access}"}
-        payload: dict[str, Any] = {"text": sent_text(self.rules, post.text, post.link)}
-        if post.media:
-            ids = [await self._upload(http, api, auth, item) for item in post.media]
-            payload["media"] = {"media_ids": ids}
+        uploads = [await self._upload(http, api, auth, item) for item in post.media]
+        state: dict[str, Any] = {
+            "text": sent_text(self.rules, post.text, post.link),
+            "media_ids": [media_id for media_id, _ in uploads],
+            "pending": [media_id for media_id, wait in uploads if wait is not None],
+        }
+        if state["pending"]:
+            # Processing is asynchronous: ask STATUS again once it should be done.
+            raise Processing(state, max(wait or 0 for _, wait in uploads))
+        return await self._tweet(http, api, auth, account, state)
+
+    async def resume(
+        self, http: Http, app: App, account: Profile, tokens: Tokens, state: dict[str, Any]
+    ) -> Published:
+        api = self.endpoint(app, "api")
+        auth = {"Authorization": f"Bearer {tokens.access}"}
+        waits: dict[str, float] = {}
+        for media_id in state["pending"]:
+            body = await http.call(
+                "GET",
+                f"{api}/2/media/upload",
+                params={"command": "STATUS", "media_id": media_id},
+                headers=auth,
+            )
+            wait = _x_wait(body["data"].get("processing_info"))
+            if wait is not None:
+                waits[media_id] = wait
+        if waits:
+            raise Processing({**state, "pending": list(waits)}, max(waits.values()))
+        return await self._tweet(http, api, auth, account, state)
+
+    async def _tweet(
+        self, http: Http, api: str, auth: dict[str, str], account: Profile, state: dict[str, Any]
+    ) -> Published:
+        payload: dict[str, Any] = {"text": state["text"]}
+        if state["media_ids"]:
+            payload["media"] = {"media_ids": state["media_ids"]}
         body = await http.call("POST", f"{api}/2/tweets", json=payload, headers=auth)
         tweet_id = body["data"]["id"]
         return Published(tweet_id, f"https://x.com/{account.handle}/status/{tweet_id}")
+
+
+def _x_wait(info: Any) -> float | None:
+    """X's processing_info: None when the media is ready, else the seconds to wait."""
+    if info and info.get("state") == "failed":
+        raise PublishError("content", error_text(info.get("error"), "media processing failed"))
+    if info and info.get("state") in ("pending", "in_progress"):
+        return float(info.get("check_after_secs", 5))
+    return None
 
 
 class Bluesky(Network):
@@ -520,23 +557,42 @@ class Mastodon(Network):
     ) -> Published:
         base = account.base_url
         auth = {"Authorization": f"Bearer {tokens.access}"}
-        media_ids = []
+        media_ids, pending = [], []
         for item in post.media:
             form = aiohttp.FormData()
             form.add_field("file", item.data, filename=item.filename, content_type=item.type)
             if item.alt:
                 form.add_field("description", item.alt)
             up = await http.call("POST", f"{base}/api/v2/media", data=form, headers=auth)
-            if up.get("url") is None:
-                # 202: still processing; a status naming it would be refused now.
-                up = await http.call("GET", f"{base}/api/v1/media/{up['id']}", headers=auth)
-                if up.get("url") is None:
-                    raise PublishError("retry", "Mastodon is still processing the media", 5.0)
             media_ids.append(str(up["id"]))
+            if up.get("url") is None:  # 202: processed asynchronously
+                pending.append(str(up["id"]))
+        state = {
+            "status": sent_text(self.rules, post.text, post.link),
+            "media_ids": media_ids,
+            "pending": pending,
+            "key": post.idempotency_key,
+        }
+        return await self.resume(http, app, account, tokens, state)
+
+    async def resume(
+        self, http: Http, app: App, account: Profile, tokens: Tokens, state: dict[str, Any]
+    ) -> Published:
+        base = account.base_url
+        auth = {"Authorization": f"Bearer {tokens.access}"}
+        still = []
+        for media_id in state["pending"]:
+            # Still processing (206, url null): a status naming it would be refused,
+            # so ask again later rather than upload it again.
+            up = await http.call("GET", f"{base}/api/v1/media/{media_id}", headers=auth)
+            if up.get("url") is None:
+                still.append(media_id)
+        if still:
+            raise Processing({**state, "pending": still}, 5.0)
         body = await http.call(
             "POST",
             f"{base}/api/v1/statuses",
-            json={"status": sent_text(self.rules, post.text, post.link), "media_ids": media_ids},
-            headers=auth | {"Idempotency-Key": post.idempotency_key},
+            json={"status": state["status"], "media_ids": state["media_ids"]},
+            headers=auth | {"Idempotency-Key": state["key"]},
         )
         return Published(str(body["id"]), body.get("url") or "")

@@ -41,6 +41,10 @@ class XStandIn:
     media: dict[str, int] = field(default_factory=dict)
     failures: list[Failure] = field(default_factory=list)
     refreshed: int = 0
+    # STATUS checks a finalized upload answers in_progress before succeeded (0: ready at once)
+    processing_polls: int = 0
+    processing: dict[str, int] = field(default_factory=dict)
+    status_checks: int = 0
 
     def fail_next(self, status: int, body: dict[str, Any], **headers: str) -> None:
         self.failures.append(Failure(status, body, headers))
@@ -54,6 +58,7 @@ class XStandIn:
         app.router.add_post("/2/media/upload/initialize", self.media_init)
         app.router.add_post("/2/media/upload/{id}/append", self.media_append)
         app.router.add_post("/2/media/upload/{id}/finalize", self.media_finalize)
+        app.router.add_get("/2/media/upload", self.media_status)
         return app
 
     async def authorize(self, request: web.Request) -> web.Response:
@@ -141,6 +146,16 @@ class XStandIn:
         body = await request.json()
         for media_id in body.get("media", {}).get("media_ids", []):
             assert self.media.get(media_id, 0) > 0, "media finalized before use"
+            if media_id in self.processing:
+                return web.json_response(
+                    {
+                        "title": "Invalid Request",
+                        "detail": "One or more parameters to your request was invalid.",
+                        "type": "https://api.twitter.com/2/problems/invalid-request",
+                        "errors": [{"message": "Your media IDs are invalid."}],
+                    },
+                    status=400,
+                )
         tweet_id = str(1445880548472328192 + len(self.tweets))
         self.tweets.append({"id": tweet_id, **body})
         return web.json_response({"data": {"id": tweet_id, "text": body["text"]}}, status=201)
@@ -161,7 +176,28 @@ class XStandIn:
         return web.json_response({})
 
     async def media_finalize(self, request: web.Request) -> web.Response:
-        return web.json_response({"data": {"id": request.match_info["id"], "size": 1}})
+        media_id = request.match_info["id"]
+        data: dict[str, Any] = {"id": media_id, "size": 1, "expires_after_secs": 86400}
+        if self.processing_polls:
+            self.processing[media_id] = self.processing_polls
+            data["processing_info"] = {"state": "pending", "check_after_secs": 1}
+        return web.json_response({"data": data})
+
+    async def media_status(self, request: web.Request) -> web.Response:
+        """GET /2/media/upload?command=STATUS&media_id=: processing_info until succeeded."""
+        if not self._authorized(request):
+            return self._unauthorized()
+        assert request.query["command"] == "STATUS"
+        media_id = request.query["media_id"]
+        self.status_checks += 1
+        left = self.processing.get(media_id, 0) - 1
+        if left > 0:
+            self.processing[media_id] = left
+            info = {"state": "in_progress", "check_after_secs": 10, "progress_percent": 50}
+        else:
+            self.processing.pop(media_id, None)
+            info = {"state": "succeeded", "progress_percent": 100}
+        return web.json_response({"data": {"id": media_id, "processing_info": info}})
 
 
 DID = "did:plc:ewvi7nxzyoun6zhxrhs64oiz"
@@ -299,6 +335,8 @@ class MastodonStandIn:
     statuses: dict[str, dict[str, Any]] = field(default_factory=dict)  # idempotency key -> status
     media: dict[str, int] = field(default_factory=dict)  # id -> GETs until processed
     failures: list[Failure] = field(default_factory=list)
+    processing_polls: int = 0  # media GETs answering 206 before the url is set
+    uploads: int = 0
 
     def fail_next(self, status: int, body: dict[str, Any], **headers: str) -> None:
         self.failures.append(Failure(status, body, headers))
@@ -407,7 +445,8 @@ class MastodonStandIn:
         form = await request.post()
         assert "file" in form
         media_id = str(2200 + len(self.media))
-        self.media[media_id] = 0  # processed by the first GET (206 before that)
+        self.media[media_id] = self.processing_polls  # GETs answering 206 before done
+        self.uploads += 1
         return web.json_response({"id": media_id, "type": "image", "url": None}, status=202)
 
     async def media_status(self, request: web.Request) -> web.Response:
@@ -427,6 +466,13 @@ class MastodonStandIn:
             f = self.failures.pop(0)
             return web.json_response(f.body, status=f.status, headers=f.headers)
         body = await form_or_json(request)
+        if any(self.media.get(m, 0) > 0 for m in body["media_ids"]):
+            return web.json_response(
+                {
+                    "error": "Cannot attach files that have not finished processing. Try again in a moment!"
+                },
+                status=422,
+            )
         status_id = str(110000 + len(self.statuses))
         self.statuses[key] = {
             "id": status_id,

@@ -60,14 +60,18 @@ class StandIn:
 
 class LinkedInStandIn(StandIn):
     def app(self) -> web.Application:
-        app = web.Application()
+        app = web.Application(client_max_size=2 * self.PART)  # a whole video part
         app.router.add_get("/oauth/v2/authorization", self.authorize)
         app.router.add_post("/oauth/v2/accessToken", self.token)
         app.router.add_get("/v2/userinfo", self.userinfo)
         app.router.add_post("/rest/images", self.images)
         app.router.add_put("/upload/{id}", self.upload)
+        app.router.add_post("/rest/videos", self.videos)
+        app.router.add_put("/video-part/{video}/{part}", self.video_part)
         app.router.add_post("/rest/posts", self.create)
         self.uploads: dict[str, int] = {}
+        # video urn -> its declared size, the parts received (ETag -> bytes), finalized
+        self.videos_sent: dict[str, dict[str, Any]] = {}
         return app
 
     async def token(self, request: web.Request) -> web.Response:
@@ -132,6 +136,59 @@ class LinkedInStandIn(StandIn):
         self.uploads[request.match_info["id"]] = len(await request.read())
         return web.Response(status=201)
 
+    # Videos API: initializeUpload answers one upload instruction per 4 MiB part
+    # (firstByte/lastByte inclusive); each part's PUT answers an ETag; finalizeUpload
+    # takes the uploadToken and the ETags in part order.
+    PART = 4 * 1024 * 1024
+
+    async def videos(self, request: web.Request) -> web.Response:
+        assert request.headers["LinkedIn-Version"]
+        body = await request.json()
+        base = str(request.url.origin())
+        if request.query["action"] == "initializeUpload":
+            ask = body["initializeUploadRequest"]
+            size = int(ask["fileSizeBytes"])
+            video = f"urn:li:video:C5F{len(self.videos_sent)}"
+            self.videos_sent[video] = {
+                "owner": ask["owner"],
+                "size": size,
+                "parts": {},
+                "finalized": None,
+            }
+            return web.json_response(
+                {
+                    "value": {
+                        "uploadUrlsExpireAt": 1,
+                        "video": video,
+                        "uploadInstructions": [
+                            {
+                                "uploadUrl": f"{base}/video-part/{video}/{n}",
+                                "firstByte": first,
+                                "lastByte": min(first + self.PART, size) - 1,
+                            }
+                            for n, first in enumerate(range(0, size, self.PART))
+                        ],
+                        "uploadToken": f"token-{video}",
+                    }
+                }
+            )
+        assert request.query["action"] == "finalizeUpload"
+        done = body["finalizeUploadRequest"]
+        sent = self.videos_sent[done["video"]]
+        assert done["uploadToken"] == f"token-{done['video']}"
+        if list(done["uploadedPartIds"]) != list(sent["parts"]):
+            return web.json_response(
+                {"status": 400, "message": "Uploaded part ids do not match"}, status=400
+            )
+        sent["finalized"] = sum(len(part) for part in sent["parts"].values())
+        return web.Response(status=200)
+
+    async def video_part(self, request: web.Request) -> web.Response:
+        video, part = request.match_info["video"], request.match_info["part"]
+        etag = f"/ambry-video/signedId/{video}-{part}"
+        self.videos_sent[video]["parts"][etag] = await request.read()
+        return web.Response(status=200, headers={"ETag": etag})
+
     async def create(self, request: web.Request) -> web.Response:
         if not self.bearer_ok(request):
             return web.json_response(
@@ -159,6 +216,12 @@ class PinterestStandIn(StandIn):
         app.router.add_get("/v5/user_account", self.me)
         app.router.add_get("/v5/boards", self.boards)
         app.router.add_post("/v5/pins", self.pin)
+        app.router.add_post("/v5/media", self.register_media)
+        app.router.add_get("/v5/media/{id}", self.media_status)
+        app.router.add_post("/s3-upload", self.s3_upload)
+        # media id -> the parts S3 received, and how many status checks still say processing
+        self.media: dict[str, dict[str, Any]] = {}
+        self.processing_polls = 0
         return app
 
     async def token(self, request: web.Request) -> web.Response:
@@ -192,12 +255,69 @@ class PinterestStandIn(StandIn):
             {"items": [{"id": "549755885175", "name": "Spring"}], "bookmark": None}
         )
 
+    async def register_media(self, request: web.Request) -> web.Response:
+        """POST /v5/media: registers a video; answers an S3 presigned POST to upload it to."""
+        if not self.bearer_ok(request):
+            return web.json_response({"code": 2, "message": "Authentication failed."}, status=401)
+        assert (await request.json()) == {"media_type": "video"}
+        media_id = str(5209445300 + len(self.media))
+        self.media[media_id] = {"status": "registered", "fields": None, "polls": 0}
+        return web.json_response(
+            {
+                "media_id": media_id,
+                "media_type": "video",
+                "upload_url": f"{request.url.origin()}/s3-upload",
+                "upload_parameters": {
+                    "x-amz-date": "20261126T000000Z",
+                    "x-amz-signature": "sig",
+                    "x-amz-security-token": "tok",
+                    "x-amz-algorithm": "AWS4-HMAC-SHA256",
+                    "key": f"uploads/{media_id}.mp4",
+                    "policy": "cG9saWN5",
+                    "x-amz-credential": "cred",
+                    "Content-Type": "multipart/form-data",
+                },
+            },
+            status=201,
+        )
+
+    async def s3_upload(self, request: web.Request) -> web.Response:
+        """S3's POST Object: the policy fields first, the file last; no bearer token; 204."""
+        assert "Authorization" not in request.headers
+        fields: dict[str, Any] = {}
+        reader = await request.multipart()
+        async for part in reader:
+            assert "file" not in fields, "S3 ignores fields after the file"
+            fields[str(part.name)] = await part.read()  # type: ignore[union-attr]
+        media_id = fields["key"].decode().removeprefix("uploads/").removesuffix(".mp4")
+        self.media[media_id].update(fields=fields, status="processing", polls=self.processing_polls)
+        return web.Response(status=204)
+
+    async def media_status(self, request: web.Request) -> web.Response:
+        if not self.bearer_ok(request):
+            return web.json_response({"code": 2, "message": "Authentication failed."}, status=401)
+        media = self.media[request.match_info["id"]]
+        if media["status"] == "processing" and media["polls"] > 0:
+            media["polls"] -= 1
+        elif media["status"] == "processing":
+            media["status"] = "succeeded"
+        return web.json_response(
+            {"media_id": request.match_info["id"], "media_type": "video", "status": media["status"]}
+        )
+
     async def pin(self, request: web.Request) -> web.Response:
         if not self.bearer_ok(request):
             return web.json_response({"code": 2, "message": "Authentication failed."}, status=401)
         if (failed := self.failure()) is not None:
             return failed
         body = await request.json()
+        source = body["media_source"]
+        if source["source_type"] == "video_id" and (
+            self.media.get(source["media_id"], {}).get("status") != "succeeded"
+        ):
+            return web.json_response(
+                {"code": 2999, "message": "Video media is not ready yet."}, status=400
+            )
         self.posts.append(body)
         return web.json_response(
             {"id": str(813744226420795884 + len(self.posts)), **body}, status=201
@@ -305,7 +425,9 @@ class FacebookStandIn(StandIn):
         app.router.add_get("/v21.0/me/accounts", self.pages)
         app.router.add_post("/v21.0/{page}/photos", self.photo)
         app.router.add_post("/v21.0/{page}/feed", self.feed)
+        app.router.add_post("/v21.0/{page}/videos", self.video)
         self.photos: list[dict[str, Any]] = []
+        self.videos: list[dict[str, Any]] = []
         return app
 
     async def token(self, request: web.Request) -> web.Response:
@@ -383,6 +505,25 @@ class FacebookStandIn(StandIn):
             return bad
         self.posts.append(dict(form))
         return web.json_response({"id": f"{request.match_info['page']}_{len(self.posts)}"})
+
+    async def video(self, request: web.Request) -> web.Response:
+        """Page video by URL: file_url (Facebook fetches it), description, title; {"id"}."""
+        form = await request.post()
+        if (bad := self._check(form)) is not None:
+            return bad
+        if not str(form.get("file_url", "")).startswith("http"):
+            return web.json_response(
+                {
+                    "error": {
+                        "message": "(#100) Invalid parameter: file_url",
+                        "type": "OAuthException",
+                        "code": 100,
+                    }
+                },
+                status=400,
+            )
+        self.videos.append({"page": request.match_info["page"], **dict(form)})
+        return web.json_response({"id": str(10158000000 + len(self.videos))})
 
 
 class ContainerStandIn(StandIn):
@@ -486,9 +627,32 @@ class ContainerStandIn(StandIn):
             return bad
         if (failed := self.failure()) is not None:
             return failed
+        if form.get("media_type") == "CAROUSEL" and (bad := self._carousel(form)) is not None:
+            return bad
         cid = str(17889455560051444 + len(self.containers))
         self.containers[cid] = {**dict(form), "polls": self.processing_polls}
         return web.json_response({"id": cid})
+
+    def _carousel(self, form: Any) -> web.Response | None:
+        """A carousel names 2 to 10 (Instagram) or 20 (Threads) item containers, each
+        made with is_carousel_item=true; its caption rides on the carousel, not the items."""
+        most = 20 if self.create == "threads" else 10
+        children = str(form.get("children", "")).split(",")
+        ok = 2 <= len(children) <= most and all(
+            self.containers.get(c, {}).get("is_carousel_item") == "true" for c in children
+        )
+        if ok:
+            return None
+        return web.json_response(
+            {
+                "error": {
+                    "message": "(#100) The parameter children is invalid.",
+                    "type": "OAuthException",
+                    "code": 100,
+                }
+            },
+            status=400,
+        )
 
     async def status(self, request: web.Request) -> web.Response:
         if (bad := self._denied(request.query.get("access_token"))) is not None:
@@ -510,5 +674,6 @@ class ContainerStandIn(StandIn):
             return bad
         box = self.containers[str(form["creation_id"])]
         assert box["polls"] == 0, "published before the container finished"
+        assert box.get("is_carousel_item") != "true", "a carousel item published on its own"
         self.posts.append(box)
         return web.json_response({"id": str(90010000 + len(self.posts))})

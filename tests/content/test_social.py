@@ -564,3 +564,61 @@ async def test_return_to_must_be_a_path_of_this_site(cms, team, x):
         )
         assert resp.status == 400
         assert (await resp.json())["details"]["fields"][0]["key"] == "returnTo"
+
+
+MP4 = b"\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom" + b"\x00" * 4000
+
+
+async def test_x_video_still_processing_is_checked_by_status_not_uploaded_again(
+    cms, team, x, runtime, clock
+):
+    standin, _ = x
+    await connect_x(cms, team["admin"], x)
+    standin.processing_polls = 2  # pending at finalize, in_progress at the first STATUS
+    video = await uploaded(cms, team["editor"], MP4, filename="v.mp4", content_type="video/mp4")
+    created = await cms.post(
+        "/api/social/posts",
+        json={"text": "Clip", "media": [video["id"]]},
+        headers=team["editor"].headers,
+    )
+    post = await created.json()
+    await cms.post(f"/api/social/posts/{post['id']}/publish", headers=team["editor"].headers)
+    await runtime.jobs.run_due()
+    clock.advance(seconds=1)  # finalize's check_after_secs
+    await runtime.jobs.run_due()
+    url = f"/api/social/posts/{post['id']}"
+    mid = await (await cms.get(url, headers=team["editor"].headers)).json()
+    assert mid["status"] == "publishing" and mid["targets"][0]["status"] == "processing"
+    assert standin.status_checks == 1 and standin.tweets == []
+    clock.advance(seconds=10)  # the STATUS answer's check_after_secs
+    await runtime.jobs.run_due()
+    done = await (await cms.get(url, headers=team["editor"].headers)).json()
+    assert done["status"] == "published", done["targets"][0]["error"]
+    [media_id] = standin.media  # uploaded once
+    assert standin.tweets[0]["media"] == {"media_ids": [media_id]} and standin.status_checks == 2
+
+
+async def test_mastodon_media_still_processing_is_asked_for_until_its_url_is_set(
+    cms, team, masto, runtime, clock
+):
+    standin, _ = masto
+    await connect_masto(cms, team["admin"], masto)
+    standin.processing_polls = 1  # the first GET /api/v1/media/:id answers 206, url null
+    image = await uploaded(cms, team["editor"], png(), filename="a.png", content_type="image/png")
+    created = await cms.post(
+        "/api/social/posts",
+        json={"text": "Picture", "media": [image["id"]]},
+        headers=team["editor"].headers,
+    )
+    post = await created.json()
+    await cms.post(f"/api/social/posts/{post['id']}/publish", headers=team["editor"].headers)
+    await runtime.jobs.run_due()
+    url = f"/api/social/posts/{post['id']}"
+    mid = await (await cms.get(url, headers=team["editor"].headers)).json()
+    assert mid["targets"][0]["status"] == "processing" and standin.statuses == {}
+    clock.advance(seconds=5)
+    await runtime.jobs.run_due()
+    done = await (await cms.get(url, headers=team["editor"].headers)).json()
+    assert done["status"] == "published", done["targets"][0]["error"]
+    (status,) = standin.statuses.values()
+    assert status["media_ids"] == list(standin.media) and standin.uploads == 1

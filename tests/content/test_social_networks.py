@@ -287,3 +287,131 @@ async def test_a_wrong_state_is_refused_for_every_network(cms, team, aiohttp_ser
         f"/social/oauth/callback?state={state[:-2]}xx&code=abc", allow_redirects=False
     )
     assert wrong.status == 400 and (await wrong.json())["code"] == "SOCIAL_STATE_INVALID"
+
+
+async def test_linkedin_video_goes_up_in_parts_and_is_finalized_before_the_post(
+    cms, team, runtime, aiohttp_server
+):
+    standin, _ = await connect(cms, team["admin"], aiohttp_server, "linkedin")
+    assert isinstance(standin, LinkedInStandIn)
+    data = MP4 + bytes(range(256)) * (LinkedInStandIn.PART // 256)  # two parts
+    video = await uploaded(cms, team["editor"], data, filename="v.mp4", content_type="video/mp4")
+    post = await publish(cms, team["editor"], runtime, {"text": "Watch", "media": [video["id"]]})
+    assert post["status"] == "published", post["targets"][0]["error"]
+    [(urn, sent)] = standin.videos_sent.items()
+    assert sent["owner"] == "urn:li:person:782bbtaQ" and sent["size"] == len(data)
+    assert [len(part) for part in sent["parts"].values()] == [
+        LinkedInStandIn.PART,
+        len(data) - LinkedInStandIn.PART,
+    ]
+    assert b"".join(sent["parts"].values()) == data and sent["finalized"] == len(data)
+    assert standin.posts[0]["content"] == {"media": {"id": urn}}
+    assert standin.posts[0]["commentary"] == "Watch"
+
+
+async def test_facebook_posts_a_page_video_by_its_public_url(cms, team, runtime, aiohttp_server):
+    standin, _ = await connect(cms, team["admin"], aiohttp_server, "facebook")
+    assert isinstance(standin, FacebookStandIn)
+    video = await uploaded(cms, team["editor"], MP4, filename="v.mp4", content_type="video/mp4")
+    standin.fail_next(
+        400,
+        {
+            "error": {
+                "message": "(#6000) There was a problem uploading your video file.",
+                "type": "OAuthException",
+                "code": 6000,
+            }
+        },
+    )
+    refused = await publish(cms, team["editor"], runtime, {"text": "Tour", "media": [video["id"]]})
+    assert refused["status"] == "failed" and refused["targets"][0]["error"] == (
+        "(#6000) There was a problem uploading your video file."
+    )
+    post = await publish(
+        cms,
+        team["editor"],
+        runtime,
+        {"text": "Tour", "link": "https://example.com/tour", "media": [video["id"]]},
+    )
+    assert post["status"] == "published", post["targets"][0]["error"]
+    [sent] = standin.videos
+    assert sent["page"] == "1020304050" and sent["file_url"] == video["url"]
+    assert sent["description"] == "Tour\n\nhttps://example.com/tour"  # no link field on /videos
+    assert post["targets"][0]["url"] == "https://www.facebook.com/1020304050/videos/10158000001"
+    assert standin.posts == [] and standin.photos == []
+
+
+async def test_pinterest_video_registers_uploads_waits_for_processing_then_pins(
+    cms, team, runtime, aiohttp_server, clock
+):
+    standin, _ = await connect(cms, team["admin"], aiohttp_server, "pinterest")
+    assert isinstance(standin, PinterestStandIn)
+    standin.processing_polls = 1  # the first status check still says processing
+    video = await uploaded(
+        cms, team["editor"], MP4, filename="v.mp4", content_type="video/mp4", alt="Spring"
+    )
+    post = await publish(
+        cms,
+        team["editor"],
+        runtime,
+        {"text": "Spring tour", "link": "https://example.com/s", "media": [video["id"]]},
+    )
+    assert post["status"] == "publishing" and post["targets"][0]["status"] == "processing"
+    assert standin.posts == []
+    [(media_id, media)] = standin.media.items()
+    assert media["fields"]["file"] == MP4 and media["fields"]["key"] == b"uploads/%s.mp4" % (
+        media_id.encode()
+    )
+    assert list(media["fields"])[-1] == "file"
+    clock.advance(seconds=10)
+    await runtime.jobs.run_due()
+    done = await (
+        await cms.get(f"/api/social/posts/{post['id']}", headers=team["editor"].headers)
+    ).json()
+    assert done["status"] == "published", done["targets"][0]["error"]
+    assert done["targets"][0]["url"].startswith("https://www.pinterest.com/pin/")
+    [pin] = standin.posts
+    assert pin["media_source"] == {
+        "source_type": "video_id",
+        "media_id": media_id,
+        "cover_image_key_frame_time": 0,
+    }
+    assert pin["board_id"] == "549755885175" and pin["link"] == "https://example.com/s"
+    assert pin["description"] == "Spring tour" and pin["alt_text"] == "Spring"
+
+
+@pytest.mark.parametrize(
+    ("network", "count", "caption", "item_type"),
+    [("instagram", 2, "caption", None), ("threads", 3, "text", "IMAGE")],
+)
+async def test_carousel_makes_item_containers_then_the_carousel_then_publishes_it(
+    cms, team, runtime, aiohttp_server, clock, network, count, caption, item_type
+):
+    standin, _ = await connect(cms, team["admin"], aiohttp_server, network)
+    assert isinstance(standin, ContainerStandIn)
+    standin.processing_polls = 1  # every container says IN_PROGRESS once
+    images = [
+        await uploaded(
+            cms, team["editor"], png(), filename=f"{i}.png", content_type="image/png", alt=f"n{i}"
+        )
+        for i in range(count)
+    ]
+    post = await publish(
+        cms, team["editor"], runtime, {"text": "Album", "media": [i["id"] for i in images]}
+    )
+    assert post["targets"][0]["status"] == "processing", post["targets"][0]["error"]
+    clock.advance(seconds=10)
+    await runtime.jobs.run_due()
+    done = await (
+        await cms.get(f"/api/social/posts/{post['id']}", headers=team["editor"].headers)
+    ).json()
+    assert done["status"] == "published", done["targets"][0]["error"]
+    [*items, carousel] = standin.containers.values()
+    assert [(c["image_url"], c["is_carousel_item"], c.get("media_type")) for c in items] == [
+        (i["url"], "true", item_type) for i in images
+    ]
+    assert [c.get(caption) for c in items] == [None] * count
+    assert carousel["media_type"] == "CAROUSEL" and carousel[caption] == "Album"
+    assert carousel["children"] == ",".join(list(standin.containers)[:count])
+    assert standin.posts == [carousel]
+    assert done["targets"][0]["url"] == f"https://example.social/p/{90010001}"
