@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Context:
     runtime: Runtime
-    settings: ContentSettings
+    # The CMS's own settings (content/settings.py); the process's are runtime.settings.
+    config: ContentSettings
     limiter: RateLimiter
     changes: Changes
     # Media bytes: the STORAGE_DRIVER's store (content/media/storage.py).

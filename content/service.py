@@ -109,7 +109,7 @@ class ContentService:
         self.delivery_cache = DeliveryCache(self.changes.version)
         self.context = Context(
             runtime=runtime,
-            settings=self.settings,
+            config=self.settings,
             limiter=RateLimiter(runtime.db, runtime.clock),
             changes=self.changes,
             blobs=make_blob_store(self.settings),

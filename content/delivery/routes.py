@@ -84,7 +84,7 @@ async def delivery_key(request: web.Request) -> DeliveryKey:
 def _allowed_origin(request: web.Request) -> str | None:
     """The request's Origin when DELIVERY_ORIGINS lets browsers there call delivery."""
     origin = request.headers.get("Origin")
-    allowed = context(request).settings.delivery_origins
+    allowed = context(request).config.delivery_origins
     return origin if origin and ("*" in allowed or origin in allowed) else None
 
 

@@ -91,7 +91,7 @@ async def upload(
     ctx: Context, actor: Principal, reader: MultipartReader, declared_length: int | None
 ) -> Media:
     """Store the ``file`` part and record it with the optional alt, caption and folder."""
-    limit = ctx.settings.max_upload_bytes
+    limit = ctx.config.max_upload_bytes
     if declared_length is not None and declared_length > limit + FORM_OVERHEAD:
         raise too_large(limit)
     stored: NewMedia | None = None

@@ -98,7 +98,7 @@ def rollup(targets: Sequence[dict[str, Any]], scheduled_at: datetime | None) -> 
 def _env(ctx: Context, network: str) -> OAuthClientEnv | None:
     if not NETWORKS[network].env_fallback:
         return None
-    return ctx.settings.social_oauth.get(network)
+    return ctx.config.social_oauth.get(network)
 
 
 def app_of(ctx: Context, network: Network, row: dict[str, Any] | None) -> App | None:
@@ -107,7 +107,7 @@ def app_of(ctx: Context, network: Network, row: dict[str, Any] | None) -> App | 
     The API base comes from the row's override, else SOCIAL_<NETWORK>_API_URL,
     else the network's own address.
     """
-    api = ctx.settings.social_api.get(network.key)
+    api = ctx.config.social_api.get(network.key)
     env_api = {"api": api} if api else {}
     if row is not None:
         if not row["enabled"]:

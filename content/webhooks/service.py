@@ -109,7 +109,7 @@ async def create_webhook(
 ) -> tuple[Webhook, str]:
     require(actor, "webhooks.manage")
     p = Problems()
-    values = _check(body, p, ctx.settings.webhook_allow_private, creating=True)
+    values = _check(body, p, ctx.config.webhook_allow_private, creating=True)
     p.raise_if_any()
     secret = generate_secret()
     async with write(ctx) as tx:
@@ -133,7 +133,7 @@ async def update_webhook(
 ) -> Webhook:
     require(actor, "webhooks.manage")
     p = Problems()
-    changes = _check(body, p, ctx.settings.webhook_allow_private, creating=False)
+    changes = _check(body, p, ctx.config.webhook_allow_private, creating=False)
     p.raise_if_any()
     async with write(ctx) as tx:
         row = await store.update_webhook(tx.conn, webhook_id, changes, tx.now)

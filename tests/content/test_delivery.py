@@ -303,7 +303,7 @@ async def test_unpublishing_and_revoking_take_effect_on_the_next_read(cms, team,
 async def test_cors_only_for_delivery_origins(cms, site):
     ctx = cms.app[CONTEXT]
     object.__setattr__(
-        ctx, "settings", replace(ctx.settings, delivery_origins=("https://site.example",))
+        ctx, "config", replace(ctx.config, delivery_origins=("https://site.example",))
     )
     key = site["keys"]["all"]
     for path in ("/content/post/first", "/site/settings", "/preview/x"):

@@ -198,7 +198,7 @@ async def test_delivery_origins_for_browsers(cms, settings, runtime, clock):
 
     ctx = cms.app[CONTEXT]
     object.__setattr__(
-        ctx, "settings", replace(ctx.settings, delivery_origins=("https://site.example",))
+        ctx, "config", replace(ctx.config, delivery_origins=("https://site.example",))
     )
     key = await make_delivery_key(runtime.db, clock, ["*"])
     ok = await cms.options(
