@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import random
 import secrets
 import shutil
 import signal
@@ -194,10 +195,23 @@ def service_client(runtime: Runtime, aiohttp_client: Any) -> Callable[[str], Any
 # --- the real process ------------------------------------------------------
 
 
+# Ports the harness hands out come from below the kernel's ephemeral range
+# (Linux: 32768-60999), where a daemon binding port 0 never lands: a port
+# picked here, released, then bound by the gateway cannot be taken meanwhile
+# by the same process's SMTP daemon asking for "any free port".
+HARNESS_PORTS = range(20000, 32000)
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    for _ in range(200):
+        port = random.choice(HARNESS_PORTS)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port below the ephemeral range")
 
 
 @dataclass
