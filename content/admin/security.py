@@ -4,33 +4,11 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-# No inline script or style: every script and sheet is a built bundle of this
-# origin (common/bundles.py). The API and the realtime socket are this origin
-# too ('self' covers ws: and wss: of it); uploads are previewed from blob:
-# URLs. Pages are never framed.
-CONTENT_SECURITY_POLICY = "; ".join(
-    (
-        "default-src 'self'",
-        "script-src 'self'",
-        "style-src 'self'",
-        "img-src 'self' data: blob:",
-        "connect-src 'self'",
-        "object-src 'none'",
-        "base-uri 'none'",
-        "form-action 'self'",
-        "frame-ancestors 'none'",
-    )
-)
+from common.pages import page_headers
 
-PAGE_HEADERS = {
-    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "same-origin",
-    "X-Frame-Options": "DENY",
-    "Cross-Origin-Opener-Policy": "same-origin",
-    # Pages show who is signed in: never cached.
-    "Cache-Control": "no-store",
-}
+# The strict page headers every service's pages carry (common/pages.py);
+# uploads are previewed from blob: URLs.
+PAGE_HEADERS = page_headers(img_src="'self' data: blob:")
 
 MAX_NEXT = 2000
 

@@ -4,34 +4,10 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-# No inline script or style anywhere: every script and sheet is a file under
-# /assets. Pages fetch only their own origin (the API), may not be framed
-# (clickjacking of the consent button), and post forms only to themselves.
-CONTENT_SECURITY_POLICY = "; ".join(
-    (
-        "default-src 'self'",
-        "script-src 'self'",
-        "style-src 'self'",
-        "img-src 'self' data:",
-        "connect-src 'self'",
-        "object-src 'none'",
-        "base-uri 'none'",
-        "form-action 'self'",
-        "frame-ancestors 'none'",
-    )
-)
+from common.pages import page_headers
 
-PAGE_HEADERS = {
-    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
-    "X-Content-Type-Options": "nosniff",
-    # The consent page's query (state, PKCE challenge) never leaves the origin.
-    "Referrer-Policy": "same-origin",
-    # For browsers older than frame-ancestors.
-    "X-Frame-Options": "DENY",
-    "Cross-Origin-Opener-Policy": "same-origin",
-    # Pages show who is signed in and carry OAuth parameters: never cached.
-    "Cache-Control": "no-store",
-}
+# The strict page headers every service's pages carry (common/pages.py).
+PAGE_HEADERS = page_headers()
 
 HOME = "/"
 MAX_NEXT = 4000
