@@ -60,7 +60,6 @@ class Subscription:
 @dataclass
 class _Lock:
     key: int
-    on_change: Callable[[bool], None] | None = None
     held: bool = field(default=False)
 
 
@@ -110,10 +109,10 @@ class NotificationHub:
         # The channel stays LISTENed: an idle channel costs nothing, and
         # UNLISTEN racing a new subscriber would lose its notifications.
 
-    async def hold_lock(self, key: int, on_change: Callable[[bool], None] | None = None) -> bool:
+    async def hold_lock(self, key: int) -> bool:
         """Try a session advisory lock now if connected, and on every reconnect;
         return whether this process holds it now (see :meth:`holds`)."""
-        lock = self._locks.setdefault(key, _Lock(key, on_change))
+        lock = self._locks.setdefault(key, _Lock(key))
         if not lock.held:
             await self._try_lock(lock)
         return lock.held
@@ -184,7 +183,7 @@ class NotificationHub:
     async def _lock_on(self, cur: aiopg.Cursor, lock: _Lock) -> None:
         await cur.execute("SELECT pg_try_advisory_lock(%s)", (lock.key,))
         row = await cur.fetchone()
-        self._set_lock(lock, bool(row and row[0]))
+        lock.held = bool(row and row[0])
 
     async def _run(self) -> None:
         delay = RETRY_FIRST_SECONDS
@@ -229,13 +228,7 @@ class NotificationHub:
         self._listening = set()
         self.ready.clear()
         for lock in self._locks.values():
-            self._set_lock(lock, False)
-
-    def _set_lock(self, lock: _Lock, held: bool) -> None:
-        if lock.held != held:
-            lock.held = held
-            if lock.on_change is not None:
-                self._call(f"lock {lock.key}", lambda: lock.on_change and lock.on_change(held))
+            lock.held = False
 
     def _dispatch(self, channel: str, payload: str) -> None:
         for sub in list(self._subs.get(channel, ())):
