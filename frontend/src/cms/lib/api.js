@@ -60,3 +60,16 @@ export function query(params) {
   const text = search.toString();
   return text ? `?${text}` : "";
 }
+
+// Loaders that a filter, a picker or a search box can start again before the
+// last answer came back: only the newest call may draw, so a slow stale answer
+// never replaces a newer one (or a form the editor has started typing into).
+//   const fresh = latest();
+//   async function load() { const mine = fresh(); const r = await api(...); if (!mine()) return; ... }
+export function latest() {
+  let newest = 0;
+  return () => {
+    const ticket = ++newest;
+    return () => ticket === newest;
+  };
+}

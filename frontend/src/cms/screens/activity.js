@@ -1,6 +1,6 @@
 // Activity: who changed what, newest first, filtered by kind of record.
 import "../lib/shell.js";
-import { ADMIN, api, messageOf, query } from "../lib/api.js";
+import { ADMIN, api, latest, messageOf, query } from "../lib/api.js";
 import { h, labelled, replace, screenRoot, when } from "../lib/dom.js";
 import { cells, pager, readQuery, table, writeQuery } from "../lib/table.js";
 
@@ -19,9 +19,12 @@ function subject(a) {
   return `${a.subject.kind} ${a.subject.id}`;
 }
 
+const fresh = latest();
 async function load() {
+  const mine = fresh();
   writeQuery(state, DEFAULTS);
   const { ok, data } = await api("GET", "/activity" + query({ subjectKind: state.subjectKind, page: state.page, limit: 30 }));
+  if (!mine()) return;
   if (!ok) return replace(list, h("p", { class: "alert", role: "alert" }, messageOf(data)));
   replace(
     list,

@@ -1,6 +1,6 @@
 // Entries: search, filter by type and status, sort, page; start a new entry.
 import "../lib/shell.js";
-import { ADMIN, api, can, messageOf, query } from "../lib/api.js";
+import { ADMIN, api, can, latest, messageOf, query } from "../lib/api.js";
 import { alertBox, h, labelled, replace, screenRoot, showAlert, when } from "../lib/dom.js";
 import { cells, pager, readQuery, table, writeQuery } from "../lib/table.js";
 
@@ -56,9 +56,12 @@ async function loadTypes() {
   }
 }
 
+const fresh = latest();
 async function load() {
+  const mine = fresh();
   writeQuery(state, DEFAULTS);
   const { ok, data } = await api("GET", "/entries" + query({ search: state.search, type: state.type, status: state.status, sort: state.sort, page: state.page, limit: 20 }));
+  if (!mine()) return;
   if (!ok) {
     showAlert(box, h("p", {}, messageOf(data)));
     return;

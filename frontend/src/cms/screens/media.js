@@ -1,7 +1,7 @@
 // The media library: upload (button or drop) with alt text, caption and
 // folder; search; edit; delete, with the entries that still use a file named.
 import "../lib/shell.js";
-import { ADMIN, api, can, messageOf, query } from "../lib/api.js";
+import { ADMIN, api, can, latest, messageOf, query } from "../lib/api.js";
 import { alertBox, announce, button, h, labelled, replace, screenRoot, showAlert } from "../lib/dom.js";
 import { dropZone, fileButton, thumb, upload } from "../lib/media.js";
 import { Problems } from "../lib/problems.js";
@@ -58,12 +58,15 @@ async function remove(media, errors) {
   );
 }
 
+const newest = latest();
 async function load(fresh) {
+  const mine = newest();
   if (fresh) {
     offset = 0;
     replace(grid);
   }
   const { ok, data } = await api("GET", "/media" + query({ search: search.value.trim(), folder: folder.value.trim(), offset, limit: 24 }));
+  if (!mine()) return;
   if (!ok) return showAlert(box, h("p", {}, messageOf(data)));
   offset += data.data.length;
   grid.append(...data.data.map(editor));

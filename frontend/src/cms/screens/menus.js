@@ -2,7 +2,7 @@
 // edited as a tree: add, nest (indent / outdent), reorder by drag or keyboard.
 import "../lib/shell.js";
 import Sortable from "sortablejs";
-import { api, can, messageOf } from "../lib/api.js";
+import { api, can, latest, messageOf } from "../lib/api.js";
 import { alertBox, announce, button, h, labelled, replace, screenRoot, showAlert } from "../lib/dom.js";
 import { apiForm } from "../lib/forms.js";
 import { Problems } from "../lib/problems.js";
@@ -170,8 +170,11 @@ async function loadMenus(select) {
   openMenu();
 }
 
+const fresh = latest();
 async function openMenu() {
+  const mine = fresh();
   const { ok, data } = await api("GET", `/menus/${picker.value}`);
+  if (!mine()) return;
   if (!ok) return showAlert(box, h("p", {}, messageOf(data)));
   menu = data;
   tree = data.items;

@@ -1,6 +1,6 @@
 // Taxonomies (categories and tags built in, more can be made) and their terms.
 import "../lib/shell.js";
-import { api, can, messageOf } from "../lib/api.js";
+import { api, can, latest, messageOf } from "../lib/api.js";
 import { alertBox, announce, button, h, labelled, replace, screenRoot, showAlert } from "../lib/dom.js";
 import { apiForm } from "../lib/forms.js";
 
@@ -10,6 +10,8 @@ const termsBox = h("section", { "aria-labelledby": "terms-h" });
 const box = alertBox();
 const manage = can("taxonomy.manage");
 let taxonomies = [];
+let shown = null; // the taxonomy whose terms are drawn
+const fresh = latest();
 
 async function loadTaxonomies(select) {
   const { ok, data } = await api("GET", "/taxonomies");
@@ -33,9 +35,12 @@ function indent(terms) {
 }
 
 async function loadTerms() {
+  const mine = fresh();
   const taxonomy = taxonomies.find((t) => t.slug === picker.value);
   if (!taxonomy) return replace(termsBox);
   const { ok, data } = await api("GET", `/taxonomies/${taxonomy.slug}/terms`);
+  if (!mine()) return;
+  shown = taxonomy.slug;
   if (!ok) return showAlert(box, h("p", {}, messageOf(data)));
   const terms = indent(data.data);
   const parent = h("select", {}, h("option", { value: "" }, "— top level —"), terms.map(([t, d]) => h("option", { value: t.id }, `${"— ".repeat(d)}${t.name}`)));
@@ -104,6 +109,7 @@ create.form.addEventListener("submit", async (event) => {
   loadTaxonomies(r.data.slug);
 });
 
-picker.addEventListener("change", loadTerms);
+// Choosing the taxonomy already shown keeps a half-typed new term.
+picker.addEventListener("change", () => picker.value !== shown && loadTerms());
 replace(root, box, h("div", { class: "toolbar" }, labelled("Taxonomy", picker)), termsBox, manage ? create.form : null);
 loadTaxonomies();
