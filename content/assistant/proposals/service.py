@@ -31,6 +31,10 @@ from content.errors import Conflict, ContentError, FieldError, Forbidden, NotFou
 from content.http import Paging
 
 STATUSES = ("pending", "applying", "applied", "dismissed", "refused")
+# What a 403 from the service means when it is not a password to retype: the
+# person may no longer do this (their role, rank, or the entry is not theirs).
+_OUR_REFUSALS = ("PROPOSAL_NOT_PERMITTED", "PROPOSAL_STALE")
+_RETRYABLE = ("PASSWORD_INCORRECT",)
 
 
 async def list_proposals(
@@ -134,9 +138,11 @@ async def apply(
         assert tool.apply is not None
         applied = await tool.apply(ctx, principal, claimed.arguments, claimed.target_id, body)
     except ContentError as exc:
-        if exc.status == 403 and exc.code != "PROPOSAL_NOT_PERMITTED":
+        if exc.code in _OUR_REFUSALS:
+            pass  # marked refused already
+        elif exc.status == 403 and exc.code not in _RETRYABLE:
             await _refuse(ctx, claimed, exc.message)
-        elif exc.code not in ("PROPOSAL_NOT_PERMITTED", "PROPOSAL_STALE"):
+        else:
             await _release(ctx, claimed)
         raise
     except BaseException:

@@ -59,7 +59,9 @@ async def draft_update(ctx: Context, principal: Principal, args: Args) -> Draft:
     if before is None:
         raise Refused(f"no menu {args['name']!r}; propose_menu_create makes one")
     items = await _checked(ctx, args)
-    diff = changes(before, {"label": str(args.get("label", before["label"])).strip(), "items": items})
+    diff = changes(
+        before, {"label": str(args.get("label", before["label"])).strip(), "items": items}
+    )
     if not diff:
         raise unchanged(f"the {args['name']} menu")
     return Draft(Target("menu", args["name"]), diff, ("menus.manage",), before)
@@ -76,7 +78,11 @@ async def draft_create(ctx: Context, principal: Principal, args: Args) -> Draft:
     if await current_menu(ctx, principal, args["name"]) is not None:
         raise Refused(f"a menu named {args['name']!r} exists; propose_menu_update changes it")
     items = await _checked(ctx, args)
-    after = {"name": args["name"], "label": str(args.get("label", args["name"])).strip(), "items": items}
+    after = {
+        "name": args["name"],
+        "label": str(args.get("label", args["name"])).strip(),
+        "items": items,
+    }
     return Draft(Target("menu", args["name"]), changes(None, after), ("menus.manage",))
 
 

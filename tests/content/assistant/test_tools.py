@@ -277,7 +277,11 @@ async def test_list_entries_pages_by_offset_with_up_to_eight_fields(world: World
         ("propose_term_create", {"taxonomy": "nope", "name": "x"}, "no taxonomy"),
         ("propose_settings_update", {"logo": "nope"}, "logo"),
         ("propose_design_change", {"surface": "header", "values": {"margin": "1px"}}, "margin"),
-        ("propose_design_change", {"surface": "header", "values": {"background": "blue!"}}, "background"),
+        (
+            "propose_design_change",
+            {"surface": "header", "values": {"background": "blue!"}},
+            "background",
+        ),
         ("propose_design_change", {"surface": "footer", "values": {}}, "footer"),
         ("propose_menu_update", {"name": "nope", "items": []}, "no menu"),
         ("propose_menu_create", {"name": "m", "items": [{"label": "x"}]}, "url or entryId"),
@@ -318,10 +322,10 @@ async def test_rank_publish_and_schedule_rules_refuse_before_review(world: World
     )
     assert over.error and "above your own rank" in over.error
     # Going live needs content.publish.
-    mine = await world.send(
-        "POST", "/api/entries", author, json={"type": "page", "title": "Mine"}
+    mine = await world.send("POST", "/api/entries", author, json={"type": "page", "title": "Mine"})
+    live = await world.call(
+        author, "propose_entry_status", {"entryId": mine["id"], "status": "published"}
     )
-    live = await world.call(author, "propose_entry_status", {"entryId": mine["id"], "status": "published"})
     assert live.error and "content.publish" in live.error
     # Scheduling a social post needs social.publish; the same post unscheduled is fine.
     at = "2099-01-01T09:00:00Z"
