@@ -15,6 +15,7 @@ from content.context import CONTEXT, Context
 from content.people import service as people
 from tests.content.conftest import Start
 from tests.content.factories import Person, make_media
+from tests.content.test_social import bsky  # noqa: F401 - the Bluesky stand-in fixture
 
 # The host's visual page of the page type: three sections.
 VISUAL = {
@@ -75,7 +76,7 @@ class World:
 
 @pytest.fixture
 async def world(start: Start, team: dict[str, Person], runtime: Any, clock: Any) -> World:
-    service, client = await start(visual=VISUAL)
+    _, client = await start(visual=VISUAL)
     ctx = client.server.app[CONTEXT]
     owner = team["owner"]
     await client.post(

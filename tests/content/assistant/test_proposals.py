@@ -11,7 +11,7 @@ import pytest
 
 from tests.content.assistant.conftest import World
 from tests.content.factories import make_agent_key
-from tests.content.test_social import bsky, connect_bsky  # noqa: F401 - the fixture
+from tests.content.test_social import connect_bsky
 
 Arguments = Callable[[World], Awaitable[dict[str, Any]]]
 Check = Callable[[World, dict[str, Any]], Awaitable[None]]

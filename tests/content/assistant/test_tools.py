@@ -172,7 +172,7 @@ READS: dict[str, tuple[dict[str, Any], list[str], Callable[..., Any]]] = {
     "list_revisions": ({"entryId": "{about}"}, ["/api/entries/{about}/revisions"], _page),
     "list_trash": ({}, ["/api/trash"], _narrowed([])),
     "list_media": ({}, ["/api/media"], _same),
-    "list_taxonomies": ({}, ["/api/taxonomies"], None),  # with each one's terms: below
+    "list_taxonomies": ({}, ["/api/taxonomies"], _same),  # with each one's terms: below
     "get_site_settings": ({}, ["/api/settings"], _same),
     "get_design": ({}, ["/api/design"], _same),
     "list_menus": ({}, ["/api/menus"], _same),
