@@ -34,6 +34,7 @@ from content.assistant.tools.base import (
 )
 from content.auth.principal import Principal
 from content.context import Context
+from content.errors import ContentError, Problems
 from content.social import service
 from content.social.registry import NETWORKS
 
@@ -108,9 +109,18 @@ async def draft_post(ctx: Context, principal: Principal, args: Args) -> Draft:
 async def apply_post(
     ctx: Context, principal: Principal, args: Args, target: str | None, extra: Args
 ) -> Applied:
+    if "at" in args and service.parse_moment(args["at"], "at") <= ctx.clock.now():
+        problems = Problems()
+        problems.add("at", "must be in the future; ask for a new time")
+        problems.raise_if_any()
     post = await service.create_post(ctx, principal, {k: v for k, v in args.items() if k != "at"})
     if "at" in args:
-        post = await service.schedule_post(ctx, principal, post["id"], {"at": args["at"]})
+        try:
+            post = await service.schedule_post(ctx, principal, post["id"], {"at": args["at"]})
+        except ContentError as exc:
+            # The post exists now: applying again would make a second one. It
+            # stays a draft, and the answer says why it was not scheduled.
+            return Applied({**jsonable(post), "notScheduled": exc.message})
     return Applied(jsonable(post))
 
 
