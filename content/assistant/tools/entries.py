@@ -253,7 +253,9 @@ async def draft_update(ctx: Context, principal: Principal, args: Args) -> Draft:
     _raise(p)
     diff = changes(before, {k: v for k, v in checked.items() if k != "data"})
     if "data" in checked:
-        diff += _data_diff(visible_data(view.entry.data, view.fields), checked["data"])
+        # Only the fields the proposal names: the rest is merged back unchanged.
+        named = {k: checked["data"].get(k) for k in sorted(body["data"])}
+        diff += changes(visible, named, "data.")
     if not diff:
         raise unchanged("the entry")
     return Draft(_target(view.entry.id), diff, ("content.write",), before)

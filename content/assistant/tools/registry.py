@@ -9,6 +9,7 @@ written to the site by a tool call.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -76,7 +77,7 @@ class Registry:
         self, ctx: Context, principal: Principal, *, visual_connected: bool
     ) -> list[ToolSpec]:
         return [
-            ToolSpec(t.name, t.description, t.parameters)
+            ToolSpec(t.name, t.description, copy.deepcopy(t.parameters))
             for t in self.tools.values()
             if self.offered(principal, t, visual=visual_connected)
         ]

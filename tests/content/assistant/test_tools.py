@@ -358,3 +358,34 @@ async def test_open_screen_moves_the_admin_and_writes_nothing(world: World) -> N
     assert people.error and "cannot open" in people.error
     listed = await world.get("/api/assistant/proposals", editor)
     assert listed["data"] == []
+
+
+async def test_without_visual_pages_get_page_layout_is_neither_offered_nor_run(
+    start: Any, team: dict[str, Any]
+) -> None:
+    from content.context import CONTEXT
+
+    _, client = await start()
+    ctx = client.server.app[CONTEXT]
+    world = World(client, ctx, team, "", "", "")
+    principal = await world.principal(team["editor"])
+    names = {s.name for s in TOOLBOX.specs(ctx, principal, visual_connected=False)}
+    assert "get_page_layout" not in names and "get_entry" in names
+    out = await world.call(team["editor"], "get_page_layout", {"entryId": "x"})
+    assert out.error and "no tool named" in out.error
+
+
+async def test_the_diff_names_only_the_fields_a_proposal_changes(world: World) -> None:
+    out = await world.call(
+        world.team["editor"],
+        "propose_entry_update",
+        {"entryId": world.about, "data": {"body": "New body", "rating": 4}},
+    )
+    assert out.proposal is not None
+    assert out.proposal["diff"] == [
+        {"field": "data.body", "before": "Hello", "after": "New body"},
+        {"field": "data.rating", "before": None, "after": 4},
+    ]
+    assert out.proposal["target"] == {"kind": "entry", "id": world.about}
+    entry = await world.get(f"/api/entries/{world.about}")
+    assert out.proposal["targetUpdatedAt"] == entry["updatedAt"]
