@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -34,6 +34,12 @@ class Context:
     # The host's visual definitions and website manifest (content/visual/);
     # None when the host passed none.
     visual: HostVisual | None = field(default=None)
+    # The service's plugin registry (content/plugins/service.py ``Plugins``) and
+    # design catalogue (content/design/service.py ``Catalogue``), set per app for
+    # code that holds only the context (the assistant's tools). Typed loosely:
+    # both modules import this one.
+    plugins: Any = None
+    design: Any = None
 
     def visual_definition(self, type_name: str) -> VisualDefinition | None:
         return self.visual.definition(type_name) if self.visual is not None else None

@@ -17,6 +17,7 @@ from common.runtime import Runtime
 from common.web import error_middleware
 from content import admin, errors
 from content.activity import routes as activity_routes
+from content.assistant.proposals import routes as proposal_routes
 from content.auth import routes as auth_routes
 from content.changes import Changes
 from content.context import CONTEXT, Context
@@ -85,6 +86,7 @@ ROUTE_TABLES = (
     design_routes.routes,
     visual_routes.routes,
     social_routes.routes,
+    proposal_routes.routes,
 )
 
 
@@ -150,7 +152,9 @@ class ContentService:
 
     def create_app(self, *, prefix: str = "") -> web.Application:
         app = web.Application(middlewares=[error_middleware(errors.render)])
-        app[CONTEXT] = dataclasses.replace(self.context, prefix=prefix)
+        app[CONTEXT] = dataclasses.replace(
+            self.context, prefix=prefix, plugins=self.plugins, design=self.design
+        )
         app[CONTENT_VERSION] = self.content_version
         app[HUB] = self.hub
         app.on_shutdown.append(self._close_sockets)

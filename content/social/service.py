@@ -632,6 +632,19 @@ async def _accounts(conn: Conn, ids: list[str] | None, problems: Problems) -> li
     return [by_id[a] for a in ids if a in by_id]
 
 
+async def check_post(ctx: Context, body: dict[str, Any]) -> dict[str, Any]:
+    """What create_post checks, writing nothing: the cleaned copy and the account
+    ids it would target (the assistant's proposals check a post before review)."""
+    problems = Problems()
+    copy = _copy(body, problems, partial=False)
+    problems.raise_if_any()
+    async with ctx.db.connection() as conn:
+        accounts = await _accounts(conn, copy.get("accounts"), problems)
+        problems.raise_if_any()
+        await _check_copy(conn, copy["text"], copy.get("link"), copy["media"], accounts, problems)
+    return {**copy, "accounts": [a["id"] for a in accounts]}
+
+
 async def create_post(ctx: Context, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
     problems = Problems()
     copy = _copy(body, problems, partial=False)

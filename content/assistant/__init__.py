@@ -1,0 +1,1 @@
+"""The CMS assistant (issue 28)."""

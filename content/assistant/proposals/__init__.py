@@ -1,0 +1,1 @@
+"""The assistant's proposals: records, review routes and apply (issue 28)."""
