@@ -15,6 +15,7 @@ its kind, so the person reads what went wrong, whichever provider it was.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -85,6 +86,28 @@ class ProviderError(Exception):
         self.retry_after = retry_after
 
 
+# Tokens of this product's credential kinds (agent keys, delivery keys, webhook
+# secrets): whoever typed or returned one, it is withheld from every model.
+_SECRET_TOKEN = re.compile(r"\b(?:svcagt_|svc_|whsec_)[A-Za-z0-9_\-+/=]{8,}")
+WITHHELD = "[secret withheld]"
+
+
+def redact(text: str) -> str:
+    return _SECRET_TOKEN.sub(WITHHELD, text)
+
+
+def scrub(value: Any, credential: str | None) -> Any:
+    """``value`` (a message, its text, a tool call's arguments) with every secret withheld."""
+    if isinstance(value, str):
+        text = redact(value)
+        return text.replace(credential, WITHHELD) if credential else text
+    if isinstance(value, dict):
+        return {k: scrub(v, credential) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub(v, credential) for v in value]
+    return value
+
+
 def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
     """A tool call's JSON argument text as an object, or ({}, the text) when it is not one."""
     import json
@@ -135,5 +158,8 @@ async def stream(
         from content.assistant.providers import ollama_chat as module  # type: ignore[no-redef]
     else:
         raise ProviderError("bad_request", f"unknown provider kind {connection.kind}")
-    async for event in module.stream(connection, system, messages, tools, max_tokens=max_tokens):
+    # Whatever the person typed or a tool returned, no secret is sent (spec, Assistant tools).
+    clean = [scrub(m, connection.credential) for m in messages]
+    system = scrub(system, connection.credential)
+    async for event in module.stream(connection, system, clean, tools, max_tokens=max_tokens):
         yield event
