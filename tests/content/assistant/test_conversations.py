@@ -56,9 +56,7 @@ async def test_open_screen_streams_a_screen_event(cms: Any, team: Any, model: An
     script, base = model
     await connect(cms, team["admin"].headers, "openai", base)
     script.replies += [Reply(tools=[("open_screen", {})]), Reply(text=["There."])]
-    _, events = await converse(
-        cms, team["author"].headers, "Take me there"
-    )
+    _, events = await converse(cms, team["author"].headers, "Take me there")
     assert ("screen", {"path": "/admin/settings"}) in events
 
 
