@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from content.assistant.toolbox import Toolbox
     from content.design.surfaces import Surface
     from content.plugins import Plugin
 
@@ -30,3 +31,5 @@ class ContentOptions:
     # The host's design surfaces (content/design/); a surface declared wrongly
     # stops the start with a DeclarationError.
     design_surfaces: Sequence[Surface] = ()
+    # The assistant's toolbox; None: content.assistant.tools when present (toolbox.py).
+    assistant_toolbox: Toolbox | None = None

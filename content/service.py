@@ -18,6 +18,10 @@ from common.web import error_middleware
 from content import admin, errors
 from content.activity import routes as activity_routes
 from content.assistant.proposals import routes as proposal_routes
+from content.assistant import routes as assistant_routes
+from content.assistant.bubble import routes as bubble_routes
+from content.assistant.conversations import routes as conversation_routes
+from content.assistant.toolbox import default_toolbox
 from content.auth import routes as auth_routes
 from content.changes import Changes
 from content.context import CONTEXT, Context
@@ -87,6 +91,9 @@ ROUTE_TABLES = (
     visual_routes.routes,
     social_routes.routes,
     proposal_routes.routes,
+    assistant_routes.routes,
+    conversation_routes.routes,
+    bubble_routes.routes,
 )
 
 
@@ -161,6 +168,8 @@ class ContentService:
         app[delivery_routes.CACHE] = self.delivery_cache
         app[plugin_routes.PLUGINS] = self.plugins
         app[design_routes.DESIGN] = self.design
+        # The assistant's tools (content/assistant/toolbox.py); a host may pass its own.
+        app[conversation_routes.TOOLBOX] = self.options.assistant_toolbox or default_toolbox()
         for table in ROUTE_TABLES:
             app.add_routes(table)
         self.plugins.add_routes(app)

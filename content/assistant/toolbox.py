@@ -1,36 +1,38 @@
-"""The interface between the conversation loop and the assistant's tools.
+"""The interface between the chat loop and the tools (content/assistant/tools/).
 
-The loop asks ``specs()`` for the tools to offer the model (filtered to what the
-person's role could apply) and hands each tool call to ``call()``; what comes
-back is what the model is told (``content``), the proposal the admin renders,
-the screen ``open_screen`` moves to, or why the arguments were refused.
-The implementation is content/assistant/tools/ (``TOOLBOX``).
+The chat loop (conversations/service.py) only knows this Protocol: which tools
+a person may be offered (``specs``) and how one call is answered (``call``).
+No tool writes: a propose tool answers with a proposal record the admin shows
+as a diff, ``open_screen`` with a screen to move to. The real toolbox lives in
+``content.assistant.tools`` as ``TOOLBOX``; :func:`default_toolbox` falls back
+to an empty one while that package is absent, so the assistant still talks.
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from content.auth.principal import Principal
-from content.context import Context
+if TYPE_CHECKING:
+    from content.auth.principal import Principal
+    from content.context import Context
 
 
 @dataclass(frozen=True)
 class ToolSpec:
     name: str
     description: str
-    parameters: dict[str, Any]  # JSON Schema object
+    parameters: dict[str, Any]  # a JSON Schema object
 
 
 @dataclass(frozen=True)
 class ToolOutcome:
-    # JSON-able, what the model is told (a read's result, or "proposal p_… created",
-    # or the validation error).
+    # What the model is told: a read's result, "proposal p_... created", or why it was refused.
     content: Any
-    # The proposal record as the API returns it.
+    # The proposal record as the API returns it (shown in the tray).
     proposal: dict[str, Any] | None = None
-    # open_screen's target, e.g. {"path": "/cms/admin/entries/…"}.
+    # open_screen's target, e.g. {"path": "/cms/admin/entries/..."}.
     screen: dict[str, Any] | None = None
     # Set when the arguments were refused; the model is told why and may retry.
     error: str | None = None
@@ -49,3 +51,34 @@ class Toolbox(Protocol):
         name: str,
         arguments: dict[str, Any],
     ) -> ToolOutcome: ...
+
+
+class EmptyToolbox:
+    """No tools: the assistant answers in words only."""
+
+    def specs(
+        self, ctx: Context, principal: Principal, *, visual_connected: bool
+    ) -> list[ToolSpec]:
+        return []
+
+    async def call(
+        self,
+        ctx: Context,
+        principal: Principal,
+        conversation_id: str,
+        name: str,
+        arguments: dict[str, Any],
+    ) -> ToolOutcome:
+        return ToolOutcome(content=None, error=f"there is no tool named {name}")
+
+
+def default_toolbox() -> Toolbox:
+    """content.assistant.tools.TOOLBOX when that package is installed, else no tools."""
+    try:
+        module = importlib.import_module("content.assistant.tools")
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("content.assistant.tools",):
+            raise
+        return EmptyToolbox()
+    toolbox: Toolbox = module.TOOLBOX
+    return toolbox

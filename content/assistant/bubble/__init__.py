@@ -1,0 +1,1 @@
+"""The visitor bubble: questions answered from published content, with sources."""

@@ -1,0 +1,133 @@
+"""The second hosted provider (kind ``anthropic``): the Messages API, streamed, through the anthropic SDK.
+
+Wire format: server-sent events ``message_start`` (input tokens),
+``content_block_start`` (a text block, or a ``tool_use`` block with its id and
+name), ``content_block_delta`` (``text_delta``, or ``input_json_delta`` whose
+``partial_json`` pieces make up that block's input), ``content_block_stop``,
+``message_delta`` (output tokens) and ``message_stop``. The pieces are joined
+per content block index and parsed at the block's stop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import anthropic
+
+from content.assistant.providers import (
+    CONNECT_SECONDS,
+    TIMEOUT_SECONDS,
+    Connection,
+    Event,
+    ProviderError,
+    TextDelta,
+    ToolCall,
+    Usage,
+    parse_arguments,
+    retry_after,
+    status_kind,
+)
+from content.assistant.toolbox import ToolSpec
+
+DEFAULT_URL = "https://api.anthropic.com"
+
+
+def messages_for(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Neutral messages as Anthropic's: tool results are user turns, merged when adjacent."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m["role"] == "user":
+            block: dict[str, Any] = {"type": "text", "text": m["text"]}
+            role = "user"
+            blocks = [block]
+        elif m["role"] == "assistant":
+            role = "assistant"
+            blocks = [{"type": "text", "text": m["text"]}] if m.get("text") else []
+            blocks += [
+                {"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["arguments"]}
+                for c in m.get("toolCalls") or ()
+            ]
+        else:
+            role = "user"
+            blocks = [
+                {"type": "tool_result", "tool_use_id": m["toolCallId"], "content": m["content"]}
+            ]
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    return out
+
+
+def _error(exc: Exception) -> ProviderError:
+    if isinstance(exc, anthropic.APIStatusError):
+        return ProviderError(
+            status_kind(exc.status_code),
+            exc.message or f"the provider answered {exc.status_code}",
+            status=exc.status_code,
+            retry_after=retry_after(exc.response.headers),
+        )
+    if isinstance(exc, anthropic.APIConnectionError):
+        return ProviderError("unreachable", "the provider could not be reached")
+    return ProviderError("upstream", str(exc) or type(exc).__name__)
+
+
+async def stream(
+    connection: Connection,
+    system: str,
+    messages: Sequence[dict[str, Any]],
+    tools: Sequence[ToolSpec],
+    *,
+    max_tokens: int,
+) -> AsyncIterator[Event]:
+    client = anthropic.AsyncAnthropic(
+        api_key=connection.credential or "",
+        base_url=connection.base_url or DEFAULT_URL,
+        max_retries=0,
+        timeout=anthropic.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS),
+    )
+    blocks: dict[int, dict[str, str]] = {}
+    tokens_in = tokens_out = 0
+    try:
+        extra: dict[str, Any] = {}
+        if tools:
+            extra["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters}
+                for t in tools
+            ]
+        events = await client.messages.create(
+            model=connection.model,
+            max_tokens=max_tokens,
+            system=system,
+            messages=messages_for(messages),  # type: ignore[arg-type]
+            stream=True,
+            **extra,
+        )
+        async for event in events:
+            if event.type == "message_start":
+                tokens_in = event.message.usage.input_tokens or 0
+                tokens_out = event.message.usage.output_tokens or 0
+            elif event.type == "content_block_start":
+                start = event.content_block
+                if start.type == "tool_use":
+                    blocks[event.index] = {"id": start.id, "name": start.name, "json": ""}
+                elif start.type == "text" and start.text:
+                    yield TextDelta(start.text)
+            elif event.type == "content_block_delta":
+                delta = event.delta
+                if delta.type == "text_delta":
+                    yield TextDelta(delta.text)
+                elif delta.type == "input_json_delta" and event.index in blocks:
+                    blocks[event.index]["json"] += delta.partial_json
+            elif event.type == "content_block_stop" and event.index in blocks:
+                block = blocks.pop(event.index)
+                arguments, malformed = parse_arguments(block["json"])
+                yield ToolCall(block["id"], block["name"], arguments, malformed)
+            elif event.type == "message_delta":
+                tokens_out = event.usage.output_tokens or tokens_out
+    except anthropic.AnthropicError as exc:
+        raise _error(exc) from None
+    finally:
+        await client.close()
+    yield Usage(tokens_in, tokens_out)
