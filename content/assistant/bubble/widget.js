@@ -1,7 +1,7 @@
 // The visitor bubble (GET /ext/assistant/widget.js). Include it with
 //   <script src="https://cms.example/ext/assistant/widget.js" defer></script>
 // It talks only to the origin it was loaded from (POST /ext/assistant/public-ask),
-// builds its elements with DOM calls (no innerHTML, no inline script or style
+// builds its elements with DOM calls (no HTML strings, no inline script or style
 // attribute), so it runs under a strict Content-Security-Policy that allows
 // this origin in script-src and connect-src.
 (function () {
