@@ -814,7 +814,7 @@ async def _fetch_items(
             out.append(b"ENVELOPE " + fetch.envelope(msg))
         elif a in ("BODY", "BODYSTRUCTURE"):
             full = full or fetch.parse(raw)
-            out.append(a.encode() + b" " + fetch.bodystructure(msg, extended=a == "BODYSTRUCTURE"))
+            out.append(a.encode() + b" " + fetch.bodystructure(full, extended=a == "BODYSTRUCTURE"))
         elif a == "RFC822":
             out.append(b"RFC822 " + _literal(raw))
         elif a == "RFC822.HEADER":

@@ -78,7 +78,7 @@ async def alice(db: Any) -> Mailbox:
 
 @pytest.fixture
 async def bob(db: Any) -> Mailbox:
-    return await make_mailbox(db, "bob@example.test")
+    return await make_mailbox(db, "bob@other.test")
 
 
 def run(fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
