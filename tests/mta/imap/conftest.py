@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import imaplib
+import socket
 import ssl
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
@@ -18,7 +19,7 @@ from mta.settings import MtaSettings
 from mta.smtp import server as smtp_server
 from tests.mta.jmap.conftest import PASSWORD, Mailbox, make_mailbox
 
-__all__ = ["PASSWORD", "Imap", "Mailbox", "client_tls", "run"]
+__all__ = ["PASSWORD", "Imap", "Mailbox", "Raw", "client_tls", "run"]
 
 
 def client_tls() -> ssl.SSLContext:
@@ -27,6 +28,33 @@ def client_tls() -> ssl.SSLContext:
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
     return context
+
+
+class Raw:
+    """A line-level client over implicit TLS, for what imaplib will not send."""
+
+    def __init__(self, port: int) -> None:
+        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.sock = client_tls().wrap_socket(sock)
+        self.file = self.sock.makefile("rb")
+        self.greeting = self.line()
+
+    def line(self) -> bytes:
+        return self.file.readline()
+
+    def send(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def until(self, tag: bytes) -> list[bytes]:
+        out = []
+        while True:
+            line = self.line()
+            out.append(line)
+            if not line or line.startswith(tag + b" ") or line.startswith(b"* BYE"):
+                return out
+
+    def close(self) -> None:
+        self.sock.close()
 
 
 @dataclass

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import base64
 import imaplib
-import socket
-import ssl
 from dataclasses import replace
 from typing import Any
 
@@ -13,35 +11,8 @@ import pytest
 
 from common.settings import Settings
 from mta.settings import MtaSettings
-from tests.mta.imap.conftest import Imap, Mailbox, client_tls, run
+from tests.mta.imap.conftest import Imap, Mailbox, Raw, client_tls, run
 from tests.mta.jmap.test_auth import issue, number_of
-
-
-class Raw:
-    """A line-level client over implicit TLS, for what imaplib will not send."""
-
-    def __init__(self, port: int) -> None:
-        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.sock = client_tls().wrap_socket(sock)
-        self.file = self.sock.makefile("rb")
-        self.greeting = self.line()
-
-    def line(self) -> bytes:
-        return self.file.readline()
-
-    def send(self, data: bytes) -> None:
-        self.sock.sendall(data)
-
-    def until(self, tag: bytes) -> list[bytes]:
-        out = []
-        while True:
-            line = self.line()
-            out.append(line)
-            if not line or line.startswith(tag + b" ") or line.startswith(b"* BYE"):
-                return out
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 @pytest.fixture
