@@ -1,7 +1,8 @@
-"""``python -m mta smtp|submission|outbound|jmap``: one daemon in a process of its own.
+"""``python -m mta smtp|submission|imap|outbound|jmap``: one daemon in a process of its own.
 
 ``smtp`` is the inbound daemon (SMTP_PORT), ``submission`` the submission
-daemon (SUBMISSION_PORT and SUBMISSIONS_PORT), ``outbound`` the queue worker;
+daemon (SUBMISSION_PORT and SUBMISSIONS_PORT), ``imap`` the IMAP server
+(IMAP_PORT and IMAPS_PORT), ``outbound`` the queue worker;
 ``jmap`` the JMAP server (session, API, upload, download, EventSource) on
 JMAP_HOST:JMAP_PORT (default 4400), the same routes the gateway serves.
 
@@ -27,6 +28,7 @@ from common.jobs import JobQueue
 from common.runtime import Runtime
 from common.settings import Settings, SettingsError, load_settings
 from mta.context import MtaContext
+from mta.imap import server as imap
 from mta.outbound.worker import OutboundWorker
 from mta.settings import load_mta_settings
 from mta.smtp import server
@@ -70,6 +72,11 @@ async def run_smtp(settings: Settings, daemon: str = "smtp") -> None:
             async with submission.serve(ctx) as servers:
                 ports = " ".join(str(server.bound_port(s)) for s in servers)
                 print(f"mta submission listening on ports {ports}", flush=True)
+                await stop.wait()
+        elif daemon == "imap":
+            async with imap.serve(ctx) as servers:
+                ports = " ".join(str(p) for p in imap.bound_ports(servers))
+                print(f"mta imap listening on ports {ports}", flush=True)
                 await stop.wait()
         else:
             worker = OutboundWorker(ctx)
@@ -127,7 +134,9 @@ async def run_jmap(settings: Settings) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mta")
     parser.add_argument(
-        "daemon", choices=("smtp", "submission", "outbound", "jmap"), help="which daemon to run"
+        "daemon",
+        choices=("smtp", "submission", "imap", "outbound", "jmap"),
+        help="which daemon to run",
     )
     args = parser.parse_args(argv)
     logs.configure()

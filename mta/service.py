@@ -3,8 +3,9 @@
 ``MtaService(runtime).lifespan()`` listens on SMTP_PORT (unless SMTP_ENABLED
 is false, which a pure API node sets with RUN_WORKERS=false), on the
 submission ports (SUBMISSION_ENABLED) and works the outbound queue
-(OUTBOUND_ENABLED) for as long as the gateway runs. ``python -m mta smtp``,
-``python -m mta submission`` and ``python -m mta outbound`` run each alone.
+(OUTBOUND_ENABLED) for as long as the gateway runs. the IMAP server (IMAP_ENABLED: IMAP_PORT and IMAPS_PORT). ``python -m mta smtp``,
+``python -m mta submission``, ``python -m mta imap`` and ``python -m mta outbound`` run
+each alone.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from datetime import timedelta
 from common.jobs import Job
 from common.runtime import Runtime
 from mta.context import MtaContext
+from mta.imap import server as imap
 from mta.outbound.worker import OutboundWorker
 from mta.smtp import server
 from mta.store import activity, blobrefs
@@ -44,6 +46,7 @@ class MtaService:
         self.ctx = ctx or MtaContext.build(runtime)
         self.smtp: asyncio.Server | None = None
         self.submission: list[asyncio.Server] = []
+        self.imap: list[asyncio.Server] = []
         self.started = False
         self.outbound = OutboundWorker(self.ctx)
         if PRUNE_JOB not in runtime.jobs.kinds:
@@ -86,12 +89,17 @@ class MtaService:
         """Each enabled listener accepts connections (the gateway's /readyz)."""
         if self.lifespan_unused():
             return True
-        servers = [*([self.smtp] if self.smtp is not None else []), *self.submission]
+        servers = [*([self.smtp] if self.smtp is not None else []), *self.submission, *self.imap]
         return self.started and all(s.is_serving() for s in servers)
 
     def lifespan_unused(self) -> bool:
         config = self.ctx.config
-        return not (config.smtp_enabled or config.submission_enabled or config.outbound_enabled)
+        return not (
+            config.smtp_enabled
+            or config.submission_enabled
+            or config.outbound_enabled
+            or config.imap_enabled
+        )
 
     @asynccontextmanager
     async def _run(self) -> AsyncIterator[None]:
@@ -101,6 +109,8 @@ class MtaService:
                 self.smtp = await stack.enter_async_context(server.serve(self.ctx))
             if config.submission_enabled:
                 self.submission = await stack.enter_async_context(submission.serve(self.ctx))
+            if config.imap_enabled:
+                self.imap = await stack.enter_async_context(imap.serve(self.ctx))
             if config.outbound_enabled:
                 stack.push_async_callback(_stop, asyncio.create_task(self.outbound.run()))
             self.started = True
@@ -110,6 +120,7 @@ class MtaService:
                 self.started = False
                 self.smtp = None
                 self.submission = []
+                self.imap = []
 
 
 async def _stop(task: asyncio.Task[None]) -> None:

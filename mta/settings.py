@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from common.mail_settings import Nameserver, load_shared_mail_settings
+from common.mail_settings import Nameserver, load_shared_mail_settings, port_or_off
 from common.settings import (
     Settings,
     SettingsError,
@@ -88,6 +88,28 @@ class MtaSettings:
     # Failed AUTH per client address per window (then 421 and close).
     submission_auth_failures: int = 10
     submission_auth_window: int = 600
+
+    # The IMAP server (mta/imap/): IMAP_PORT with STARTTLS, IMAPS_PORT with
+    # implicit TLS (RFC 8314); None: off, 0: a free port (tests).
+    imap_enabled: bool = True
+    imap_host: str = "0.0.0.0"
+    imap_port: int | None = 143
+    imaps_port: int | None = 993
+    # Open connections per process and per client address (Dovecot's
+    # mail_max_userip_connections is 10 per user and address; clients open a
+    # few per account), beyond either: * BYE and closed.
+    imap_max_connections: int = 1000
+    imap_max_connections_per_ip: int = 50
+    # Seconds: before login (Dovecot's 60 s), after it and while idling (RFC
+    # 9051 5.4: at least 30 minutes), and for a literal's bytes to arrive.
+    imap_login_timeout: int = 60
+    imap_idle_timeout: int = 1800
+    imap_literal_timeout: int = 300
+    # The longest command line (Dovecot's imap_max_line_length: 64 KiB).
+    imap_max_line: int = 65536
+    # BAD answers before each waits smtp_error_sleep, and before the close.
+    imap_soft_error_limit: int = 10
+    imap_hard_error_limit: int = 20
 
     # The outbound queue worker (mta/outbound/).
     outbound_enabled: bool = True
@@ -203,6 +225,20 @@ def load_mta_settings(settings: Settings) -> MtaSettings:
         ),
         submission_auth_failures=read_int(env, "SUBMISSION_AUTH_FAILURES", 10, minimum=1),
         submission_auth_window=read_int(env, "SUBMISSION_AUTH_WINDOW", 600, minimum=1),
+        imap_enabled=read_bool(
+            env, "IMAP_ENABLED", read_bool(env, "SMTP_ENABLED", settings.run_workers)
+        ),
+        imap_host=read_str(env, "IMAP_HOST", settings.host),
+        imap_port=port_or_off(env, "IMAP_PORT", 143),
+        imaps_port=port_or_off(env, "IMAPS_PORT", 993),
+        imap_max_connections=read_int(env, "IMAP_MAX_CONNECTIONS", 1000, minimum=1),
+        imap_max_connections_per_ip=read_int(env, "IMAP_MAX_CONNECTIONS_PER_IP", 50, minimum=1),
+        imap_login_timeout=read_int(env, "IMAP_LOGIN_TIMEOUT", 60, minimum=1),
+        imap_idle_timeout=read_int(env, "IMAP_IDLE_TIMEOUT", 1800, minimum=1800),
+        imap_literal_timeout=read_int(env, "IMAP_LITERAL_TIMEOUT", 300, minimum=1),
+        imap_max_line=read_int(env, "IMAP_MAX_LINE", 65536, minimum=1024),
+        imap_soft_error_limit=read_int(env, "IMAP_SOFT_ERROR_LIMIT", 10, minimum=0),
+        imap_hard_error_limit=read_int(env, "IMAP_HARD_ERROR_LIMIT", 20, minimum=1),
         outbound_enabled=read_bool(env, "OUTBOUND_ENABLED", settings.run_workers),
         outbound_relay=_relay(read_str(env, "OUTBOUND_RELAY")),
         outbound_smtp_port=read_int(env, "OUTBOUND_SMTP_PORT", 25, minimum=1, maximum=65535),

@@ -33,9 +33,9 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from common.client_ip import client_ip
-from common.db import fetch_val
+from common.db import Conn, fetch_val
 from common.ratelimit import Decision, RateLimiter
-from common.settings import read_int, read_str
+from common.settings import Settings, read_int, read_str
 from mail import directory
 from mta.jmap.context import JmapContext
 from mta.jmap.registry import Account, Principal
@@ -61,10 +61,7 @@ class Authenticator:
 
     @property
     def audience(self) -> str:
-        settings = self.ctx.runtime.settings
-        return read_str(settings.environ, "JMAP_TOKEN_AUDIENCE") or (
-            settings.public_url.rstrip("/") + "/oauth"
-        )
+        return token_audience(self.ctx.runtime.settings)
 
     @property
     def signin_limit(self) -> int:
@@ -132,12 +129,7 @@ class Authenticator:
             raise AuthFailed(insufficient_scope())
         async with self.ctx.runtime.db.connection() as conn:
             # The OAuth server's denylist of revoked access tokens (by jti).
-            revoked = await fetch_val(
-                conn,
-                "SELECT 1 FROM oauth.oauth_revoked_access_tokens WHERE jti = %s",
-                (str(claims.get("jti")),),
-            )
-            if revoked is not None:
+            if await token_revoked(conn, claims):
                 await self.limiter.hit(budget, self.signin_limit)
                 raise AuthFailed(unauthorized("the access token was revoked", token=True))
             try:
@@ -157,26 +149,56 @@ class Authenticator:
         )
 
     def _claims(self, token: str) -> dict[str, object] | None:
-        try:
-            header = jwt.get_unverified_header(token)
-            if header.get("typ") != "at+jwt" or header.get("alg") != "HS256":
-                return None
-            claims = jwt.decode(
-                token,
-                self.ctx.runtime.settings.secret,
-                algorithms=["HS256"],
-                options={"verify_exp": False, "verify_aud": False, "verify_iat": False},
-            )
-        except jwt.PyJWTError:
+        return access_token_claims(
+            token,
+            self.ctx.runtime.settings.secret,
+            self.audience,
+            self.ctx.runtime.clock.timestamp(),
+        )
+
+
+def token_audience(settings: Settings) -> str:
+    """The ``aud`` an access token must name: JMAP_TOKEN_AUDIENCE, else PUBLIC_URL/oauth."""
+    return read_str(settings.environ, "JMAP_TOKEN_AUDIENCE") or (
+        settings.public_url.rstrip("/") + "/oauth"
+    )
+
+
+def access_token_claims(
+    token: str, secret: str, audience: str, now: float
+) -> dict[str, object] | None:
+    """The claims of a valid, unexpired access token of our OAuth server for
+    ``audience``, or None. JMAP's Bearer and IMAP's OAUTHBEARER/XOAUTH2 share it."""
+    try:
+        header = jwt.get_unverified_header(token)
+        if header.get("typ") != "at+jwt" or header.get("alg") != "HS256":
             return None
-        exp = claims.get("exp")
-        if not isinstance(exp, int) or exp <= self.ctx.runtime.clock.timestamp():
-            return None
-        aud = claims.get("aud")
-        audiences = aud if isinstance(aud, list) else [aud]
-        if not any(hmac.compare_digest(str(a), self.audience) for a in audiences):
-            return None
-        return claims
+        claims = jwt.decode(
+            token,
+            secret,
+            algorithms=["HS256"],
+            options={"verify_exp": False, "verify_aud": False, "verify_iat": False},
+        )
+    except jwt.PyJWTError:
+        return None
+    exp = claims.get("exp")
+    if not isinstance(exp, int) or exp <= now:
+        return None
+    aud = claims.get("aud")
+    audiences = aud if isinstance(aud, list) else [aud]
+    if not any(hmac.compare_digest(str(a), audience) for a in audiences):
+        return None
+    return claims
+
+
+async def token_revoked(conn: Conn, claims: dict[str, object]) -> bool:
+    """Whether the OAuth server's denylist holds the token (by jti)."""
+    revoked = await fetch_val(
+        conn,
+        "SELECT 1 FROM oauth.oauth_revoked_access_tokens WHERE jti = %s",
+        (str(claims.get("jti")),),
+    )
+    return revoked is not None
 
 
 def _account(found: directory.Principal) -> Account:

@@ -155,6 +155,22 @@ async def _insert(
     return {"id": email_id, "blobId": blob_id, "threadId": thread_id, "size": len(data)}
 
 
+async def store_message(
+    ctx: EmailContext,
+    conn: Conn,
+    account_id: str,
+    data: bytes,
+    mailbox_ids: Sequence[str],
+    keywords: Sequence[str],
+    received_at: datetime,
+    now: datetime,
+) -> dict[str, Any]:
+    """One raw message stored as an email in the caller's transaction, under the
+    address's quota and the plan's storage (compose.Invalid "overQuota" past
+    them): IMAP's APPEND stores the way Email/import does."""
+    return await _insert(ctx, conn, account_id, data, mailbox_ids, keywords, received_at, now)
+
+
 def _invalid(exc: compose.Invalid) -> dict[str, Any]:
     """The SetError of a create the server refused (invalidProperties, overQuota, ...)."""
     if exc.type == "invalidProperties":

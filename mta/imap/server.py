@@ -1,0 +1,448 @@
+"""The IMAP listeners and one connection's loop (RFC 9051 2.2, 5.4, 6.2.1, 6.3.13).
+
+IMAP_PORT (143) speaks plaintext until STARTTLS; IMAPS_PORT (993) is TLS
+from the first byte (RFC 8314). The certificate is submission's
+(mta/submission/tls.py). LOGIN and AUTHENTICATE are offered only over TLS,
+or from the loopback when SUBMISSION_PLAINTEXT_LOOPBACK is on (development),
+as submission does; elsewhere CAPABILITY says LOGINDISABLED.
+
+Limits, each a setting (docs/mail.md, "IMAP"): connections per process and
+per client address (``* BYE`` past either), a line of IMAP_MAX_LINE bytes,
+literals of APPENDLIMIT (the message size limit; 8 KiB before login), a
+literal that stops arriving (IMAP_LITERAL_TIMEOUT), IMAP_LOGIN_TIMEOUT
+before login and IMAP_IDLE_TIMEOUT (30 minutes, RFC 9051 5.4) after, and
+BAD answers: past IMAP_SOFT_ERROR_LIMIT each waits SMTP_ERROR_SLEEP, at
+IMAP_HARD_ERROR_LIMIT the connection is closed.
+
+IDLE is woken by the notification hub (``mta_changes``, one LISTEN per
+process, mta/jmap/push.py's channel): mail delivered over SMTP in another
+process is announced within the notify round trip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import ssl
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime
+
+from mta.context import MtaContext
+from mta.imap import commands, store
+from mta.imap.auth import Authenticator
+from mta.imap.parser import (
+    Command,
+    ParseError,
+    literal_announced,
+    parse_head,
+    strip_literal,
+)
+from mta.imap.responses import flags_of
+from mta.imap.session import AUTHENTICATED, LOGOUT, NOT_AUTHENTICATED, SELECTED, Session
+from mta.jmap.email.context import EmailContext
+from mta.smtp.limits import ConnectionLimits
+from mta.store import imap_uids
+from mta.submission import server as submission
+from mta.submission import tls
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "mta_changes"
+PRE_AUTH_LITERAL = 8 * 1024
+# While idling, the mailbox is also looked at this often (a missed notification).
+IDLE_POLL_SECONDS = 60.0
+
+
+class WrongState(Exception):
+    pass
+
+
+class Closing(Exception):
+    """The connection ends (BYE sent or the client went away)."""
+
+
+def _loopback(ip: str) -> bool:
+    try:
+        return ipaddress.ip_address(ip).is_loopback
+    except ValueError:
+        return False
+
+
+class Listener:
+    """What every connection of one process shares."""
+
+    def __init__(self, ctx: MtaContext, tls_context: ssl.SSLContext) -> None:
+        self.ctx = ctx
+        self.tls_context = tls_context
+        config = ctx.config
+        self.limits = ConnectionLimits(
+            config.imap_max_connections, config.imap_max_connections_per_ip
+        )
+        self.auth = Authenticator(ctx)
+        self.email_ctx = EmailContext(raw=ctx.blobs, clock=ctx.runtime.clock)
+        self.email_ctx.max_size_upload = config.max_message_size
+        # address id -> connections signed in as it (IDLE wakes them)
+        self.watchers: dict[str, set[Connection]] = {}
+
+    def notified(self, payload: str) -> None:
+        for conn in self.watchers.get(payload.strip(), ()):
+            conn.wake.set()
+
+    def gap(self) -> None:
+        for conns in self.watchers.values():
+            for conn in conns:
+                conn.wake.set()
+
+    async def handle(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, implicit: bool
+    ) -> None:
+        peer = writer.get_extra_info("peername")
+        ip = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+        if not self.limits.admit(ip):
+            with contextlib.suppress(Exception):
+                writer.write(b"* BYE [UNAVAILABLE] too many connections; try again later\r\n")
+                await writer.drain()
+                writer.close()
+            return
+        conn = Connection(self, reader, writer, Session(ip=ip, tls=implicit))
+        try:
+            await conn.run()
+        except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError, Closing):
+            pass
+        except Exception:
+            log.exception("IMAP connection failed")
+        finally:
+            self.limits.release(ip)
+            conn.forget()
+            with contextlib.suppress(Exception):
+                writer.close()
+
+
+class Connection:
+    def __init__(
+        self,
+        listener: Listener,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        session: Session,
+    ) -> None:
+        self.listener = listener
+        self.ctx = listener.ctx
+        self.db = listener.ctx.runtime.db
+        self.auth = listener.auth
+        self.email_ctx = listener.email_ctx
+        self.reader = reader
+        self.writer = writer
+        self.session = session
+        self.wake = asyncio.Event()
+        self._tls_after: str | None = None
+        config = self.ctx.config
+        self.tls_context: ssl.SSLContext | None = None if session.tls else listener.tls_context
+        self.loopback_ok = config.submission_plaintext_loopback and _loopback(session.ip)
+
+    # -- what handlers use -----------------------------------------------------
+
+    @property
+    def may_login(self) -> bool:
+        return self.session.tls or self.loopback_ok
+
+    def now(self) -> datetime:
+        return self.ctx.runtime.clock.now()
+
+    def send(self, data: bytes) -> None:
+        self.writer.write(data)
+
+    def untagged(self, text: str) -> None:
+        self.writer.write(b"* " + text.encode("utf-8") + b"\r\n")
+
+    async def flush(self) -> None:
+        await self.writer.drain()
+
+    def require(self, *states: str) -> None:
+        if self.session.state not in states:
+            if self.session.state == NOT_AUTHENTICATED:
+                raise WrongState("log in first")
+            raise WrongState(f"not allowed in the {self.session.state} state")
+
+    def start_tls_after(self, tag: str) -> None:
+        self._tls_after = tag
+
+    def signed_in(self) -> None:
+        self.listener.watchers.setdefault(self.session.address_id, set()).add(self)
+
+    def forget(self) -> None:
+        if self.session.principal is not None:
+            conns = self.listener.watchers.get(self.session.address_id)
+            if conns is not None:
+                conns.discard(self)
+                if not conns:
+                    del self.listener.watchers[self.session.address_id]
+
+    async def slow_down(self) -> None:
+        """After a failed login: the error delay (an attacker's guesses cost time)."""
+        self.session.errors += 1
+        await asyncio.sleep(self.ctx.config.smtp_error_sleep)
+
+    async def read_continuation(self) -> str | None:
+        line = await self._line(self._timeout())
+        if line is None:
+            return None
+        return line.rstrip(b"\r\n").decode("utf-8", "replace")
+
+    # -- reading ---------------------------------------------------------------
+
+    def _timeout(self) -> float:
+        config = self.ctx.config
+        if self.session.state == NOT_AUTHENTICATED:
+            return float(config.imap_login_timeout)
+        return float(config.imap_idle_timeout)
+
+    async def _line(self, seconds: float) -> bytes | None:
+        try:
+            line = await asyncio.wait_for(self.reader.readuntil(b"\n"), seconds)
+        except TimeoutError:
+            self.untagged("BYE [UNAVAILABLE] autologout; idle for too long")
+            await self._close()
+            raise Closing from None
+        except asyncio.IncompleteReadError:
+            return None
+        except asyncio.LimitOverrunError:
+            self.untagged("BYE [TOOBIG] line too long")
+            await self._close()
+            raise Closing from None
+        return line
+
+    async def _close(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.writer.drain()
+        self.writer.close()
+
+    def _literal_limit(self) -> int:
+        if self.session.state == NOT_AUTHENTICATED:
+            return PRE_AUTH_LITERAL
+        return self.ctx.config.max_message_size
+
+    async def read_command(self) -> Command | str | None:
+        """The next command; a tagged refusal already sent (str: the tag); None at EOF."""
+        cmd = Command()
+        limit = self._literal_limit()
+        while True:
+            line = await self._line(self._timeout())
+            if line is None:
+                return None
+            body = line.rstrip(b"\r\n")
+            announced = literal_announced(body)
+            if announced is None:
+                cmd.data += body
+                return cmd
+            size, nonsync, _ = announced
+            cmd.data += strip_literal(body)
+            if size > limit or len(cmd.data) + size > limit + self.ctx.config.imap_max_line:
+                if nonsync:
+                    self.untagged("BYE [TOOBIG] literal too large")
+                    await self._close()
+                    raise Closing
+                tag = bytes(cmd.data).split(b" ", 1)[0].decode("utf-8", "replace") or "*"
+                self.send(f"{tag} NO [TOOBIG] literal too large\r\n".encode())
+                return tag
+            if not nonsync:
+                self.send(b"+ Ready for literal data\r\n")
+                await self.flush()
+            try:
+                data = await asyncio.wait_for(
+                    self.reader.readexactly(size), self.ctx.config.imap_literal_timeout
+                )
+            except TimeoutError:
+                self.untagged("BYE [UNAVAILABLE] the literal did not arrive in time")
+                await self._close()
+                raise Closing from None
+            cmd.add_literal(data)
+
+    # -- the loop --------------------------------------------------------------
+
+    async def run(self) -> None:
+        self.untagged(f"OK [CAPABILITY {commands.capabilities(self)}] IMAP server ready")
+        await self.flush()
+        while self.session.state != LOGOUT:
+            cmd = await self.read_command()
+            if cmd is None:
+                return
+            if isinstance(cmd, str):
+                continue
+            tag, reply = await self._dispatch(cmd)
+            if reply.startswith("BAD"):
+                self.session.errors += 1
+                config = self.ctx.config
+                if self.session.errors >= config.imap_hard_error_limit:
+                    self.untagged("BYE too many errors")
+                    await self._close()
+                    return
+                if self.session.errors > config.imap_soft_error_limit:
+                    await asyncio.sleep(config.smtp_error_sleep)
+            self.send(f"{tag} {reply}\r\n".encode())
+            await self.flush()
+            if self._tls_after is not None:
+                self._tls_after = None
+                await self._start_tls()
+
+    async def _dispatch(self, cmd: Command) -> tuple[str, str]:
+        raw = bytes(cmd.data)
+        text_only = bytearray(raw)
+        for start, length in cmd.literals.items():
+            text_only[start : start + length] = b"x" * length
+        try:
+            if b"\x00" in text_only:
+                tag = raw.split(b" ", 1)[0].decode("ascii", "replace")
+                return (
+                    tag if tag and b"\x00" not in tag.encode() else "*"
+                ), "BAD NUL in the command"
+            tag, name, toks = parse_head(cmd)
+        except ParseError as exc:
+            tag = raw.split(b" ", 1)[0].decode("ascii", "replace")
+            return (tag if tag.isprintable() and tag else "*"), f"BAD {exc}"
+        handler = commands.COMMANDS.get(name)
+        if handler is None:
+            return tag, "BAD unknown command"
+        try:
+            return tag, await handler(self, tag, toks, False)
+        except ParseError as exc:
+            return tag, f"BAD {exc}"
+        except WrongState as exc:
+            return tag, f"BAD {exc}"
+        except store.Refused as exc:
+            code = f"[{exc.code}] " if exc.code else ""
+            return tag, f"NO {code}{exc}"
+        except (Closing, ConnectionError):
+            raise
+        except Exception:
+            log.exception("IMAP %s failed", name)
+            return tag, "NO [SERVERBUG] the command failed; try again"
+
+    async def _start_tls(self) -> None:
+        if self.reader._buffer:  # type: ignore[attr-defined]
+            # Bytes sent after STARTTLS before the handshake: an injection attempt.
+            await self._close()
+            raise Closing
+        assert self.tls_context is not None
+        await self.writer.start_tls(self.tls_context)
+        self.session.tls = True
+        self.tls_context = None
+
+    # -- mailbox updates -------------------------------------------------------
+
+    async def catch_up(self) -> None:
+        """Tell the client what changed in its selected mailbox (EXISTS, EXPUNGE, FETCH)."""
+        sel = self.session.selected
+        if sel is None or self.session.state != SELECTED:
+            return
+        async with self.db.connection() as conn:
+            d = await store.delta(conn, self.session.address_id, sel.view)
+            commands._announce_expunged(self, sel, d.expunged)
+            known = set(sel.view.email_ids)
+            changed = [e for e in d.changed if e in known]
+            if changed:
+                rows = await imap_uids.message_rows(
+                    conn, self.session.address_id, changed[:1000], with_raw=False
+                )
+                for e, row in rows.items():
+                    seq = sel.view.email_ids.index(e) + 1
+                    items = [f"UID {sel.view.uids[seq - 1]}", f"FLAGS {flags_of(row['keywords'])}"]
+                    if self.session.condstore:
+                        items.append(f"MODSEQ ({d.changed[e]})")
+                    self.untagged(f"{seq} FETCH ({' '.join(items)})")
+            if d.added:
+                for uid, email_id in d.added:
+                    if uid not in sel.view.uids[-1:]:
+                        sel.view.uids.append(uid)
+                        sel.view.email_ids.append(email_id)
+                self.untagged(f"{len(sel.view.uids)} EXISTS")
+            sel.view.uid_next = d.uid_next
+            sel.view.modseq = d.modseq
+
+    async def idle(self) -> str:
+        self.send(b"+ idling\r\n")
+        await self.flush()
+        reading = asyncio.ensure_future(self._line(float(self.ctx.config.imap_idle_timeout)))
+        try:
+            while True:
+                self.wake.clear()
+                await self.catch_up()
+                await self.flush()
+                woken = asyncio.ensure_future(self.wake.wait())
+                done, _ = await asyncio.wait(
+                    {reading, woken}, timeout=IDLE_POLL_SECONDS, return_when=asyncio.FIRST_COMPLETED
+                )
+                woken.cancel()
+                if reading in done:
+                    line = reading.result()
+                    if line is None:
+                        raise Closing
+                    if line.strip().upper() == b"DONE":
+                        return "OK IDLE terminated"
+                    return "BAD expected DONE"
+        finally:
+            if not reading.done():
+                reading.cancel()
+
+
+def bound_ports(servers: list[asyncio.Server]) -> list[int]:
+    return [s.sockets[0].getsockname()[1] for s in servers]
+
+
+@asynccontextmanager
+async def serve(ctx: MtaContext) -> AsyncIterator[list[asyncio.Server]]:
+    """Listen on IMAP_PORT (STARTTLS) and IMAPS_PORT (implicit TLS); either may be off."""
+    config = ctx.config
+    cert, key = submission.certificate(ctx)
+    context = tls.server_context(cert, key)
+    listener = Listener(ctx, context)
+    servers: list[asyncio.Server] = []
+    hub = ctx.runtime.notifications
+    production = ctx.runtime.settings.is_production
+    async with hub.running():
+        subscription = hub.subscribe(CHANNEL, listener.notified, on_gap=listener.gap)
+        try:
+            for port, implicit in ((config.imap_port, False), (config.imaps_port, True)):
+                if port is None:
+                    continue
+
+                async def client(
+                    r: asyncio.StreamReader, w: asyncio.StreamWriter, implicit: bool = implicit
+                ) -> None:
+                    await listener.handle(r, w, implicit=implicit)
+
+                try:
+                    servers.append(
+                        await asyncio.start_server(
+                            client,
+                            host=config.imap_host,
+                            port=port,
+                            ssl=context if implicit else None,
+                            limit=config.imap_max_line,
+                            reuse_port=config.smtp_reuse_port,
+                        )
+                    )
+                except PermissionError:
+                    if production:
+                        raise
+                    log.warning(
+                        "imap: no permission to listen on port %s; set IMAP_PORT (and IMAPS_PORT)"
+                        " to a port above 1023",
+                        port,
+                    )
+            for srv in servers:
+                log.info("imap listening on %s", srv.sockets[0].getsockname())
+            yield servers
+        finally:
+            subscription.close()
+            for srv in servers:
+                srv.close()
+            for srv in servers:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(srv.wait_closed(), 5.0)
+
+
+__all__ = ["AUTHENTICATED", "Connection", "Listener", "bound_ports", "serve"]

@@ -1,0 +1,206 @@
+"""IMAP's view of a mailbox: UIDVALIDITY, UIDNEXT, each message's UID, expunged UIDs.
+
+The only module that writes ``mta.imap_mailboxes`` and ``mta.imap_uids``
+(migration 0100; the trigger there marks a UID expunged when its membership
+leaves, whoever removes it). UIDs are given lazily: :func:`assign` gives each
+membership still without one the next UIDs, in (received_at, email_id)
+order, under the lock of the mailbox's counter row. Delivery, imports and
+JMAP write no UID; the IMAP server calls :func:`assign` before it answers
+about a mailbox (SELECT, STATUS, NOOP, IDLE, after APPEND/COPY/MOVE), so a
+UID is never given to a message a client could not yet see and UIDs rise in
+the order messages become visible.
+
+MODSEQ (RFC 7162) is the JMAP change log's position: a message's is the id of
+the latest ``Email`` change naming it, a mailbox's HIGHESTMODSEQ the latest
+change of its address (or expunge from it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
+from common.records import Record
+
+
+@dataclass(frozen=True)
+class UidState(Record):
+    uid_validity: int
+    uid_next: int
+
+
+_ASSIGN = """
+    WITH new AS (
+        SELECT em.email_id, row_number() OVER (ORDER BY em.received_at, em.email_id) AS n
+          FROM mta.email_mailboxes em
+         WHERE em.mailbox_id = %(m)s
+           AND NOT EXISTS (SELECT 1 FROM mta.imap_uids u
+                            WHERE u.mailbox_id = %(m)s AND u.email_id = em.email_id
+                              AND u.expunged IS NULL)
+    ), ins AS (
+        INSERT INTO mta.imap_uids (mailbox_id, uid, email_id)
+        SELECT %(m)s, %(next)s + n - 1, email_id FROM new
+        RETURNING 1
+    )
+    UPDATE mta.imap_mailboxes
+       SET uid_next = uid_next + (SELECT count(*) FROM ins),
+           live = live + (SELECT count(*) FROM ins)
+     WHERE mailbox_id = %(m)s
+    RETURNING uid_validity, uid_next
+"""
+
+
+async def assign(conn: Conn, mailbox_id: str) -> UidState:
+    """UIDs for the mailbox's messages that have none; its UIDVALIDITY and UIDNEXT.
+
+    The caller holds a transaction (the counter row stays locked until it
+    commits). One indexed row read when nothing is new: the count of
+    messages with a UID is compared with the mailbox's total.
+    """
+    await execute(
+        conn,
+        "INSERT INTO mta.imap_mailboxes (mailbox_id) VALUES (%s) ON CONFLICT DO NOTHING",
+        (mailbox_id,),
+    )
+    row = await fetch_one(
+        conn,
+        """
+        SELECT im.uid_validity, im.uid_next, im.live, m.total_emails
+          FROM mta.imap_mailboxes im JOIN mta.mailboxes m ON m.id = im.mailbox_id
+         WHERE im.mailbox_id = %s
+           FOR UPDATE OF im
+        """,
+        (mailbox_id,),
+    )
+    assert row is not None
+    if row["live"] == row["total_emails"]:
+        return UidState(row["uid_validity"], row["uid_next"])
+    done = await fetch_one(conn, _ASSIGN, {"m": mailbox_id, "next": row["uid_next"]})
+    assert done is not None
+    return UidState.from_row(done)
+
+
+async def uid_map(conn: Conn, mailbox_id: str, *, since_uid: int = 1) -> list[tuple[int, str]]:
+    """(uid, email id) of the mailbox's messages with a UID from ``since_uid`` on, by UID."""
+    rows = await fetch_all(
+        conn,
+        """
+        SELECT uid, email_id::text FROM mta.imap_uids
+         WHERE mailbox_id = %s AND uid >= %s AND expunged IS NULL ORDER BY uid
+        """,
+        (mailbox_id, since_uid),
+    )
+    return [(r["uid"], r["email_id"]) for r in rows]
+
+
+async def uids_of(conn: Conn, mailbox_id: str, email_ids: Sequence[str]) -> dict[str, int]:
+    """The UIDs of ``email_ids`` in the mailbox (those with one)."""
+    rows = await fetch_all(
+        conn,
+        """
+        SELECT email_id::text, uid FROM mta.imap_uids
+         WHERE mailbox_id = %s AND email_id = ANY(%s::uuid[]) AND expunged IS NULL
+        """,
+        (mailbox_id, list(email_ids)),
+    )
+    return {r["email_id"]: r["uid"] for r in rows}
+
+
+async def status(conn: Conn, mailbox_id: str) -> UidState | None:
+    row = await fetch_one(
+        conn,
+        "SELECT uid_validity, uid_next FROM mta.imap_mailboxes WHERE mailbox_id = %s",
+        (mailbox_id,),
+    )
+    return None if row is None else UidState.from_row(row)
+
+
+async def highest_modseq(conn: Conn, address_id: str, mailbox_id: str) -> int:
+    """HIGHESTMODSEQ: the address's latest change, or a later expunge from the mailbox."""
+    value = await fetch_val(
+        conn,
+        """
+        SELECT greatest(
+            (SELECT max(id) FROM mta.changes WHERE address_id = %s),
+            (SELECT max(expunged) FROM mta.imap_uids WHERE mailbox_id = %s AND expunged IS NOT NULL),
+            1)
+        """,
+        (address_id, mailbox_id),
+    )
+    return int(value or 1)
+
+
+async def modseqs(conn: Conn, address_id: str, email_ids: Sequence[str]) -> dict[str, int]:
+    """Each email's MODSEQ: its latest change (1 when the log no longer holds one)."""
+    if not email_ids:
+        return {}
+    rows = await fetch_all(
+        conn,
+        """
+        SELECT object_id::text AS id, max(id) AS modseq FROM mta.changes
+         WHERE address_id = %s AND type_name = 'Email' AND object_id = ANY(%s::uuid[])
+         GROUP BY object_id
+        """,
+        (address_id, list(email_ids)),
+    )
+    found = {r["id"]: int(r["modseq"]) for r in rows}
+    floor = await fetch_val(
+        conn, "SELECT upto FROM mta.changes_pruned WHERE address_id = %s", (address_id,)
+    )
+    return {i: found.get(i, int(floor or 1)) for i in email_ids}
+
+
+async def changed_since(conn: Conn, address_id: str, since: int) -> dict[str, int] | None:
+    """Emails changed after ``since`` with their MODSEQ; None when the log was pruned past it."""
+    floor = await fetch_val(
+        conn, "SELECT upto FROM mta.changes_pruned WHERE address_id = %s", (address_id,)
+    )
+    if floor is not None and since < int(floor):
+        return None
+    rows = await fetch_all(
+        conn,
+        """
+        SELECT object_id::text AS id, max(id) AS modseq FROM mta.changes
+         WHERE address_id = %s AND type_name = 'Email' AND id > %s
+         GROUP BY object_id
+        """,
+        (address_id, since),
+    )
+    return {r["id"]: int(r["modseq"]) for r in rows}
+
+
+async def vanished_since(conn: Conn, mailbox_id: str, since: int) -> list[int]:
+    """UIDs expunged from the mailbox after MODSEQ ``since`` (QRESYNC)."""
+    rows = await fetch_all(
+        conn,
+        """
+        SELECT uid FROM mta.imap_uids
+         WHERE mailbox_id = %s AND expunged IS NOT NULL AND expunged > %s ORDER BY uid
+        """,
+        (mailbox_id, since),
+    )
+    return [r["uid"] for r in rows]
+
+
+async def message_rows(
+    conn: Conn, address_id: str, email_ids: Sequence[str], *, with_raw: bool
+) -> dict[str, dict[str, Any]]:
+    """What FETCH shows of each email: keywords, dates, size, blob (raw when inline)."""
+    raw = (
+        "(SELECT ib.data FROM mta.inline_blobs ib WHERE ib.blob_id = e.blob_id)"
+        if with_raw
+        else "NULL::bytea"
+    )
+    rows = await fetch_all(
+        conn,
+        f"""
+        SELECT e.id::text, e.keywords, e.received_at, e.size, e.blob_id, e.thread_id::text,
+               e.sent_at, e.subject, e.from_addrs, e.to_addrs, e.cc_addrs, {raw} AS raw
+          FROM mta.emails e
+         WHERE e.address_id = %s AND e.id = ANY(%s::uuid[])
+        """,
+        (address_id, list(email_ids)),
+    )
+    return {r["id"]: r for r in rows}

@@ -1,0 +1,114 @@
+"""The IMAP server on real ports in the test's event loop; mailboxes with passwords."""
+
+from __future__ import annotations
+
+import asyncio
+import imaplib
+import socket
+import ssl
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pytest
+
+from common.runtime import Runtime
+from mta.context import MtaContext
+from mta.imap import server as imap_server
+from mta.settings import MtaSettings
+from mta.smtp import server as smtp_server
+from tests.mta.jmap.conftest import PASSWORD, Mailbox, make_mailbox
+
+__all__ = ["PASSWORD", "Imap", "Mailbox", "Raw", "client_tls", "run"]
+
+
+def client_tls() -> ssl.SSLContext:
+    # The development certificate is self-signed.
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+class Raw:
+    """A line-level client over implicit TLS, for what imaplib will not send."""
+
+    def __init__(self, port: int) -> None:
+        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.sock = client_tls().wrap_socket(sock)
+        self.file = self.sock.makefile("rb")
+        self.greeting = self.line()
+
+    def line(self) -> bytes:
+        return self.file.readline()
+
+    def send(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def until(self, tag: bytes) -> list[bytes]:
+        out = []
+        while True:
+            line = self.line()
+            out.append(line)
+            if not line or line.startswith(tag + b" ") or line.startswith(b"* BYE"):
+                return out
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@dataclass
+class Imap:
+    port: int  # STARTTLS
+    tls_port: int  # implicit TLS
+    ctx: MtaContext
+
+    def connect(self, user: Mailbox | None = None) -> imaplib.IMAP4_SSL:
+        client = imaplib.IMAP4_SSL("127.0.0.1", self.tls_port, ssl_context=client_tls(), timeout=20)
+        if user is not None:
+            client.login(user.email, user.password)
+        return client
+
+
+@pytest.fixture
+def imap_config(mta_config: MtaSettings) -> MtaSettings:
+    return replace(
+        mta_config,
+        imap_host="127.0.0.1",
+        imap_port=0,
+        imaps_port=0,
+        submission_plaintext_loopback=False,
+        smtp_error_sleep=0.0,
+        submission_auth_failures=5,
+        auth_checks=False,
+    )
+
+
+@pytest.fixture
+async def imap(runtime: Runtime, imap_config: MtaSettings) -> AsyncIterator[Imap]:
+    ctx = MtaContext.build(runtime, imap_config)
+    async with imap_server.serve(ctx) as servers:
+        plain, tls = imap_server.bound_ports(servers)
+        yield Imap(plain, tls, ctx)
+
+
+@pytest.fixture
+async def smtp(imap: Imap) -> AsyncIterator[int]:
+    """The inbound SMTP daemon of the same store."""
+    async with smtp_server.serve(imap.ctx) as srv:
+        yield smtp_server.bound_port(srv)
+
+
+@pytest.fixture
+async def alice(db: Any) -> Mailbox:
+    return await make_mailbox(db, "alice@example.test")
+
+
+@pytest.fixture
+async def bob(db: Any) -> Mailbox:
+    return await make_mailbox(db, "bob@other.test")
+
+
+def run(fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+    """A blocking client call off the event loop the server runs on."""
+    return asyncio.to_thread(fn, *args, **kw)

@@ -1,0 +1,71 @@
+"""Python's imaplib against the real daemon: the protocol walk a mail client makes."""
+
+from __future__ import annotations
+
+import imaplib
+import re
+
+from tests.mta.imap.conftest import Imap, Mailbox, run
+
+MESSAGE = (
+    b"From: Carol <carol@remote.test>\r\n"
+    b"To: alice@example.test\r\n"
+    b"Subject: Lunch?\r\n"
+    b"Date: Tue, 01 Sep 2026 10:00:00 +0000\r\n"
+    b"Message-ID: <lunch@remote.test>\r\n"
+    b"\r\n"
+    b"Shall we?\r\n"
+)
+
+
+async def test_login_list_select_append_fetch_store_search_copy_move_expunge(
+    imap: Imap, alice: Mailbox
+) -> None:
+    def walk() -> dict[str, object]:
+        c = imap.connect(alice)
+        out: dict[str, object] = {}
+        out["caps"] = c.capabilities
+        typ, boxes = c.list()
+        out["list"] = [b.decode() for b in boxes]
+        typ, data = c.append("INBOX", r"(\Flagged)", imaplib.Time2Internaldate(1788000000), MESSAGE)
+        out["append"] = (typ, data)
+        typ, data = c.select("INBOX")
+        out["select"] = (typ, data)
+        typ, data = c.fetch("1", "(FLAGS RFC822.SIZE BODY.PEEK[])")
+        out["fetch"] = data
+        typ, data = c.store("1", "+FLAGS", r"(\Seen)")
+        out["store"] = data
+        typ, data = c.search(None, "SEEN", "FROM", "carol")
+        out["search"] = data
+        typ, data = c.create("Archive/2026")
+        out["create"] = typ
+        typ, data = c.uid("COPY", "1", "Archive/2026")
+        out["copy"] = (typ, data)
+        typ, data = c._simple_command("MOVE", "1", "Trash")
+        out["move"] = (typ, c.response("EXPUNGE"))
+        typ, data = c.status("Trash", "(MESSAGES UNSEEN UIDNEXT)")
+        out["status"] = data
+        c.logout()
+        return out
+
+    out = await run(walk)
+    caps = out["caps"]
+    assert isinstance(caps, tuple)
+    assert {"IMAP4REV2", "IMAP4REV1", "IDLE", "UIDPLUS", "MOVE", "CONDSTORE"} <= set(caps)
+    assert any(re.search(r'\\Sent.* "?Sent"?$', line) for line in out["list"])  # type: ignore[union-attr]
+    assert any(line.endswith(" INBOX") for line in out["list"])  # type: ignore[union-attr]
+    typ, data = out["append"]  # type: ignore[misc]
+    assert typ == "OK" and re.search(rb"\[APPENDUID \d+ 1\]", data[0])
+    typ, data = out["select"]  # type: ignore[misc]
+    assert typ == "OK" and data == [b"1"]
+    fetched = out["fetch"]
+    assert fetched[0][1] == MESSAGE  # type: ignore[index]
+    assert b"\\Flagged" in fetched[0][0] and b"RFC822.SIZE %d" % len(MESSAGE) in fetched[0][0]  # type: ignore[index]
+    assert b"\\Seen" in out["store"][0]  # type: ignore[index]
+    assert out["search"] == [b"1"]
+    assert out["create"] == "OK"
+    typ, data = out["copy"]  # type: ignore[misc]
+    assert typ == "OK"
+    typ, expunged = out["move"]  # type: ignore[misc]
+    assert typ == "OK" and expunged[1] == [b"1"]
+    assert re.match(rb'"?Trash"? \(MESSAGES 1 UNSEEN 0 UIDNEXT 2\)', out["status"][0])  # type: ignore[index]
