@@ -2,9 +2,11 @@
 
 ``MtaService(runtime).lifespan()`` listens on SMTP_PORT (unless SMTP_ENABLED
 is false, which a pure API node sets with RUN_WORKERS=false), on the
-submission ports (SUBMISSION_ENABLED) and works the outbound queue
+submission ports (SUBMISSION_ENABLED), on the POP3 ports (POP3_ENABLED)
+and SIEVE_PORT (SIEVE_ENABLED), and works the outbound queue
 (OUTBOUND_ENABLED) for as long as the gateway runs. ``python -m mta smtp``,
-``python -m mta submission`` and ``python -m mta outbound`` run each alone.
+``python -m mta submission``, ``python -m mta pop3``, ``python -m mta
+managesieve`` and ``python -m mta outbound`` run each alone.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from datetime import timedelta
 from common.jobs import Job
 from common.runtime import Runtime
 from mta.context import MtaContext
+from mta.managesieve import server as managesieve
 from mta.outbound.worker import OutboundWorker
+from mta.pop3 import server as pop3
 from mta.smtp import server
 from mta.store import activity, blobrefs
 from mta.submission import server as submission
@@ -44,6 +48,7 @@ class MtaService:
         self.ctx = ctx or MtaContext.build(runtime)
         self.smtp: asyncio.Server | None = None
         self.submission: list[asyncio.Server] = []
+        self.access: list[asyncio.Server] = []
         self.started = False
         self.outbound = OutboundWorker(self.ctx)
         if PRUNE_JOB not in runtime.jobs.kinds:
@@ -86,12 +91,22 @@ class MtaService:
         """Each enabled listener accepts connections (the gateway's /readyz)."""
         if self.lifespan_unused():
             return True
-        servers = [*([self.smtp] if self.smtp is not None else []), *self.submission]
+        servers = [
+            *([self.smtp] if self.smtp is not None else []),
+            *self.submission,
+            *self.access,
+        ]
         return self.started and all(s.is_serving() for s in servers)
 
     def lifespan_unused(self) -> bool:
         config = self.ctx.config
-        return not (config.smtp_enabled or config.submission_enabled or config.outbound_enabled)
+        return not (
+            config.smtp_enabled
+            or config.submission_enabled
+            or config.outbound_enabled
+            or config.pop3_enabled
+            or config.sieve_enabled
+        )
 
     @asynccontextmanager
     async def _run(self) -> AsyncIterator[None]:
@@ -101,6 +116,10 @@ class MtaService:
                 self.smtp = await stack.enter_async_context(server.serve(self.ctx))
             if config.submission_enabled:
                 self.submission = await stack.enter_async_context(submission.serve(self.ctx))
+            if config.pop3_enabled:
+                self.access += await stack.enter_async_context(pop3.serve(self.ctx))
+            if config.sieve_enabled:
+                self.access += await stack.enter_async_context(managesieve.serve(self.ctx))
             if config.outbound_enabled:
                 stack.push_async_callback(_stop, asyncio.create_task(self.outbound.run()))
             self.started = True
@@ -110,6 +129,7 @@ class MtaService:
                 self.started = False
                 self.smtp = None
                 self.submission = []
+                self.access = []
 
 
 async def _stop(task: asyncio.Task[None]) -> None:

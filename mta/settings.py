@@ -6,7 +6,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from common.mail_settings import Nameserver, load_shared_mail_settings
+from common.mail_settings import (
+    IMAP_PORT,
+    IMAPS_PORT,
+    POP3_PORT,
+    POP3S_PORT,
+    SIEVE_PORT,
+    Nameserver,
+    load_shared_mail_settings,
+)
 from common.settings import (
     Settings,
     SettingsError,
@@ -88,6 +96,34 @@ class MtaSettings:
     # Failed AUTH per client address per window (then 421 and close).
     submission_auth_failures: int = 10
     submission_auth_window: int = 600
+
+    # Mailbox access. The ports are common/mail_settings.py's (IMAP_PORT,
+    # IMAPS_PORT, POP3_PORT, POP3S_PORT, SIEVE_PORT; None: off, 0: a free one),
+    # which mail/discovery tells clients. IMAP's are read here for mta/imap/.
+    imap_port: int | None = IMAP_PORT
+    imaps_port: int | None = IMAPS_PORT
+    # POP3 (mta/pop3/): POP3_PORT with STLS, POP3S_PORT with implicit TLS.
+    pop3_enabled: bool = True
+    pop3_port: int | None = POP3_PORT
+    pop3s_port: int | None = POP3S_PORT
+    # Seconds a POP3 client may stay silent once signed in (RFC 1939 3: at
+    # least 10 minutes), and before it has signed in.
+    pop3_timeout: int = 600
+    pop3_login_timeout: int = 60
+    # ManageSieve (mta/managesieve/): SIEVE_PORT with STARTTLS.
+    sieve_enabled: bool = True
+    sieve_port: int | None = SIEVE_PORT
+    sieve_timeout: int = 600
+    sieve_login_timeout: int = 60
+    # Open connections of each access daemon per process and per client address
+    # (Dovecot: process_limit, mail_max_userip_connections 10 per user and IP).
+    access_max_connections: int = 500
+    access_max_connections_per_ip: int = 20
+    # Errors in one session: past the soft limit each answer waits
+    # access_error_sleep seconds, at the hard limit the connection is closed.
+    access_soft_error_limit: int = 5
+    access_hard_error_limit: int = 10
+    access_error_sleep: float = 1.0
 
     # The outbound queue worker (mta/outbound/).
     outbound_enabled: bool = True
@@ -203,6 +239,21 @@ def load_mta_settings(settings: Settings) -> MtaSettings:
         ),
         submission_auth_failures=read_int(env, "SUBMISSION_AUTH_FAILURES", 10, minimum=1),
         submission_auth_window=read_int(env, "SUBMISSION_AUTH_WINDOW", 600, minimum=1),
+        imap_port=shared.imap_port,
+        imaps_port=shared.imaps_port,
+        pop3_enabled=read_bool(env, "POP3_ENABLED", settings.run_workers),
+        pop3_port=shared.pop3_port,
+        pop3s_port=shared.pop3s_port,
+        pop3_timeout=read_int(env, "POP3_TIMEOUT", 600, minimum=600),
+        pop3_login_timeout=read_int(env, "POP3_LOGIN_TIMEOUT", 60, minimum=1),
+        sieve_enabled=read_bool(env, "SIEVE_ENABLED", settings.run_workers),
+        sieve_port=shared.sieve_port,
+        sieve_timeout=read_int(env, "SIEVE_TIMEOUT", 600, minimum=60),
+        sieve_login_timeout=read_int(env, "SIEVE_LOGIN_TIMEOUT", 60, minimum=1),
+        access_max_connections=read_int(env, "MAIL_ACCESS_MAX_CONNECTIONS", 500, minimum=1),
+        access_max_connections_per_ip=read_int(
+            env, "MAIL_ACCESS_MAX_CONNECTIONS_PER_IP", 20, minimum=1
+        ),
         outbound_enabled=read_bool(env, "OUTBOUND_ENABLED", settings.run_workers),
         outbound_relay=_relay(read_str(env, "OUTBOUND_RELAY")),
         outbound_smtp_port=read_int(env, "OUTBOUND_SMTP_PORT", 25, minimum=1, maximum=65535),
