@@ -123,6 +123,12 @@ class SieveSession:
         await self.conn.drain()
         return False
 
+    def refuse(self, text: str, code: str | None = None) -> bool:
+        """Answer NO to a well-formed request refused (a script that does not compile,
+        a name taken): the client's answer, not a protocol error, so not counted."""
+        self.conn.write(response("NO", text, code))
+        return False
+
     @property
     def plaintext_allowed(self) -> bool:
         if self.conn.tls:
@@ -235,11 +241,9 @@ class SieveSession:
         try:
             scripts.check_name(command.args[0])
         except ScriptError as exc:
-            return await self.error(exc.message)
+            return self.refuse(exc.message)
         if int(size.value) > MAX_SCRIPT_BYTES:
-            return await self.error(
-                f"a script is at most {MAX_SCRIPT_BYTES} bytes", "QUOTA/MAXSIZE"
-            )
+            return self.refuse(f"a script is at most {MAX_SCRIPT_BYTES} bytes", "QUOTA/MAXSIZE")
         self.conn.write(response("OK"))
         return False
 
@@ -257,12 +261,10 @@ class SieveSession:
             return await self.error('PUTSCRIPT "name" {size+} script')
         name, text = values
         if len(text.encode()) > MAX_SCRIPT_BYTES:
-            return await self.error(
-                f"a script is at most {MAX_SCRIPT_BYTES} bytes", "QUOTA/MAXSIZE"
-            )
+            return self.refuse(f"a script is at most {MAX_SCRIPT_BYTES} bytes", "QUOTA/MAXSIZE")
         problem = self._compile(text)
         if problem is not None:
-            return await self.error(problem)
+            return self.refuse(problem)
         return await self._write(lambda conn, p, now: scripts.put(conn, p, name, text, now))
 
     async def checkscript(self, command: Command) -> bool:
@@ -271,7 +273,7 @@ class SieveSession:
             return await self.error("CHECKSCRIPT {size+} script")
         problem = self._compile(values[0])
         if problem is not None:
-            return await self.error(problem)
+            return self.refuse(problem)
         self.conn.write(response("OK"))
         return False
 
@@ -293,7 +295,7 @@ class SieveSession:
         async with self.ctx.runtime.db.connection() as conn:
             found = await scripts.find(conn, self.principal, values[0])
         if found is None:
-            return await self.error("there is no script of that name", "NONEXISTENT")
+            return self.refuse("there is no script of that name", "NONEXISTENT")
         raw = found.filter.script.encode()
         self.conn.write(b"{%d}\r\n" % len(raw) + raw + b"\r\n" + response("OK"))
         return False
@@ -325,6 +327,6 @@ class SieveSession:
             async with self.ctx.runtime.db.transaction() as conn:
                 await change(conn, self.principal, self.ctx.runtime.clock.now())
         except ScriptError as exc:
-            return await self.error(exc.message, exc.code)
+            return self.refuse(exc.message, exc.code)
         self.conn.write(response("OK"))
         return False
