@@ -174,6 +174,12 @@ PURPOSE_WORDS = {
     "autoconfig": "Client setup",
     "autodiscover": "Client setup (Outlook)",
     "submission_srv": "Sending from apps",
+    "submissions_srv": "Sending from apps (TLS)",
+    "imaps_srv": "Reading with IMAP (TLS)",
+    "imap_srv": "Reading with IMAP",
+    "pop3s_srv": "Fetching with POP3 (TLS)",
+    "pop3_srv": "Fetching with POP3",
+    "sieve_srv": "Filters from apps (ManageSieve)",
     "jmap_srv": "JMAP clients",
 }
 ALGORITHM_WORDS = {"rsa-sha256": "RSA 2048", "ed25519-sha256": "Ed25519"}

@@ -168,7 +168,7 @@ def implicit_tls_session(port: int, commands: list[bytes]) -> list[bytes]:
     answers = []
     for command in commands:
         try:
-            answers.append(client._shortcmd(command.decode()))
+            answers.append(client._shortcmd(command.decode()))  # type: ignore[attr-defined]
         except poplib.error_proto as exc:
             answers.append(exc.args[0])
     client.close()
