@@ -3,7 +3,9 @@
 mail/ (the DNS check, what clients are told about submission) and mta/ (the
 SPF/DKIM/DMARC and MX resolver, the submission listeners) each need
 DNS_RESOLVERS, DNS_TIMEOUT, SUBMISSION_SECURITY, SUBMISSION_PORT,
-SUBMISSIONS_PORT and OUTBOUND_MAX_LIFETIME. They used to parse them each with rules of their own (one
+SUBMISSIONS_PORT and OUTBOUND_MAX_LIFETIME; and the ports of the mailbox
+access daemons, which mta listens on and mail/discovery tells clients:
+IMAP_PORT, IMAPS_PORT, POP3_PORT, POP3S_PORT and SIEVE_PORT. They used to parse them each with rules of their own (one
 side took ``SUBMISSION_PORT=off``, the other refused to start on it); now
 :func:`load_shared_mail_settings` is the only reader and both sides take its
 values (``mail/domains/settings.py``, ``mta/settings.py``).
@@ -22,6 +24,14 @@ SUBMISSION_SECURITIES = ("starttls", "tls")
 STARTTLS_PORT = 587
 IMPLICIT_TLS_PORT = 465
 _OFF = ("off", "none", "false")
+# The registered ports of mailbox access: IMAP with STARTTLS and implicit TLS
+# (RFC 9051, RFC 8314), POP3 likewise (RFC 1939 + RFC 2595, RFC 8314),
+# ManageSieve (RFC 5804, STARTTLS only).
+IMAP_PORT = 143
+IMAPS_PORT = 993
+POP3_PORT = 110
+POP3S_PORT = 995
+SIEVE_PORT = 4190
 
 
 @dataclass(frozen=True)
@@ -46,6 +56,14 @@ class SharedMailSettings:
     # OUTBOUND_MAX_LIFETIME: seconds the queue keeps trying a message, whichever
     # side queued it (mta/outbound/submit.py applies it to every path).
     outbound_max_lifetime: int = 5 * 24 * 3600
+    # Mailbox access listeners (mta/imap/, mta/pop3/, mta/managesieve/), read
+    # like SUBMISSION_PORT: a port, 0 for a free one (tests), "off" for none.
+    # The ``*s_port`` ones speak TLS from the first byte, the others STARTTLS.
+    imap_port: int | None = IMAP_PORT
+    imaps_port: int | None = IMAPS_PORT
+    pop3_port: int | None = POP3_PORT
+    pop3s_port: int | None = POP3S_PORT
+    sieve_port: int | None = SIEVE_PORT
 
     @property
     def advertised_submission(self) -> tuple[int, str]:
@@ -65,6 +83,15 @@ class SharedMailSettings:
         return STARTTLS_PORT, "starttls"
 
 
+def advertised_port(port: int | None, registered: int) -> int | None:
+    """The port clients are told for a listener: its own when fixed, the
+    registered one when it is picked at start (0: served elsewhere under
+    MAIL_HOSTNAME, as submission's), None when the listener is off."""
+    if port is None:
+        return None
+    return port or registered
+
+
 def load_shared_mail_settings(settings: Settings) -> SharedMailSettings:
     env = settings.environ
     security = read_str(env, "SUBMISSION_SECURITY", "starttls").strip().lower()
@@ -82,6 +109,11 @@ def load_shared_mail_settings(settings: Settings) -> SharedMailSettings:
         starttls_port=starttls,
         implicit_tls_port=implicit,
         outbound_max_lifetime=read_int(env, "OUTBOUND_MAX_LIFETIME", 5 * 24 * 3600, minimum=1),
+        imap_port=port_or_off(env, "IMAP_PORT", IMAP_PORT),
+        imaps_port=port_or_off(env, "IMAPS_PORT", IMAPS_PORT),
+        pop3_port=port_or_off(env, "POP3_PORT", POP3_PORT),
+        pop3s_port=port_or_off(env, "POP3S_PORT", POP3S_PORT),
+        sieve_port=port_or_off(env, "SIEVE_PORT", SIEVE_PORT),
     )
 
 

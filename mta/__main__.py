@@ -1,8 +1,9 @@
-"""``python -m mta smtp|submission|imap|outbound|jmap``: one daemon in a process of its own.
+"""``python -m mta smtp|submission|imap|pop3|managesieve|outbound|jmap``: one daemon per process.
 
 ``smtp`` is the inbound daemon (SMTP_PORT), ``submission`` the submission
 daemon (SUBMISSION_PORT and SUBMISSIONS_PORT), ``imap`` the IMAP server
-(IMAP_PORT and IMAPS_PORT), ``outbound`` the queue worker;
+(IMAP_PORT and IMAPS_PORT), ``pop3`` POP3 (POP3_PORT and POP3S_PORT),
+``managesieve`` ManageSieve (SIEVE_PORT), ``outbound`` the queue worker;
 ``jmap`` the JMAP server (session, API, upload, download, EventSource) on
 JMAP_HOST:JMAP_PORT (default 4400), the same routes the gateway serves.
 
@@ -29,7 +30,9 @@ from common.runtime import Runtime
 from common.settings import Settings, SettingsError, load_settings
 from mta.context import MtaContext
 from mta.imap import server as imap
+from mta.managesieve import server as managesieve
 from mta.outbound.worker import OutboundWorker
+from mta.pop3 import server as pop3
 from mta.settings import load_mta_settings
 from mta.smtp import server
 from mta.store import schema
@@ -68,10 +71,11 @@ async def run_smtp(settings: Settings, daemon: str = "smtp") -> None:
                 # One line a supervisor (or a test) can read to learn the port.
                 print(f"mta smtp listening on port {server.bound_port(smtp)}", flush=True)
                 await stop.wait()
-        elif daemon == "submission":
-            async with submission.serve(ctx) as servers:
+        elif daemon in ("submission", "pop3", "managesieve"):
+            serve = {"submission": submission, "pop3": pop3, "managesieve": managesieve}[daemon]
+            async with serve.serve(ctx) as servers:
                 ports = " ".join(str(server.bound_port(s)) for s in servers)
-                print(f"mta submission listening on ports {ports}", flush=True)
+                print(f"mta {daemon} listening on ports {ports}", flush=True)
                 await stop.wait()
         elif daemon == "imap":
             async with imap.serve(ctx) as servers:
@@ -135,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mta")
     parser.add_argument(
         "daemon",
-        choices=("smtp", "submission", "imap", "outbound", "jmap"),
+        choices=("smtp", "submission", "imap", "pop3", "managesieve", "outbound", "jmap"),
         help="which daemon to run",
     )
     args = parser.parse_args(argv)

@@ -2,10 +2,11 @@
 
 ``MtaService(runtime).lifespan()`` listens on SMTP_PORT (unless SMTP_ENABLED
 is false, which a pure API node sets with RUN_WORKERS=false), on the
-submission ports (SUBMISSION_ENABLED) and works the outbound queue
-(OUTBOUND_ENABLED) for as long as the gateway runs. the IMAP server (IMAP_ENABLED: IMAP_PORT and IMAPS_PORT). ``python -m mta smtp``,
-``python -m mta submission``, ``python -m mta imap`` and ``python -m mta outbound`` run
-each alone.
+submission ports (SUBMISSION_ENABLED), on the IMAP ports (IMAP_ENABLED), the
+POP3 ports (POP3_ENABLED) and SIEVE_PORT (SIEVE_ENABLED), and works the
+outbound queue (OUTBOUND_ENABLED) for as long as the gateway runs. ``python -m
+mta smtp``, ``submission``, ``imap``, ``pop3``, ``managesieve`` and
+``outbound`` run each alone.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from common.jobs import Job
 from common.runtime import Runtime
 from mta.context import MtaContext
 from mta.imap import server as imap
+from mta.managesieve import server as managesieve
 from mta.outbound.worker import OutboundWorker
+from mta.pop3 import server as pop3
 from mta.smtp import server
 from mta.store import activity, blobrefs
 from mta.submission import server as submission
@@ -47,6 +50,7 @@ class MtaService:
         self.smtp: asyncio.Server | None = None
         self.submission: list[asyncio.Server] = []
         self.imap: list[asyncio.Server] = []
+        self.access: list[asyncio.Server] = []
         self.started = False
         self.outbound = OutboundWorker(self.ctx)
         if PRUNE_JOB not in runtime.jobs.kinds:
@@ -89,7 +93,12 @@ class MtaService:
         """Each enabled listener accepts connections (the gateway's /readyz)."""
         if self.lifespan_unused():
             return True
-        servers = [*([self.smtp] if self.smtp is not None else []), *self.submission, *self.imap]
+        servers = [
+            *([self.smtp] if self.smtp is not None else []),
+            *self.submission,
+            *self.imap,
+            *self.access,
+        ]
         return self.started and all(s.is_serving() for s in servers)
 
     def lifespan_unused(self) -> bool:
@@ -99,6 +108,8 @@ class MtaService:
             or config.submission_enabled
             or config.outbound_enabled
             or config.imap_enabled
+            or config.pop3_enabled
+            or config.sieve_enabled
         )
 
     @asynccontextmanager
@@ -111,6 +122,10 @@ class MtaService:
                 self.submission = await stack.enter_async_context(submission.serve(self.ctx))
             if config.imap_enabled:
                 self.imap = await stack.enter_async_context(imap.serve(self.ctx))
+            if config.pop3_enabled:
+                self.access += await stack.enter_async_context(pop3.serve(self.ctx))
+            if config.sieve_enabled:
+                self.access += await stack.enter_async_context(managesieve.serve(self.ctx))
             if config.outbound_enabled:
                 stack.push_async_callback(_stop, asyncio.create_task(self.outbound.run()))
             self.started = True
@@ -121,6 +136,7 @@ class MtaService:
                 self.smtp = None
                 self.submission = []
                 self.imap = []
+                self.access = []
 
 
 async def _stop(task: asyncio.Task[None]) -> None:

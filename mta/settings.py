@@ -6,7 +6,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from common.mail_settings import Nameserver, load_shared_mail_settings, port_or_off
+from common.mail_settings import (
+    IMAP_PORT,
+    IMAPS_PORT,
+    POP3_PORT,
+    POP3S_PORT,
+    SIEVE_PORT,
+    Nameserver,
+    load_shared_mail_settings,
+)
 from common.settings import (
     Settings,
     SettingsError,
@@ -93,8 +101,10 @@ class MtaSettings:
     # implicit TLS (RFC 8314); None: off, 0: a free port (tests).
     imap_enabled: bool = True
     imap_host: str = "0.0.0.0"
-    imap_port: int | None = 143
-    imaps_port: int | None = 993
+    # The ports are common/mail_settings.py's (IMAP_PORT, IMAPS_PORT), which
+    # mail/discovery tells clients.
+    imap_port: int | None = IMAP_PORT
+    imaps_port: int | None = IMAPS_PORT
     # Open connections per process and per client address (Dovecot's
     # mail_max_userip_connections is 10 per user and address; clients open a
     # few per account), beyond either: * BYE and closed.
@@ -110,6 +120,31 @@ class MtaSettings:
     # BAD answers before each waits smtp_error_sleep, and before the close.
     imap_soft_error_limit: int = 10
     imap_hard_error_limit: int = 20
+
+    # POP3 and ManageSieve. Their ports are common/mail_settings.py's (POP3_PORT,
+    # POP3S_PORT, SIEVE_PORT; None: off, 0: a free one).
+    # POP3 (mta/pop3/): POP3_PORT with STLS, POP3S_PORT with implicit TLS.
+    pop3_enabled: bool = True
+    pop3_port: int | None = POP3_PORT
+    pop3s_port: int | None = POP3S_PORT
+    # Seconds a POP3 client may stay silent once signed in (RFC 1939 3: at
+    # least 10 minutes), and before it has signed in.
+    pop3_timeout: int = 600
+    pop3_login_timeout: int = 60
+    # ManageSieve (mta/managesieve/): SIEVE_PORT with STARTTLS.
+    sieve_enabled: bool = True
+    sieve_port: int | None = SIEVE_PORT
+    sieve_timeout: int = 600
+    sieve_login_timeout: int = 60
+    # Open connections of each access daemon per process and per client address
+    # (Dovecot: process_limit, mail_max_userip_connections 10 per user and IP).
+    access_max_connections: int = 500
+    access_max_connections_per_ip: int = 20
+    # Errors in one session: past the soft limit each answer waits
+    # access_error_sleep seconds, at the hard limit the connection is closed.
+    access_soft_error_limit: int = 5
+    access_hard_error_limit: int = 10
+    access_error_sleep: float = 1.0
 
     # The outbound queue worker (mta/outbound/).
     outbound_enabled: bool = True
@@ -229,8 +264,8 @@ def load_mta_settings(settings: Settings) -> MtaSettings:
             env, "IMAP_ENABLED", read_bool(env, "SMTP_ENABLED", settings.run_workers)
         ),
         imap_host=read_str(env, "IMAP_HOST", settings.host),
-        imap_port=port_or_off(env, "IMAP_PORT", 143),
-        imaps_port=port_or_off(env, "IMAPS_PORT", 993),
+        imap_port=shared.imap_port,
+        imaps_port=shared.imaps_port,
         imap_max_connections=read_int(env, "IMAP_MAX_CONNECTIONS", 1000, minimum=1),
         imap_max_connections_per_ip=read_int(env, "IMAP_MAX_CONNECTIONS_PER_IP", 50, minimum=1),
         imap_login_timeout=read_int(env, "IMAP_LOGIN_TIMEOUT", 60, minimum=1),
@@ -239,6 +274,19 @@ def load_mta_settings(settings: Settings) -> MtaSettings:
         imap_max_line=read_int(env, "IMAP_MAX_LINE", 65536, minimum=1024),
         imap_soft_error_limit=read_int(env, "IMAP_SOFT_ERROR_LIMIT", 10, minimum=0),
         imap_hard_error_limit=read_int(env, "IMAP_HARD_ERROR_LIMIT", 20, minimum=1),
+        pop3_enabled=read_bool(env, "POP3_ENABLED", settings.run_workers),
+        pop3_port=shared.pop3_port,
+        pop3s_port=shared.pop3s_port,
+        pop3_timeout=read_int(env, "POP3_TIMEOUT", 600, minimum=600),
+        pop3_login_timeout=read_int(env, "POP3_LOGIN_TIMEOUT", 60, minimum=1),
+        sieve_enabled=read_bool(env, "SIEVE_ENABLED", settings.run_workers),
+        sieve_port=shared.sieve_port,
+        sieve_timeout=read_int(env, "SIEVE_TIMEOUT", 600, minimum=60),
+        sieve_login_timeout=read_int(env, "SIEVE_LOGIN_TIMEOUT", 60, minimum=1),
+        access_max_connections=read_int(env, "MAIL_ACCESS_MAX_CONNECTIONS", 500, minimum=1),
+        access_max_connections_per_ip=read_int(
+            env, "MAIL_ACCESS_MAX_CONNECTIONS_PER_IP", 20, minimum=1
+        ),
         outbound_enabled=read_bool(env, "OUTBOUND_ENABLED", settings.run_workers),
         outbound_relay=_relay(read_str(env, "OUTBOUND_RELAY")),
         outbound_smtp_port=read_int(env, "OUTBOUND_SMTP_PORT", 25, minimum=1, maximum=65535),

@@ -280,6 +280,12 @@ def launch_gateway(
             # The submission port is also the one mail/ advertises: a real port.
             "SUBMISSION_PORT": str(free_port()),
             "SUBMISSIONS_PORT": "off",
+            # Mailbox access on free ports (110, 995 and 4190 are one per machine).
+            "POP3_PORT": "0",
+            "POP3S_PORT": "0",
+            "SIEVE_PORT": "0",
+            "IMAP_PORT": "0",
+            "IMAPS_PORT": "0",
         }
     )
     full_env.update(env or {})

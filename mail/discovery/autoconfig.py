@@ -1,7 +1,10 @@
 """Thunderbird autoconfig, ``config-v1.1.xml`` (clientConfig version 1.1).
 
 Format: https://wiki.mozilla.org/Thunderbird:Autoconfiguration:ConfigFileFormat.
-Submission is an ``outgoingServer type="smtp"``. Version 1.1 has no JMAP
+The incoming servers in the order Thunderbird should prefer them (it takes
+the first it can use): IMAP over implicit TLS (993, ``SSL``), IMAP with
+STARTTLS (143), then POP3 likewise (995, 110); then JMAP. Submission is an
+``outgoingServer type="smtp"``. Version 1.1 has no JMAP
 type; the IETF autoconfig draft (draft-ietf-mailmaint-autoconfig) adds
 ``incomingServer type="jmap"`` with a ``url`` element, which we emit:
 clients that do not know it skip the element.
@@ -29,6 +32,15 @@ def render(domain: str, display_name: str, ep: Endpoints) -> bytes:
     _sub(provider, "domain", domain)
     _sub(provider, "displayName", display_name)
     _sub(provider, "displayShortName", display_name.split(".")[0])
+
+    for kind, servers in (("imap", ep.imap), ("pop3", ep.pop3)):
+        for server in servers:
+            incoming = _sub(provider, "incomingServer", type=kind)
+            _sub(incoming, "hostname", server.hostname)
+            _sub(incoming, "port", str(server.port))
+            _sub(incoming, "socketType", SOCKET_TYPES[server.security])
+            _sub(incoming, "authentication", "password-cleartext")
+            _sub(incoming, "username", "%EMAILADDRESS%")
 
     jmap = _sub(provider, "incomingServer", type="jmap")
     _sub(jmap, "hostname", ep.jmap_hostname)

@@ -6,8 +6,9 @@ Request (``.../outlook/requestschema/2006``)::
       <AcceptableResponseSchema>.../outlook/responseschema/2006a</AcceptableResponseSchema>
     </Request></Autodiscover>
 
-The answer lists an SMTP ``Protocol`` (there is no IMAP or POP3 here, and POX
-has no JMAP type). Errors use the POX ``Error`` element: 600 for an invalid
+The answer lists an ``IMAP`` ``Protocol`` (implicit TLS when it is on, else
+STARTTLS; POX names one server per type, and Outlook speaks no JMAP and
+prefers IMAP to POP3, so POP3 is not listed) and an ``SMTP`` one. Errors use the POX ``Error`` element: 600 for an invalid
 request (bad XML, no address), 601 for a response schema we cannot provide,
 500 for an address whose domain is not hosted here.
 
@@ -22,7 +23,7 @@ from datetime import datetime
 
 from lxml import etree
 
-from mail.discovery.client_config import Endpoints
+from mail.discovery.client_config import Endpoints, Server
 
 REQUEST_NS = "http://schemas.microsoft.com/exchange/autodiscover/outlook/requestschema/2006"
 RESPONSE_NS = "http://schemas.microsoft.com/exchange/autodiscover/responseschema/2006"
@@ -103,21 +104,31 @@ def render_settings(email: str, display_name: str, ep: Endpoints) -> bytes:
     account = _sub(response, o + "Account")
     _sub(account, o + "AccountType", "email")
     _sub(account, o + "Action", "settings")
-    smtp = _sub(account, o + "Protocol")
-    _sub(smtp, o + "Type", "SMTP")
-    _sub(smtp, o + "Server", ep.smtp_hostname)
-    _sub(smtp, o + "Port", str(ep.smtp_port))
-    _sub(smtp, o + "DomainRequired", "off")
-    _sub(smtp, o + "LoginName", email)
-    _sub(smtp, o + "SPA", "off")
-    if ep.smtp_security == "tls":
-        _sub(smtp, o + "SSL", "on")
-    else:
-        _sub(smtp, o + "Encryption", "TLS")
-    _sub(smtp, o + "AuthRequired", "on")
+    if ep.imap:
+        _protocol(account, "IMAP", ep.imap[0], email)
+    smtp = _protocol(
+        account, "SMTP", Server(ep.smtp_hostname, ep.smtp_port, ep.smtp_security), email
+    )
     _sub(smtp, o + "UsePOPAuth", "off")
     _sub(smtp, o + "SMTPLast", "off")
     return etree.tostring(root, xml_declaration=True, encoding="utf-8", pretty_print=True)
+
+
+def _protocol(account: etree._Element, kind: str, server: Server, email: str) -> etree._Element:
+    o = f"{{{OUTLOOK_NS}}}"
+    protocol = _sub(account, o + "Protocol")
+    _sub(protocol, o + "Type", kind)
+    _sub(protocol, o + "Server", server.hostname)
+    _sub(protocol, o + "Port", str(server.port))
+    _sub(protocol, o + "DomainRequired", "off")
+    _sub(protocol, o + "LoginName", email)
+    _sub(protocol, o + "SPA", "off")
+    if server.security == "tls":
+        _sub(protocol, o + "SSL", "on")
+    else:
+        _sub(protocol, o + "Encryption", "TLS")
+    _sub(protocol, o + "AuthRequired", "on")
+    return protocol
 
 
 def render_error(code: int, message: str, now: datetime) -> bytes:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from common.openapi import operation, string
+from common.openapi import array, integer, obj, operation, string
 from common.web import json_response, read_body
 from mail.auth import sessions
 from mail.context import mail_context
@@ -43,8 +43,44 @@ def _host_domain(request: web.Request, prefix: str) -> str | None:
     return host[len(prefix) :]
 
 
+_SERVER = obj(
+    {
+        "hostname": string(),
+        "port": integer(minimum=1, maximum=65535),
+        "security": string(enum=("tls", "starttls")),
+        "authentication": string(enum=("password",)),
+        "username": string(),
+    },
+    required=["hostname", "port", "security", "authentication", "username"],
+)
+CLIENT_CONFIG = obj(
+    {
+        "object": string(enum=("client_config",)),
+        # Each list in the order a client should prefer: implicit TLS first.
+        "imap": array(_SERVER),
+        "pop3": array(_SERVER),
+        "smtp": _SERVER,
+        "managesieve": array(_SERVER),
+        "jmap": obj(
+            {
+                "hostname": string(),
+                "port": integer(minimum=1, maximum=65535),
+                "security": string(enum=("tls", "none")),
+                "session_url": string(fmt="uri"),
+                "authentication": string(enum=("password",)),
+                "username": string(),
+            },
+            required=["hostname", "port", "security", "session_url"],
+        ),
+        "autoconfig_url": string(fmt="uri"),
+        "autodiscover_url": string(fmt="uri"),
+    },
+    required=["object", "imap", "pop3", "smtp", "managesieve", "jmap"],
+)
+
+
 @routes.get("/api/client-config")
-@operation(auth="session")
+@operation(auth="session", response=CLIENT_CONFIG)
 async def client_config_route(request: web.Request) -> web.Response:
     sessions.require(request)
     ep = client_config.endpoints(mail_context(request).hosting)

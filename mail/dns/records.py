@@ -13,8 +13,16 @@ What is published, and why (mailcow, Mail-in-a-Box and Stalwart show the same):
 | tls_rpt | TXT at ``_smtp._tls`` | ``v=TLSRPTv1; rua=mailto:postmaster@<domain>`` (RFC 8460) |
 | autoconfig | CNAME ``autoconfig`` -> this web host | Thunderbird autoconfig |
 | autodiscover | CNAME ``autodiscover`` -> this web host | Outlook autodiscover |
-| submission_srv | SRV ``_submission._tcp`` (RFC 6186) | ``0 1 <port> <MAIL_HOSTNAME>.`` |
+| submission_srv | SRV ``_submission._tcp`` (RFC 6186), ``_submissions._tcp`` when SUBMISSION_SECURITY is tls (RFC 8314 5.1) | ``0 1 <port> <MAIL_HOSTNAME>.`` |
+| submissions_srv | SRV ``_submissions._tcp`` beside a STARTTLS submission port | ``0 1 <port> <MAIL_HOSTNAME>.`` |
+| imaps_srv, imap_srv | SRV ``_imaps._tcp`` (RFC 8314), ``_imap._tcp`` (RFC 6186) | ``0 1 993 ...``, ``10 1 143 ...`` |
+| pop3s_srv, pop3_srv | SRV ``_pop3s._tcp``, ``_pop3._tcp`` (RFC 6186) | ``20 1 995 ...``, ``30 1 110 ...`` |
+| sieve_srv | SRV ``_sieve._tcp`` (RFC 5804 1.8) | ``0 1 4190 <MAIL_HOSTNAME>.`` |
 | jmap_srv | SRV ``_jmap._tcp`` (RFC 8620 2.2) | ``0 1 <https port> <web host>.`` |
+
+A listener that is off (``IMAP_PORT=off``...) has no record. The SRV
+priorities say what a client should pick (RFC 6186 3.4, lower first):
+implicit TLS before STARTTLS (RFC 8314 5.1), IMAP before POP3.
 
 Values are in presentation form: names absolute with a trailing dot, TXT as
 the text itself (unquoted, unsplit, as DNS control panels take it).
@@ -118,12 +126,23 @@ def record_set(
         ),
         rec("autoconfig", "CNAME", f"autoconfig.{domain}", web_host),
         rec("autodiscover", "CNAME", f"autodiscover.{domain}", web_host),
-        rec(
-            "submission_srv",
-            "SRV",
-            f"_submission._tcp.{domain}",
-            f"0 1 {hosting.submission_port} {mail_host}",
-        ),
-        rec("jmap_srv", "SRV", f"_jmap._tcp.{domain}", f"0 1 {hosting.web_port} {web_host}"),
     ]
+    submission = "_submissions" if hosting.submission_security == "tls" else "_submission"
+    services = [
+        ("submission_srv", submission, 0, hosting.submission_port),
+        ("submissions_srv", "_submissions", 0, hosting.submissions_port),
+        ("imaps_srv", "_imaps", 0, hosting.imaps_port),
+        ("imap_srv", "_imap", 10, hosting.imap_port),
+        ("pop3s_srv", "_pop3s", 20, hosting.pop3s_port),
+        ("pop3_srv", "_pop3", 30, hosting.pop3_port),
+        ("sieve_srv", "_sieve", 0, hosting.sieve_port),
+    ]
+    records += [
+        rec(purpose, "SRV", f"{service}._tcp.{domain}", f"{priority} 1 {port} {mail_host}")
+        for purpose, service, priority, port in services
+        if port is not None
+    ]
+    records.append(
+        rec("jmap_srv", "SRV", f"_jmap._tcp.{domain}", f"0 1 {hosting.web_port} {web_host}")
+    )
     return records

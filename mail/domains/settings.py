@@ -10,7 +10,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from common.mail_settings import Nameserver, load_shared_mail_settings
+from common.mail_settings import (
+    IMAP_PORT,
+    IMAPS_PORT,
+    IMPLICIT_TLS_PORT,
+    POP3_PORT,
+    POP3S_PORT,
+    SIEVE_PORT,
+    Nameserver,
+    advertised_port,
+    load_shared_mail_settings,
+)
 from common.settings import Settings, SettingsError, read_int, read_str, read_url
 
 MTA_STS_MODES = ("enforce", "testing", "none")
@@ -32,6 +42,17 @@ class HostingSettings:
     # SharedMailSettings.advertised_submission.
     submission_port: int = 587
     submission_security: str = "starttls"
+    # The implicit-TLS submission port told beside a STARTTLS one (RFC 8314's
+    # _submissions._tcp); None when SUBMISSION_PORT is that port or it is off.
+    submissions_port: int | None = IMPLICIT_TLS_PORT
+    # Mailbox access told to clients (autoconfig, autodiscover, client-config,
+    # the RFC 6186 SRV records): each listener's port (common/mail_settings.py
+    # advertised_port: the registered one when picked at start), None when off.
+    imaps_port: int | None = IMAPS_PORT
+    imap_port: int | None = IMAP_PORT
+    pop3s_port: int | None = POP3S_PORT
+    pop3_port: int | None = POP3_PORT
+    sieve_port: int | None = SIEVE_PORT
     # Recursive resolvers for the DNS check; empty means the system's.
     dns_resolvers: tuple[Nameserver, ...] = ()
     dns_timeout_seconds: int = 5
@@ -65,6 +86,16 @@ def load_hosting_settings(settings: Settings) -> HostingSettings:
         public_url=settings.public_url.rstrip("/"),
         submission_port=submission_port,
         submission_security=submission_security,
+        submissions_port=(
+            advertised_port(shared.implicit_tls_port, IMPLICIT_TLS_PORT)
+            if submission_security == "starttls"
+            else None
+        ),
+        imaps_port=advertised_port(shared.imaps_port, IMAPS_PORT),
+        imap_port=advertised_port(shared.imap_port, IMAP_PORT),
+        pop3s_port=advertised_port(shared.pop3s_port, POP3S_PORT),
+        pop3_port=advertised_port(shared.pop3_port, POP3_PORT),
+        sieve_port=advertised_port(shared.sieve_port, SIEVE_PORT),
         dns_resolvers=shared.dns_resolvers,
         dns_timeout_seconds=shared.dns_timeout,
         dns_check_interval_seconds=read_int(env, "DNS_CHECK_INTERVAL", 3600, minimum=60),

@@ -22,6 +22,7 @@ from mail.addresses import service as addresses
 from mail.addresses import store as address_store
 from mail.auth.sessions import current
 from mail.context import mail_context
+from mail.discovery import client_config
 from mail.dns.records import DMARC_POLICIES
 from mail.domains import serializers as domain_serializers
 from mail.domains import service as domains
@@ -133,7 +134,33 @@ async def address_page(request: web.Request) -> dict[str, Any]:
             "kind": kind or "",
         },
         "activity_kinds": ACTIVITY_KINDS,
+        "clients": client_rows(client_config.endpoints(ctx.hosting)),
     }
+
+
+SECURITY_WORDS = {"tls": "SSL/TLS", "starttls": "STARTTLS"}
+
+
+def client_rows(ep: client_config.Endpoints) -> list[dict[str, Any]]:
+    """The mail app settings the address screen shows, as autoconfig tells them."""
+    smtp = client_config.Server(ep.smtp_hostname, ep.smtp_port, ep.smtp_security)
+    groups = [
+        ("IMAP", "Reading mail", ep.imap),
+        ("POP3", "Fetching mail", ep.pop3),
+        ("SMTP", "Sending mail", (smtp,)),
+        ("ManageSieve", "Filters", ep.managesieve),
+    ]
+    return [
+        {
+            "protocol": protocol,
+            "use": use,
+            "hostname": server.hostname,
+            "port": server.port,
+            "security": SECURITY_WORDS[server.security],
+        }
+        for protocol, use, servers in groups
+        for server in servers
+    ]
 
 
 def size(value: int) -> str:
@@ -174,6 +201,12 @@ PURPOSE_WORDS = {
     "autoconfig": "Client setup",
     "autodiscover": "Client setup (Outlook)",
     "submission_srv": "Sending from apps",
+    "submissions_srv": "Sending from apps (TLS)",
+    "imaps_srv": "Reading with IMAP (TLS)",
+    "imap_srv": "Reading with IMAP",
+    "pop3s_srv": "Fetching with POP3 (TLS)",
+    "pop3_srv": "Fetching with POP3",
+    "sieve_srv": "Filters from apps (ManageSieve)",
     "jmap_srv": "JMAP clients",
 }
 ALGORITHM_WORDS = {"rsa-sha256": "RSA 2048", "ed25519-sha256": "Ed25519"}

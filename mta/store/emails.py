@@ -441,6 +441,66 @@ async def import_check(
     return ImportCheck.from_row(row)
 
 
+@dataclass(frozen=True)
+class Listed(Record):
+    id: str
+    blob_id: str
+    size: int
+
+
+async def oldest_first(conn: Conn, mailbox_id: str) -> list[Listed]:
+    """A mailbox's emails, oldest first: what POP3 numbers 1..n (RFC 1939 5)."""
+    rows = await fetch_all(
+        conn,
+        """
+        SELECT e.id::text, e.blob_id, e.size
+          FROM mta.email_mailboxes em JOIN mta.emails e ON e.id = em.email_id
+         WHERE em.mailbox_id = %s::uuid
+         ORDER BY em.received_at, em.email_id
+        """,
+        (mailbox_id,),
+    )
+    return [Listed.from_row(row) for row in rows]
+
+
+async def remove_from_mailbox(
+    conn: Conn, address_id: str, mailbox_id: str, email_ids: Sequence[str], now: datetime
+) -> list[str]:
+    """Expunge ``email_ids`` from one mailbox in the caller's transaction; the ids removed.
+
+    An email only in this mailbox is destroyed (:func:`destroy_emails`); one also
+    in another mailbox (JMAP lets an email be in several) only leaves this one,
+    as JMAP's Mailbox/set onDestroyRemoveEmails does.
+    """
+    if not email_ids:
+        return []
+    rows = await fetch_all(
+        conn,
+        """
+        SELECT em.email_id::text AS id,
+               EXISTS (SELECT 1 FROM mta.email_mailboxes o
+                        WHERE o.email_id = em.email_id AND o.mailbox_id <> em.mailbox_id) AS elsewhere
+          FROM mta.email_mailboxes em JOIN mta.emails e ON e.id = em.email_id
+         WHERE em.mailbox_id = %s::uuid AND e.address_id = %s AND em.email_id = ANY(%s::uuid[])
+         FOR UPDATE OF e
+        """,
+        (mailbox_id, address_id, list(email_ids)),
+    )
+    only_here = [r["id"] for r in rows if not r["elsewhere"]]
+    moved = [r["id"] for r in rows if r["elsewhere"]]
+    destroyed = await destroy_emails(conn, address_id, only_here, now)
+    if moved:
+        await execute(
+            conn,
+            "DELETE FROM mta.email_mailboxes WHERE mailbox_id = %s::uuid"
+            " AND email_id = ANY(%s::uuid[])",
+            (mailbox_id, moved),
+        )
+        await changes.record(conn, address_id, "Email", moved, "updated", now)
+        await changes.record(conn, address_id, "Mailbox", [mailbox_id], "updated", now)
+    return destroyed + moved
+
+
 async def destroy_emails(
     conn: Conn, address_id: str, email_ids: Sequence[str], now: datetime
 ) -> list[str]:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from common.db import Conn, fetch_all, fetch_one, fetch_val
+from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
 from common.records import Record
 
 COLUMNS = """f.id::text, f.account_id::text, f.address_id::text, f.name, f.script, f.enabled,
@@ -131,3 +131,29 @@ async def enabled_for(conn: Conn, address_id: str) -> list[Filter]:
         (address_id,),
     )
     return [Filter.from_row(row) for row in rows]
+
+
+async def for_address(conn: Conn, address_id: str) -> list[Filter]:
+    """Every filter of an address, enabled or not, in the order delivery runs them."""
+    rows = await fetch_all(
+        conn,
+        f"""
+        SELECT {COLUMNS} FROM mta.filters f
+         WHERE f.address_id = %s
+         ORDER BY f.position, f.created_at, f.id
+        """,
+        (address_id,),
+    )
+    return [Filter.from_row(row) for row in rows]
+
+
+async def enable_only(conn: Conn, address_id: str, filter_id: str | None, now: datetime) -> None:
+    """Enable ``filter_id`` and disable every other filter of the address (None: all off)."""
+    await execute(
+        conn,
+        """
+        UPDATE mta.filters SET enabled = (id IS NOT DISTINCT FROM %(f)s::uuid), updated_at = %(now)s
+         WHERE address_id = %(a)s AND enabled <> (id IS NOT DISTINCT FROM %(f)s::uuid)
+        """,
+        {"f": filter_id, "a": address_id, "now": now},
+    )

@@ -237,6 +237,17 @@ def test_the_owner_creates_an_address_sets_its_password_and_sees_its_folders(
     folders = page.locator("#folders tbody th").all_inner_texts()
     assert folders == ["Inbox", "Drafts", "Sent", "Archive", "Junk", "Trash"]
     assert page.get_by_text("Nothing yet").is_visible()
+    # The mail app settings, as autoconfig tells them (the registered ports: the
+    # harness's listeners are on ports picked at start).
+    rows = [r.locator("th, td").all_inner_texts() for r in page.locator("#clients tbody tr").all()]
+    assert [(r[0], r[3], r[4]) for r in rows] == [
+        ("IMAP", "993", "SSL/TLS"),
+        ("IMAP", "143", "STARTTLS"),
+        ("POP3", "995", "SSL/TLS"),
+        ("POP3", "110", "STARTTLS"),
+        ("SMTP", gateway.env["SUBMISSION_PORT"], "STARTTLS"),
+        ("ManageSieve", "4190", "STARTTLS"),
+    ]
 
     # A message arrives over SMTP: the Inbox counts it and the activity logs it.
     message = EmailMessage()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -38,6 +39,23 @@ def test_autoconfig_is_thunderbird_clientconfig_1_1():
     assert smtp.findtext("authentication") == "password-cleartext"
     jmap = provider.find("incomingServer[@type='jmap']")
     assert jmap.findtext("url") == "https://panel.mailhost.test/.well-known/jmap"
+    imap = provider.find("incomingServer[@type='imap']")
+    assert [imap.findtext(k) for k in ("hostname", "port", "socketType", "username")] == [
+        "mx.mailhost.test",
+        "993",
+        "SSL",
+        "%EMAILADDRESS%",
+    ]
+
+
+def test_autoconfig_leaves_out_a_listener_that_is_off():
+    hosting = replace(HOSTING, imaps_port=None, pop3s_port=None, pop3_port=None, imap_port=1143)
+    root = etree.fromstring(autoconfig.render("example.com", "example.com", endpoints(hosting)))
+    incoming = [
+        (s.get("type"), s.findtext("port"), s.findtext("socketType"))
+        for s in root.find("emailProvider").findall("incomingServer")
+    ]
+    assert incoming == [("imap", "1143", "STARTTLS"), ("jmap", "443", "SSL")]
 
 
 def test_autodiscover_request_and_settings_response():
@@ -57,7 +75,10 @@ def test_autodiscover_request_and_settings_response():
     account = root.find("o:Response/o:Account", NS)
     assert account.findtext("o:AccountType", namespaces=NS) == "email"
     assert account.findtext("o:Action", namespaces=NS) == "settings"
-    protocol = account.find("o:Protocol", NS)
+    imap, protocol = account.findall("o:Protocol", NS)
+    assert imap.findtext("o:Type", namespaces=NS) == "IMAP"
+    assert imap.findtext("o:Port", namespaces=NS) == "993"
+    assert imap.findtext("o:SSL", namespaces=NS) == "on"
     assert protocol.findtext("o:Type", namespaces=NS) == "SMTP"
     assert protocol.findtext("o:Server", namespaces=NS) == "mx.mailhost.test"
     assert protocol.findtext("o:Port", namespaces=NS) == "587"

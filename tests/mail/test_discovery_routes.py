@@ -19,7 +19,17 @@ AUTODISCOVER_REQUEST = (
 )
 
 
-async def test_client_config_needs_a_session_and_names_smtp_and_jmap(client, runtime):
+def server(port: int, security: str) -> dict[str, object]:
+    return {
+        "hostname": MAIL_HOSTNAME,
+        "port": port,
+        "security": security,
+        "authentication": "password",
+        "username": "full email address",
+    }
+
+
+async def test_client_config_needs_a_session_and_names_every_protocol(client, runtime):
     assert (await client.get("/api/client-config")).status == 401
     _, headers = await signed_in(runtime)
     body = await (await client.get("/api/client-config", headers=headers)).json()
@@ -31,6 +41,10 @@ async def test_client_config_needs_a_session_and_names_smtp_and_jmap(client, run
         "authentication": "password",
         "username": "full email address",
     }
+    # Implicit TLS first (RFC 8314), then STARTTLS; the registered ports by default.
+    assert body["imap"] == [server(993, "tls"), server(143, "starttls")]
+    assert body["pop3"] == [server(995, "tls"), server(110, "starttls")]
+    assert body["managesieve"] == [server(4190, "starttls")]
     assert body["jmap"]["session_url"] == "http://localhost:4300/.well-known/jmap"
     assert (body["jmap"]["hostname"], body["jmap"]["port"]) == ("localhost", 4300)
 
@@ -47,6 +61,18 @@ async def test_autoconfig_by_emailaddress_and_by_host(client, runtime):
     assert provider.findtext("domain") == "example.com"
     smtp = provider.find("outgoingServer[@type='smtp']")
     assert (smtp.findtext("hostname"), smtp.findtext("port")) == (MAIL_HOSTNAME, "587")
+    incoming = [
+        (s.get("type"), s.findtext("port"), s.findtext("socketType"))
+        for s in provider.findall("incomingServer")
+    ]
+    # Thunderbird takes the first it can use: IMAP over TLS.
+    assert incoming == [
+        ("imap", "993", "SSL"),
+        ("imap", "143", "STARTTLS"),
+        ("pop3", "995", "SSL"),
+        ("pop3", "110", "STARTTLS"),
+        ("jmap", "4300", "plain"),
+    ]
     assert (
         provider.find("incomingServer[@type='jmap']").findtext("url").endswith("/.well-known/jmap")
     )
@@ -73,10 +99,17 @@ async def test_autodiscover_answers_pox_and_bad_xml_is_a_pox_error(client, runti
     )
     assert resp.status == 200
     root = etree.fromstring(await resp.read())
-    protocol = root.find("o:Response/o:Account/o:Protocol", NS)
-    assert protocol.findtext("o:Type", namespaces=NS) == "SMTP"
-    assert protocol.findtext("o:Server", namespaces=NS) == MAIL_HOSTNAME
-    assert protocol.findtext("o:LoginName", namespaces=NS) == "ann@example.com"
+    # Outlook is given IMAP (implicit TLS) and SMTP submission.
+    protocols = root.findall("o:Response/o:Account/o:Protocol", NS)
+    found = [
+        (p.findtext("o:Type", namespaces=NS), p.findtext("o:Port", namespaces=NS))
+        for p in protocols
+    ]
+    assert found == [("IMAP", "993"), ("SMTP", "587")]
+    for protocol in protocols:
+        assert protocol.findtext("o:Server", namespaces=NS) == MAIL_HOSTNAME
+        assert protocol.findtext("o:LoginName", namespaces=NS) == "ann@example.com"
+    assert protocols[0].findtext("o:SSL", namespaces=NS) == "on"
 
     for body in (b"<<<not xml", b"", b"<Autodiscover/>"):
         resp = await client.post("/autodiscover/autodiscover.xml", data=body)

@@ -103,6 +103,43 @@ def test_record_set_has_every_record_with_its_expected_value(rsa_key):
     assert by_purpose["submission_srv"][0].value == "0 1 587 mx.mailhost.test."
     assert by_purpose["jmap_srv"][0].name == "_jmap._tcp.example.com"
     assert by_purpose["jmap_srv"][0].value == "0 1 443 panel.mailhost.test."
+    # RFC 6186 / RFC 8314 / RFC 5804: implicit TLS preferred, IMAP before POP3.
+    srv = {r.name: r.value for r in records if r.type == "SRV"}
+    assert srv == {
+        "_submission._tcp.example.com": "0 1 587 mx.mailhost.test.",
+        "_submissions._tcp.example.com": "0 1 465 mx.mailhost.test.",
+        "_imaps._tcp.example.com": "0 1 993 mx.mailhost.test.",
+        "_imap._tcp.example.com": "10 1 143 mx.mailhost.test.",
+        "_pop3s._tcp.example.com": "20 1 995 mx.mailhost.test.",
+        "_pop3._tcp.example.com": "30 1 110 mx.mailhost.test.",
+        "_sieve._tcp.example.com": "0 1 4190 mx.mailhost.test.",
+        "_jmap._tcp.example.com": "0 1 443 panel.mailhost.test.",
+    }
+
+
+def test_srv_records_follow_the_listeners_settings():
+    """A listener that is off has no SRV record; one on a fixed port names it; a
+    submission port with implicit TLS is _submissions (RFC 8314 5.1)."""
+    settings = Settings(
+        public_url="https://panel.mailhost.test",
+        environ={
+            "MAIL_HOSTNAME": "mx.mailhost.test",
+            "POP3_PORT": "off",
+            "POP3S_PORT": "off",
+            "IMAP_PORT": "off",
+            "IMAPS_PORT": "1993",
+            "SIEVE_PORT": "0",
+            "SUBMISSION_SECURITY": "tls",
+        },
+    )
+    records = record_set("example.com", load_hosting_settings(settings), [])
+    srv = {r.name: r.value for r in records if r.type == "SRV"}
+    assert srv == {
+        "_submissions._tcp.example.com": "0 1 465 mx.mailhost.test.",
+        "_imaps._tcp.example.com": "0 1 1993 mx.mailhost.test.",
+        "_sieve._tcp.example.com": "0 1 4190 mx.mailhost.test.",
+        "_jmap._tcp.example.com": "0 1 443 panel.mailhost.test.",
+    }
 
 
 def test_zone_export_reads_back_through_dnspython_to_the_same_records(rsa_key):

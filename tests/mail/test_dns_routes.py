@@ -41,6 +41,12 @@ async def test_check_reports_verified_missing_and_mismatch(client, runtime, dns_
         "autoconfig",
         "autodiscover",
         "submission_srv",
+        "submissions_srv",
+        "imaps_srv",
+        "imap_srv",
+        "pop3s_srv",
+        "pop3_srv",
+        "sieve_srv",
         "jmap_srv",
     ]
 

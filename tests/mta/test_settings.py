@@ -138,3 +138,52 @@ def test_dns_resolvers_reach_both_sides_with_their_ports() -> None:
     hosting = load_hosting_settings(settings)
     assert mta.dns_resolvers == hosting.dns_resolvers
     assert [(n.address, n.port) for n in mta.dns_resolvers] == [("127.0.0.1", 5353), ("::1", 53)]
+
+
+@pytest.mark.parametrize(
+    ("env", "listened", "told"),
+    [
+        ({}, (143, 993, 110, 995, 4190), (143, 993, 110, 995, 4190)),
+        (
+            {"IMAP_PORT": "off", "POP3_PORT": "none", "POP3S_PORT": "0", "SIEVE_PORT": "14190"},
+            (None, 993, None, 0, 14190),
+            (None, 993, None, 995, 14190),
+        ),
+    ],
+)
+def test_mailbox_access_ports_reach_both_sides(
+    env: dict[str, str], listened: tuple[int | None, ...], told: tuple[int | None, ...]
+) -> None:
+    """IMAP_PORT, IMAPS_PORT, POP3_PORT, POP3S_PORT and SIEVE_PORT are read once:
+    mta listens on them (off: not at all, 0: a free port) and discovery tells
+    them (off: not offered, 0: the registered port)."""
+    settings = Settings(environ=MappingProxyType(env))
+    mta = load_mta_settings(settings)
+    hosting = load_hosting_settings(settings)
+    assert (
+        mta.imap_port,
+        mta.imaps_port,
+        mta.pop3_port,
+        mta.pop3s_port,
+        mta.sieve_port,
+    ) == listened
+    assert (
+        hosting.imap_port,
+        hosting.imaps_port,
+        hosting.pop3_port,
+        hosting.pop3s_port,
+        hosting.sieve_port,
+    ) == told
+
+
+def test_mailbox_access_limits() -> None:
+    config = load({})
+    assert (config.pop3_timeout, config.pop3_login_timeout) == (600, 60)
+    assert (config.access_max_connections, config.access_max_connections_per_ip) == (500, 20)
+    assert config.pop3_enabled and config.sieve_enabled
+    assert not load({}, run_workers=False).pop3_enabled
+    # RFC 1939 3: the autologout timer is at least 10 minutes.
+    with pytest.raises(SettingsError, match="POP3_TIMEOUT must be at least 600"):
+        load({"POP3_TIMEOUT": "60"})
+    with pytest.raises(SettingsError, match="IMAPS_PORT must be at most 65535"):
+        load({"IMAPS_PORT": "99999"})

@@ -1,0 +1,225 @@
+"""Listeners and connections of the line-based access daemons (POP3, ManageSieve).
+
+A connection over MAIL_ACCESS_MAX_CONNECTIONS (per process) or
+MAIL_ACCESS_MAX_CONNECTIONS_PER_IP (per client address) gets the daemon's
+refusal line and is closed before any other byte is read (Dovecot's
+``process_limit`` and ``mail_max_userip_connections`` answer the same
+question). Every read has a deadline (:meth:`Connection.readline`) and a
+length limit (the stream's buffer never holds more than ``max_line`` bytes),
+so an idle or endless client costs one small buffer until its deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import ssl
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from mta.smtp.limits import ConnectionLimits, ErrorLimits
+
+log = logging.getLogger(__name__)
+
+
+class Closed(Exception):
+    """The client went away, or stayed silent past its deadline (``timed_out``)."""
+
+    def __init__(self, timed_out: bool = False) -> None:
+        super().__init__("timed out" if timed_out else "closed")
+        self.timed_out = timed_out
+
+
+class LineTooLong(Exception):
+    """A line longer than the daemon's limit: answered, then the connection is closed."""
+
+
+def is_loopback(ip: str) -> bool:
+    try:
+        return ipaddress.ip_address(ip).is_loopback
+    except ValueError:
+        return False
+
+
+class Connection:
+    """One client: line reads with a limit and a deadline, writes, STARTTLS."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        tls: bool,
+        max_line: int,
+    ) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.tls = tls
+        self.max_line = max_line
+        peer = writer.get_extra_info("peername")
+        self.peer_ip = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+
+    async def readline(self, within: float) -> bytes:
+        """The next line without its CRLF (or bare LF)."""
+        try:
+            line = await asyncio.wait_for(self.reader.readuntil(b"\n"), within)
+        except TimeoutError:
+            raise Closed(timed_out=True) from None
+        except asyncio.LimitOverrunError:
+            raise LineTooLong from None
+        except (asyncio.IncompleteReadError, ConnectionError):
+            raise Closed from None
+        if len(line) > self.max_line:
+            raise LineTooLong
+        return line.rstrip(b"\r\n")
+
+    async def read_exactly(self, count: int, within: float) -> bytes:
+        """``count`` bytes (a literal): all within ``within`` seconds, or :class:`Closed`."""
+        try:
+            return await asyncio.wait_for(self.reader.readexactly(count), within)
+        except TimeoutError:
+            raise Closed(timed_out=True) from None
+        except (asyncio.IncompleteReadError, ConnectionError):
+            raise Closed from None
+
+    def write(self, data: bytes) -> None:
+        if not self.writer.is_closing():
+            self.writer.write(data)
+
+    async def drain(self) -> None:
+        try:
+            await self.writer.drain()
+        except ConnectionError:
+            raise Closed from None
+
+    def pipelined(self) -> bool:
+        """Whether bytes after the current command are already buffered.
+
+        asyncio's StreamReader keeps them in ``_buffer``: read before STARTTLS
+        they would be taken as sent under TLS (the STARTTLS command injection
+        of CVE-2011-0411), so a client that sent any is dropped instead."""
+        return bool(getattr(self.reader, "_buffer", b""))
+
+    async def starttls(self, context: ssl.SSLContext, within: float) -> None:
+        try:
+            await asyncio.wait_for(self.writer.start_tls(context), within)
+        except (TimeoutError, ssl.SSLError, ConnectionError, OSError):
+            raise Closed from None
+        self.tls = True
+
+    async def close(self) -> None:
+        self.writer.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.writer.wait_closed(), 5.0)
+
+
+class ErrorCount:
+    """A session's errors: past ``soft`` each answer waits, at ``hard`` it ends."""
+
+    def __init__(self, limits: ErrorLimits) -> None:
+        self.limits = limits
+        self.count = 0
+
+    async def error(self) -> bool:
+        """Count one error; True when the session must end now."""
+        self.count += 1
+        if self.count >= self.limits.hard:
+            return True
+        if self.count > self.limits.soft and self.limits.sleep > 0:
+            await asyncio.sleep(self.limits.sleep)
+        return False
+
+
+@dataclass(frozen=True)
+class Port:
+    port: int | None
+    implicit_tls: bool
+
+
+Handler = Callable[[Connection], Awaitable[None]]
+
+
+@asynccontextmanager
+async def serve(
+    name: str,
+    handle: Handler,
+    *,
+    host: str,
+    ports: Sequence[Port],
+    context: ssl.SSLContext,
+    limits: ConnectionLimits,
+    refusal: bytes,
+    max_line: int,
+    reuse_port: bool = False,
+    production: bool = False,
+) -> AsyncIterator[list[asyncio.Server]]:
+    """Listen on each port that is not off; the handlers are cancelled on the way out."""
+    loop = asyncio.get_running_loop()
+    tasks: set[asyncio.Task[None]] = set()
+
+    def connected(implicit: bool) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], None]:
+        def start(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            task = loop.create_task(_session(reader, writer, implicit))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+        return start
+
+    async def _session(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter, implicit: bool
+    ) -> None:
+        conn = Connection(reader, writer, tls=implicit, max_line=max_line)
+        ip = conn.peer_ip
+        if not limits.admit(ip):
+            conn.write(refusal)
+            await conn.close()
+            return
+        try:
+            await handle(conn)
+        except (Closed, ConnectionError):
+            pass
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("%s: session failed", name)
+        finally:
+            limits.release(ip)
+            await conn.close()
+
+    servers: list[asyncio.Server] = []
+    try:
+        for spec in ports:
+            if spec.port is None:
+                continue
+            try:
+                servers.append(
+                    await asyncio.start_server(
+                        connected(spec.implicit_tls),
+                        host=host,
+                        port=spec.port,
+                        ssl=context if spec.implicit_tls else None,
+                        limit=max_line,
+                        reuse_port=reuse_port,
+                    )
+                )
+            except PermissionError:
+                if production:
+                    raise
+                # 110, 995 and 4190's neighbours need privileges a development run lacks.
+                log.warning("%s: no permission to listen on port %s", name, spec.port)
+        for srv in servers:
+            log.info("%s listening on %s", name, srv.sockets[0].getsockname())
+        yield servers
+    finally:
+        for srv in servers:
+            srv.close()
+        for task in list(tasks):
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        for srv in servers:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(srv.wait_closed(), 5.0)

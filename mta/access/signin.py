@@ -1,0 +1,98 @@
+"""A password sign-in of a mailbox-access daemon, with the budgets the other doors spend.
+
+The address and its password go to mail/directory's ``authenticate`` (an
+unknown address costs the same hash work as a wrong password). Before the
+password is checked, and counted only when it fails:
+
+* ``mail:auth-ip:<ip>``: AUTH_RATE_LIMIT_PER_SECOND per second, the budget
+  the panel's and webmail's sign-in and JMAP's failed logins spend;
+* ``mta:auth-failed:<ip>``: SUBMISSION_AUTH_FAILURES per
+  SUBMISSION_AUTH_WINDOW seconds, the one submission's failed AUTH spend;
+* ``mta:auth-failed-address:<login>``: the same numbers for the address
+  named, so guessing one mailbox's password from many client addresses
+  stops too (Dovecot's auth penalty is per IP only; Stalwart's fail2ban-like
+  "auth" limiter counts both).
+
+Once any is spent every attempt is refused without a check, right password or
+not, and the refusal reads the same for an unknown address and a known one.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import enum
+import logging
+from dataclasses import dataclass
+
+from common.ratelimit import RateLimiter
+from common.settings import read_int
+from mail import directory
+from mta.context import MtaContext
+
+log = logging.getLogger(__name__)
+
+
+class Refused(enum.Enum):
+    INVALID = "invalid"  # the address or password is wrong
+    THROTTLED = "throttled"  # a budget is spent: nothing was checked
+    UNAVAILABLE = "unavailable"  # the directory could not be asked
+
+
+@dataclass
+class SignIn:
+    ctx: MtaContext
+    limiter: RateLimiter
+
+    @classmethod
+    def of(cls, ctx: MtaContext) -> SignIn:
+        return cls(ctx, RateLimiter(ctx.runtime.db, ctx.runtime.clock))
+
+    def _budgets(self, ip: str, login: str) -> list[tuple[str, int, float]]:
+        config = self.ctx.config
+        per_second = read_int(self.ctx.runtime.settings.environ, "AUTH_RATE_LIMIT_PER_SECOND", 5)
+        failures, window = config.submission_auth_failures, config.submission_auth_window
+        return [
+            (f"mail:auth-ip:{ip}", per_second, 1.0),
+            (f"mta:auth-failed:{ip}", failures, window),
+            (f"mta:auth-failed-address:{login.strip().lower()[:320]}", failures, window),
+        ]
+
+    async def attempt(
+        self, daemon: str, ip: str, login: str, password: str
+    ) -> directory.Principal | Refused:
+        budgets = self._budgets(ip, login)
+        try:
+            for key, limit, window in budgets:
+                if await self.limiter.exhausted(key, limit, window):
+                    return Refused.THROTTLED
+            async with self.ctx.runtime.db.connection() as conn:
+                principal = await directory.authenticate(conn, login, password)
+            if principal is not None:
+                return principal
+            for key, limit, window in budgets:
+                await self.limiter.hit(key, limit, window)
+        except Exception:
+            log.exception("%s: authentication lookup failed", daemon)
+            return Refused.UNAVAILABLE
+        # Never the password, and the login only as far as its domain.
+        log.info("%s: failed login from %s for @%s", daemon, ip, login.rpartition("@")[2])
+        return Refused.INVALID
+
+
+def sasl_plain(response: str) -> tuple[str, str] | None:
+    """(login, password) of a base64 SASL PLAIN response (RFC 4616), or None.
+
+    An authorization identity other than the login itself is refused: no
+    signing in as one address to act as another."""
+    try:
+        decoded = base64.b64decode(response.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    parts = decoded.split("\x00")
+    if len(parts) != 3 or not parts[1] or not parts[2]:
+        return None
+    authzid, login, password = parts
+    if authzid and authzid.lower() != login.lower():
+        return None
+    return login, password
