@@ -7,6 +7,7 @@ from datetime import datetime
 
 from common.db import Conn, Prepared, execute, fetch_all, fetch_val
 from common.records import Record
+from mta.store import counters
 
 
 @dataclass(frozen=True)
@@ -47,21 +48,50 @@ _RECORD = Prepared(
 )
 
 
+_COLUMNS = ("a", "kind", "peer", "sender", "subject", "outcome", "detail", "email", "now")
+
+# A group commit's rows in one statement, in the order they were recorded.
+_RECORD_MANY = Prepared(
+    """
+    INSERT INTO mta.activity
+        (address_id, kind, peer, sender, subject, outcome, detail, email_id, created_at)
+    SELECT a, kind, peer, sender, subject, outcome, detail, email, now
+      FROM unnest(%(a)s::text[]::uuid[], %(kind)s::text[], %(peer)s::text[], %(sender)s::text[],
+                  %(subject)s::text[], %(outcome)s::text[], %(detail)s::text[],
+                  %(email)s::text[]::uuid[], %(now)s::timestamptz[])
+           WITH ORDINALITY AS r (a, kind, peer, sender, subject, outcome, detail, email, now, n)
+     ORDER BY n
+    """
+)
+
+
+def _params(event: Event, now: datetime) -> dict[str, object]:
+    return {
+        "a": event.address_id,
+        "kind": event.kind,
+        "peer": event.peer[:200],
+        "sender": event.sender[:320],
+        "subject": event.subject[:200],
+        "outcome": event.outcome[:200],
+        "detail": event.detail[:1000],
+        "email": event.email_id,
+        "now": now,
+    }
+
+
 async def record(conn: Conn, event: Event, now: datetime) -> None:
-    await _RECORD.execute(
-        conn,
-        {
-            "a": event.address_id,
-            "kind": event.kind,
-            "peer": event.peer[:200],
-            "sender": event.sender[:320],
-            "subject": event.subject[:200],
-            "outcome": event.outcome[:200],
-            "detail": event.detail[:1000],
-            "email": event.email_id,
-            "now": now,
-        },
-    )
+    """Log ``event``; in a delivery group commit, with the batch's others at its flush
+    (mta/store/counters.py), still before its COMMIT."""
+    batch = counters.deferred_for(conn)
+    if batch is not None:
+        batch.activity.append((event, now))
+        return
+    await _RECORD.execute(conn, _params(event, now))
+
+
+async def record_many(conn: Conn, events: list[tuple[Event, datetime]]) -> None:
+    rows = [_params(event, now) for event, now in events]
+    await _RECORD_MANY.execute(conn, {key: [r[key] for r in rows] for key in _COLUMNS})
 
 
 async def page(

@@ -43,6 +43,10 @@ class Deferred:
     quota: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
     # The batch's event log rows (events.Pending), inserted with one statement at flush.
     events: list[Any] = field(default_factory=list)
+    # Its activity rows (activity.Event, time) and small raw messages (blob id ->
+    # bytes, time), likewise: one statement each instead of one per message.
+    activity: list[Any] = field(default_factory=list)
+    blobs: dict[str, Any] = field(default_factory=dict)
 
     def email_added(self, address_id: str, mailbox_ids: list[str], size: int, seen: bool) -> None:
         for mailbox_id in mailbox_ids:
@@ -54,8 +58,18 @@ class Deferred:
         usage[1] += 1
 
     async def flush(self, conn: Conn) -> None:
+        # Not counters: their own modules write them (imported here, where used:
+        # they import this module).
+        if self.blobs:
+            from mta.store import raw
+
+            await raw.put_inline_many(conn, self.blobs)
+        if self.activity:
+            from mta.store import activity
+
+            await activity.record_many(conn, self.activity)
         if self.events:
-            from mta.store import events  # the event log, not a counter: imported where used
+            from mta.store import events
 
             await events.append_many(conn, self.events)
         if not self.boxes and not self.quota:

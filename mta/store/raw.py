@@ -30,6 +30,7 @@ from common.blobs import BlobNotFound, BlobStore, LocalBlobStore, blob_id_of, ch
 from common.db import Conn, Database, Prepared, execute, fetch_val
 from common.runtime import Runtime
 from common.settings import Settings, SettingsError, read_str
+from mta.store import counters
 
 INLINE_MAX = 256 * 1024
 
@@ -40,6 +41,29 @@ _PUT = Prepared(
     ON CONFLICT (blob_id) DO NOTHING
     """
 )
+
+# A delivery batch's messages in one statement (mta/store/counters.py flushes it).
+_PUT_MANY = Prepared(
+    """
+    INSERT INTO mta.inline_blobs (blob_id, data, created_at)
+    SELECT * FROM unnest(%(ids)s::text[], %(data)s::bytea[], %(now)s::timestamptz[])
+    ON CONFLICT (blob_id) DO NOTHING
+    """
+)
+
+
+async def put_inline_many(conn: Conn, blobs: dict[str, tuple[bytes, datetime]]) -> None:
+    """Insert ``blobs`` (blob id -> bytes, time) with one statement, in the caller's
+    transaction: the group commit's messages, kept until its flush."""
+    ids = sorted(blobs)
+    await _PUT_MANY.execute(
+        conn,
+        {
+            "ids": ids,
+            "data": [blobs[i][0] for i in ids],
+            "now": [blobs[i][1] for i in ids],
+        },
+    )
 
 
 # One S3 store per process and bucket: its client binds to the running loop
@@ -101,8 +125,15 @@ class RawMessages:
         return size <= INLINE_MAX
 
     async def put_inline(self, conn: Conn, data: bytes, now: datetime) -> str:
-        """Store ``data`` in the caller's transaction; durable when it commits."""
+        """Store ``data`` in the caller's transaction; durable when it commits.
+
+        In a delivery group commit the row waits for the batch's flush (one
+        statement for the batch, still before its COMMIT)."""
         blob_id = blob_id_of(data)
+        batch = counters.deferred_for(conn)
+        if batch is not None:
+            batch.blobs.setdefault(blob_id, (data, now))
+            return blob_id
         await _PUT.execute(conn, {"id": blob_id, "data": data, "now": now})
         return blob_id
 
