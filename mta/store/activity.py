@@ -7,7 +7,6 @@ from datetime import datetime
 
 from common.db import Conn, Prepared, execute, fetch_all, fetch_val
 from common.records import Record
-from mta.store import counters
 
 
 @dataclass(frozen=True)
@@ -50,19 +49,19 @@ _RECORD = Prepared(
 
 _COLUMNS = ("a", "kind", "peer", "sender", "subject", "outcome", "detail", "email", "now")
 
-# A group commit's rows in one statement, in the order they were recorded.
-_RECORD_MANY = Prepared(
-    """
+# Many rows in one statement, in the order they were recorded: a fragment, so a
+# delivery batch's flush writes them with its other rows (mta/store/counters.py).
+RECORD_MANY = """
     INSERT INTO mta.activity
         (address_id, kind, peer, sender, subject, outcome, detail, email_id, created_at)
     SELECT a, kind, peer, sender, subject, outcome, detail, email, now
-      FROM unnest(%(a)s::text[]::uuid[], %(kind)s::text[], %(peer)s::text[], %(sender)s::text[],
-                  %(subject)s::text[], %(outcome)s::text[], %(detail)s::text[],
-                  %(email)s::text[]::uuid[], %(now)s::timestamptz[])
+      FROM unnest(%(act_a)s::text[]::uuid[], %(act_kind)s::text[], %(act_peer)s::text[],
+                  %(act_sender)s::text[], %(act_subject)s::text[], %(act_outcome)s::text[],
+                  %(act_detail)s::text[], %(act_email)s::text[]::uuid[],
+                  %(act_now)s::timestamptz[])
            WITH ORDINALITY AS r (a, kind, peer, sender, subject, outcome, detail, email, now, n)
      ORDER BY n
-    """
-)
+"""
 
 
 def _params(event: Event, now: datetime) -> dict[str, object]:
@@ -82,6 +81,8 @@ def _params(event: Event, now: datetime) -> dict[str, object]:
 async def record(conn: Conn, event: Event, now: datetime) -> None:
     """Log ``event``; in a delivery group commit, with the batch's others at its flush
     (mta/store/counters.py), still before its COMMIT."""
+    from mta.store import counters  # it imports this module's SQL
+
     batch = counters.deferred_for(conn)
     if batch is not None:
         batch.activity.append((event, now))
@@ -89,9 +90,9 @@ async def record(conn: Conn, event: Event, now: datetime) -> None:
     await _RECORD.execute(conn, _params(event, now))
 
 
-async def record_many(conn: Conn, events: list[tuple[Event, datetime]]) -> None:
+def record_params(events: list[tuple[Event, datetime]]) -> dict[str, list[object]]:
     rows = [_params(event, now) for event, now in events]
-    await _RECORD_MANY.execute(conn, {key: [r[key] for r in rows] for key in _COLUMNS})
+    return {f"act_{key}": [r[key] for r in rows] for key in _COLUMNS}
 
 
 async def page(

@@ -30,7 +30,6 @@ from common.blobs import BlobNotFound, BlobStore, LocalBlobStore, blob_id_of, ch
 from common.db import Conn, Database, Prepared, execute, fetch_val
 from common.runtime import Runtime
 from common.settings import Settings, SettingsError, read_str
-from mta.store import counters
 
 INLINE_MAX = 256 * 1024
 
@@ -42,28 +41,23 @@ _PUT = Prepared(
     """
 )
 
-# A delivery batch's messages in one statement (mta/store/counters.py flushes it).
-_PUT_MANY = Prepared(
-    """
+# A delivery batch's messages in one statement: a fragment of the batch's flush
+# (mta/store/counters.py).
+PUT_MANY = """
     INSERT INTO mta.inline_blobs (blob_id, data, created_at)
-    SELECT * FROM unnest(%(ids)s::text[], %(data)s::bytea[], %(now)s::timestamptz[])
+    SELECT * FROM unnest(%(blob_ids)s::text[], %(blob_data)s::bytea[],
+                         %(blob_now)s::timestamptz[])
     ON CONFLICT (blob_id) DO NOTHING
-    """
-)
+"""
 
 
-async def put_inline_many(conn: Conn, blobs: dict[str, tuple[bytes, datetime]]) -> None:
-    """Insert ``blobs`` (blob id -> bytes, time) with one statement, in the caller's
-    transaction: the group commit's messages, kept until its flush."""
+def put_params(blobs: dict[str, tuple[bytes, datetime]]) -> dict[str, list[object]]:
     ids = sorted(blobs)
-    await _PUT_MANY.execute(
-        conn,
-        {
-            "ids": ids,
-            "data": [blobs[i][0] for i in ids],
-            "now": [blobs[i][1] for i in ids],
-        },
-    )
+    return {
+        "blob_ids": ids,
+        "blob_data": [blobs[i][0] for i in ids],
+        "blob_now": [blobs[i][1] for i in ids],
+    }
 
 
 # One S3 store per process and bucket: its client binds to the running loop
@@ -130,6 +124,8 @@ class RawMessages:
         In a delivery group commit the row waits for the batch's flush (one
         statement for the batch, still before its COMMIT)."""
         blob_id = blob_id_of(data)
+        from mta.store import counters  # it imports this module's SQL
+
         batch = counters.deferred_for(conn)
         if batch is not None:
             batch.blobs.setdefault(blob_id, (data, now))
