@@ -368,7 +368,7 @@ class OutboundWorker:
     async def _write(
         self, conn: Conn, first: Claimed, attempts: list[_Attempt], now: datetime
     ) -> None:
-        info = await conn_event_info(conn, first.message_id)
+        info = first.subject
         for attempt in attempts:
             outcome = attempt.outcome
             await outbound.record_outcome(conn, outcome, now)
@@ -454,13 +454,6 @@ class OutboundWorker:
 
 
 _ACTIVITY_KIND = {"delivered": "sent", "deferred": "deferred", "bounced": "bounced"}
-
-
-async def conn_event_info(conn: Conn, message_id: str) -> str:
-    """The subject the activity log shows for a message."""
-    target = await outbound.event_target(conn, message_id)
-    data = (target or {}).get("event_data") or {}
-    return str(data.get("subject", ""))
 
 
 def _by_message(claimed: list[Claimed]) -> list[list[Claimed]]:

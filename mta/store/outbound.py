@@ -316,6 +316,8 @@ class Claimed(Record):
     scheduled_at: datetime | None
     expires_at: datetime
     trace_id: str | None
+    # What the activity log shows for the message (read with the claim, not per message).
+    subject: str = ""
 
 
 async def claim(conn: Conn, now: datetime, lease: timedelta, limit: int) -> list[Claimed]:
@@ -337,7 +339,8 @@ async def claim(conn: Conn, now: datetime, lease: timedelta, limit: int) -> list
            AND m.id = r.message_id
         RETURNING r.message_id::text, r.position, r.rcpt, r.attempts, r.verp,
                   m.account_id::text, m.address_id::text, m.source, m.mail_from,
-                  m.created_at, m.scheduled_at, m.expires_at, m.trace_id
+                  m.created_at, m.scheduled_at, m.expires_at, m.trace_id,
+                  coalesce(m.event_data ->> 'subject', '') AS subject
         """,
         {"now": now, "until": now + lease, "limit": limit},
     )
