@@ -155,6 +155,46 @@ def bench_sink(args: argparse.Namespace) -> Result:
     return Result("smtp-sink (stores nothing)", seconds, args.messages)
 
 
+def bench_postfix(args: argparse.Namespace, tmp: Path) -> Result:
+    """A private Postfix storing for bench.test in a Maildir: 250 after its queue file is
+    fsynced (its durable acceptance), the Maildir delivered right after, as ours is."""
+    from benchmarks import postfix
+
+    base = tmp / f"postfix-{time.monotonic_ns()}"
+    maildir = base / "mail"
+    maildir.mkdir(parents=True)
+    shutil.chown(maildir, "nobody", "nogroup")
+    port = free_port()
+    conf = postfix.start(
+        base,
+        port,
+        [
+            "virtual_mailbox_domains = bench.test",
+            f"virtual_mailbox_base = {maildir}",
+            "virtual_mailbox_maps = static:alice/",  # a trailing slash: Maildir
+            "virtual_uid_maps = static:65534",
+            "virtual_gid_maps = static:65534",
+            "virtual_destination_concurrency_limit = 20",
+        ],
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    sys.exit("postfix did not listen")
+                time.sleep(0.05)
+        seconds = smtp_source(port, args)
+        postfix.wait_empty(conf)
+        stored = sum(1 for _ in (maildir / "alice" / "new").iterdir())
+    finally:
+        postfix.stop(conf)
+    return Result("Postfix 3.7 (queue file fsynced before 250, then Maildir)", seconds, args.messages, stored)
+
+
 def serve_bare(port: int) -> None:
     """aiosmtpd answering 250 to everything and storing nothing: the framework's own cost."""
     import logging
@@ -320,7 +360,10 @@ async def bench_daemon(
     )
 
 
-def report(args: argparse.Namespace, runs: list[tuple[str, Result, Result, Result]]) -> str:
+Run = tuple[str, Result, Result, Result, Result]  # mode, sink, bare, Postfix, ours
+
+
+def report(args: argparse.Namespace, runs: list[Run]) -> str:
     lines = [
         f"Run on {platform.machine()} with {os.cpu_count()} cores, Python "
         f"{platform.python_version()}: {args.messages} messages of {args.size} bytes over "
@@ -328,28 +371,33 @@ def report(args: argparse.Namespace, runs: list[tuple[str, Result, Result, Resul
         f" {args.processes} daemon processes on one port (SO_REUSEPORT). Load average when"
         f" the run ended: {os.getloadavg()[0]:.1f}.",
         "",
-        "| sessions | server | seconds | messages/s | stored | of smtp-sink |"
+        "| sessions | server | seconds | messages/s | stored | of Postfix |"
         " daemon CPU ms/message | PostgreSQL CPU ms/message |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for mode, sink, bare, daemon in runs:
+    for mode, sink, bare, theirs, daemon in runs:
         lines += [
-            f"| {mode} | {sink.name} | {sink.seconds:.2f} | {sink.rate:.0f} | - | 100% | - | - |",
+            f"| {mode} | {sink.name} | {sink.seconds:.2f} | {sink.rate:.0f} | - |"
+            f" {sink.rate / theirs.rate:.2f} | - | - |",
             f"| {mode} | {bare.name} | {bare.seconds:.2f} | {bare.rate:.0f} | - |"
-            f" {bare.rate / sink.rate:.0%} | - | - |",
+            f" {bare.rate / theirs.rate:.2f} | - | - |",
+            f"| {mode} | {theirs.name} | {theirs.seconds:.2f} | {theirs.rate:.0f} |"
+            f" {theirs.stored} | 1.00 | - | - |",
             f"| {mode} | {daemon.name} | {daemon.seconds:.2f} | {daemon.rate:.0f} |"
-            f" {daemon.stored} | **{daemon.rate / sink.rate:.0%}** | {daemon.cpu_ms:.2f} |"
+            f" {daemon.stored} | **{daemon.rate / theirs.rate:.2f}** | {daemon.cpu_ms:.2f} |"
             f" {'-' if daemon.db_cpu_ms is None else f'{daemon.db_cpu_ms:.2f}'} |",
         ]
     lines.append("")
-    for mode, _sink, bare, daemon in runs:
+    for mode, _sink, bare, _theirs, daemon in runs:
         lines.append(
             f"- {mode}: every message answered 250 was counted in the store afterwards"
             f" ({daemon.stored} of {daemon.messages}); the daemon does"
             f" {daemon.rate / bare.rate:.0%} of bare aiosmtpd's rate."
         )
     lines.append("")
-    lines.append("Target: at least 50% of smtp-sink's rate, every message durably stored.")
+    lines.append(
+        "Target: at least 0.6 of Postfix's durable acceptance rate, every message durably stored."
+    )
     return "\n".join(lines)
 
 
@@ -383,8 +431,9 @@ async def database(url: str | None, tmp: Path, name: str) -> AsyncIterator[tuple
 async def run(args: argparse.Namespace) -> None:
     ensure_postfix_tools()
     with tempfile.TemporaryDirectory(prefix="smtp-bench-") as tmp:
+        os.chmod(tmp, 0o755)  # Postfix's daemons (users postfix, nobody) walk into it
         async with database(args.database_url, Path(tmp), "smtp_bench") as (dsn, pg):
-            runs = []
+            runs: list[Run] = []
             db_pids = postgres_pids(pg.pgdata) if pg is not None else None
             address_id = await prepare(dsn)
             modes = [("new connection per message", False), ("session reuse (-d)", True)]
@@ -392,11 +441,12 @@ async def run(args: argparse.Namespace) -> None:
                 args.reuse = reuse
                 sink = await asyncio.to_thread(bench_sink, args)
                 bare = await asyncio.to_thread(bench_bare, args)
+                theirs = await asyncio.to_thread(bench_postfix, args, Path(tmp))
                 daemon = await bench_daemon(args, dsn, Path(tmp), address_id, db_pids)
-                runs.append((mode, sink, bare, daemon))
+                runs.append((mode, sink, bare, theirs, daemon))
     body = report(args, runs)
     print(body)
-    for _mode, _sink, _bare, daemon in runs:
+    for _mode, _sink, _bare, _theirs, daemon in runs:
         if daemon.stored != daemon.messages:
             sys.exit(f"stored {daemon.stored} of {daemon.messages} messages")
     if args.write_docs:

@@ -46,6 +46,7 @@ import aiosmtplib
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks import postfix  # noqa: E402
 from benchmarks.performance_doc import replace_section  # noqa: E402
 from benchmarks.processes import free_port  # noqa: E402
 from benchmarks.smtp_inbound import (  # noqa: E402
@@ -233,63 +234,18 @@ async def bench_ours(
 
 
 def postfix_instance(base: Path, port: int, sink: int) -> Path:
-    conf = base / "conf"
-    for sub in ("conf", "queue", "data"):
-        (base / sub).mkdir(parents=True, exist_ok=True)
-    (conf / "main.cf").write_text(
-        "\n".join(
-            [
-                "compatibility_level = 3.6",
-                f"queue_directory = {base / 'queue'}",
-                f"data_directory = {base / 'data'}",
-                "mail_owner = postfix",
-                "setgid_group = postdrop",
-                "inet_interfaces = 127.0.0.1",
-                "inet_protocols = ipv4",
-                "myhostname = postfix.bench.test",
-                "mydestination =",
-                f"relayhost = [127.0.0.1]:{sink}",
-                "mynetworks = 127.0.0.0/8",
-                "smtpd_relay_restrictions = permit_mynetworks, reject",
-                f"maillog_file = {base / 'maillog'}",
-                f"maillog_file_prefixes = {base}",
-                "smtp_tls_security_level = none",
-                "smtpd_tls_security_level = none",
-                "alias_maps =",
-                "alias_database =",
-                # Hold delivery while acceptance alone is measured.
-                "defer_transports = smtp",
-                # Postfix's defaults would slow a single destination down;
-                # allow the same parallelism our worker uses.
-                "default_destination_concurrency_limit = 20",
-                "",
-            ]
-        )
+    return postfix.start(
+        base,
+        port,
+        [
+            f"relayhost = [127.0.0.1]:{sink}",
+            # Hold delivery while acceptance alone is measured.
+            "defer_transports = smtp",
+            # Postfix's defaults would slow a single destination down;
+            # allow the same parallelism our worker uses.
+            "default_destination_concurrency_limit = 20",
+        ],
     )
-    services = []
-    for line in Path("/etc/postfix/master.cf").read_text().splitlines():
-        fields = line.split()
-        if not line or line[0] in "# \t" or len(fields) < 8:
-            continue
-        if fields[0] == "smtp" and fields[1] == "inet":
-            continue
-        if fields[4] == "y":  # no chroot: the private instance has no chroot tree
-            fields[4] = "n"
-        services.append(" ".join(fields))
-    (conf / "master.cf").write_text(
-        f"127.0.0.1:{port} inet n - n - - smtpd\n" + "\n".join(services) + "\n"
-    )
-    subprocess.run(["chown", "-R", "postfix", str(base / "data")], check=True)
-    subprocess.run(["postfix", "-c", str(conf), "set-permissions"], check=True, capture_output=True)
-    subprocess.run(["postfix", "-c", str(conf), "start"], check=True, capture_output=True)
-    return conf
-
-
-def postfix_queue_empty(conf: Path) -> bool:
-    out = subprocess.run(
-        ["postqueue", "-c", str(conf), "-p"], capture_output=True, text=True, check=False
-    )
-    return "Mail queue is empty" in out.stdout
 
 
 async def bench_postfix(args: argparse.Namespace, tmp: Path, sink: int) -> tuple[float, float]:
@@ -308,7 +264,7 @@ async def bench_postfix(args: argparse.Namespace, tmp: Path, sink: int) -> tuple
         submit = await load(port, args, login=False)
         deliver = await asyncio.to_thread(release_and_drain, conf)
     finally:
-        await asyncio.to_thread(postfix_stop, conf)
+        await asyncio.to_thread(postfix.stop, conf)
     return submit, deliver
 
 
@@ -318,13 +274,8 @@ def release_and_drain(conf: Path) -> float:
     subprocess.run(["postfix", "-c", str(conf), "reload"], check=True, capture_output=True)
     started = time.perf_counter()
     subprocess.run(["postqueue", "-c", str(conf), "-f"], check=True)
-    while not postfix_queue_empty(conf):
-        time.sleep(0.05)
+    postfix.wait_empty(conf)
     return time.perf_counter() - started
-
-
-def postfix_stop(conf: Path) -> None:
-    subprocess.run(["postfix", "-c", str(conf), "stop"], check=False, capture_output=True)
 
 
 def start_sink(port: int) -> subprocess.Popen[bytes]:
@@ -336,12 +287,12 @@ def start_sink(port: int) -> subprocess.Popen[bytes]:
 
 
 def report(
-    args: argparse.Namespace, ours: tuple[float, float], postfix: tuple[float, float]
+    args: argparse.Namespace, ours: tuple[float, float], theirs: tuple[float, float]
 ) -> str:
     n = args.messages
     rows = [
-        ("submission: accepted and queued durably", ours[0], postfix[0]),
-        ("delivery to a loopback smtp-sink", ours[1], postfix[1]),
+        ("submission: accepted and queued durably", ours[0], theirs[0]),
+        ("delivery to a loopback smtp-sink", ours[1], theirs[1]),
     ]
     lines = [
         f"{n} messages of {args.size} bytes, {args.sessions} sessions, "
@@ -368,11 +319,11 @@ async def run(args: argparse.Namespace) -> None:
             async with database(args.database_url, tmp, "send_bench") as (dsn, _pg):
                 await prepare(dsn)
                 ours = await bench_ours(args, dsn, tmp, sink_port)
-            postfix = await bench_postfix(args, tmp, sink_port)
+            theirs = await bench_postfix(args, tmp, sink_port)
         finally:
             sink.terminate()
             sink.wait()
-    body = report(args, ours, postfix)
+    body = report(args, ours, theirs)
     print(body)
     if args.write_docs:
         intro = (__doc__ or "").split("\n\n", 2)[2].rsplit("\n\n", 1)[0]

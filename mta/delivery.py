@@ -143,6 +143,9 @@ async def _vacation(
         if a in boxes
     }
     try:
+        async with ctx.runtime.db.connection() as conn:
+            if not await vacation.answering(conn, delivered, now):
+                return
         # One transaction: the once-per-period mark and the queued reply commit together.
         async with ctx.runtime.db.transaction() as conn:
             await vacation.respond(

@@ -156,10 +156,13 @@ class MtaSettings:
     outbound_retry_schedule: tuple[int, ...] = (60, 300, 900, 1800, 3600, 7200, 14400)
     # How long a message may wait for a recipient's server (Postfix: 5 days).
     outbound_max_lifetime: int = 5 * 24 * 3600
-    # Simultaneous connections to one destination (Postfix's
-    # default_destination_concurrency_limit is 20; we are smaller) and in all.
-    outbound_per_destination: int = 5
+    # Simultaneous connections to one destination (as Postfix's
+    # default_destination_concurrency_limit) and in all.
+    outbound_per_destination: int = 20
     outbound_concurrency: int = 100
+    # Processes that compute RSA DKIM signatures beside a worker's event loop
+    # (mta/outbound/signer.py); 0 signs in the worker process itself.
+    outbound_signing_processes: int = 1
     # How long a worker holds a claimed recipient before another may take it.
     outbound_lease: int = 600
     # Seconds an idle connection to a destination is kept for the next message.
@@ -292,8 +295,11 @@ def load_mta_settings(settings: Settings) -> MtaSettings:
         outbound_smtp_port=read_int(env, "OUTBOUND_SMTP_PORT", 25, minimum=1, maximum=65535),
         outbound_retry_schedule=_schedule(read_str(env, "OUTBOUND_RETRY_SCHEDULE")),
         outbound_max_lifetime=shared.outbound_max_lifetime,
-        outbound_per_destination=read_int(env, "OUTBOUND_PER_DESTINATION", 5, minimum=1),
+        outbound_per_destination=read_int(env, "OUTBOUND_PER_DESTINATION", 20, minimum=1),
         outbound_concurrency=read_int(env, "OUTBOUND_CONCURRENCY", 100, minimum=1),
         outbound_lease=read_int(env, "OUTBOUND_LEASE", 600, minimum=1),
+        outbound_signing_processes=read_int(
+            env, "OUTBOUND_SIGNING_PROCESSES", 1, minimum=0, maximum=64
+        ),
         mta_sts=read_bool(env, "OUTBOUND_MTA_STS", True),
     )

@@ -67,6 +67,15 @@ def should_answer(mail_from: str, parsed: ParsedMessage, address: str) -> bool:
     return address.lower() in named
 
 
+async def answering(
+    conn: Conn, delivered: dict[str, tuple[str | None, str, str]], now: datetime
+) -> bool:
+    """Whether a response of an address in ``delivered`` answers now: one read, so a
+    delivery to mailboxes without one (nearly all) opens no reply transaction."""
+    ids = [a for a, (email_id, *_) in delivered.items() if email_id is not None]
+    return bool(ids) and bool(await vacation.active(conn, ids, now))
+
+
 async def respond(
     conn: Conn,
     *,

@@ -169,7 +169,7 @@ async def transact(session: _Session, mail_from: str, rcpt: str, data: bytes) ->
     """
     client = session.client
     options = []
-    if any(b > 127 for b in data) and client.supports_extension("8bitmime"):
+    if not data.isascii() and client.supports_extension("8bitmime"):
         options.append("BODY=8BITMIME")
     if not (mail_from + rcpt).isascii():
         if not client.supports_extension("smtputf8"):

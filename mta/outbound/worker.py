@@ -116,6 +116,7 @@ class OutboundWorker:
             timeout=config.outbound_timeout,
         )
         self.http = OutboundClient(timeout=10)
+        self.signing = signer.SigningPool(config.outbound_signing_processes)
         self.policies = (
             PolicyCache(ctx.resolver, self._fetch_policy)
             if config.mta_sts and config.outbound_relay is None
@@ -218,6 +219,7 @@ class OutboundWorker:
     async def close(self) -> None:
         await self.connections.close()
         await self.http.close()
+        self.signing.close()
 
     async def _claim(self, limit: int) -> list[Claimed]:
         now = self.clock.now()
@@ -261,8 +263,10 @@ class OutboundWorker:
                     )
                     + raw
                 )
-            # Signed once for all its recipients; the key is unsealed in the signer only.
-            data = await signer.sign(conn, self.key_sealer, raw) if raw is not None else None
+            # The key is unsealed in the signer only.
+            prepared = await signer.prepare(conn, self.key_sealer, raw) if raw is not None else None
+        # Signed once for all its recipients, in a signing process, the connection returned.
+        data = await signer.apply(*prepared, self.signing) if prepared is not None else None
         attempts = await asyncio.gather(
             *(self._attempt(item, data, item.rcpt.lower() in blocked) for item in items)
         )
@@ -364,7 +368,7 @@ class OutboundWorker:
     async def _write(
         self, conn: Conn, first: Claimed, attempts: list[_Attempt], now: datetime
     ) -> None:
-        info = await conn_event_info(conn, first.message_id)
+        info = first.subject
         for attempt in attempts:
             outcome = attempt.outcome
             await outbound.record_outcome(conn, outcome, now)
@@ -450,13 +454,6 @@ class OutboundWorker:
 
 
 _ACTIVITY_KIND = {"delivered": "sent", "deferred": "deferred", "bounced": "bounced"}
-
-
-async def conn_event_info(conn: Conn, message_id: str) -> str:
-    """The subject the activity log shows for a message."""
-    target = await outbound.event_target(conn, message_id)
-    data = (target or {}).get("event_data") or {}
-    return str(data.get("subject", ""))
 
 
 def _by_message(claimed: list[Claimed]) -> list[list[Claimed]]:

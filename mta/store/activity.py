@@ -47,21 +47,52 @@ _RECORD = Prepared(
 )
 
 
+_COLUMNS = ("a", "kind", "peer", "sender", "subject", "outcome", "detail", "email", "now")
+
+# Many rows in one statement, in the order they were recorded: a fragment, so a
+# delivery batch's flush writes them with its other rows (mta/store/counters.py).
+RECORD_MANY = """
+    INSERT INTO mta.activity
+        (address_id, kind, peer, sender, subject, outcome, detail, email_id, created_at)
+    SELECT a, kind, peer, sender, subject, outcome, detail, email, now
+      FROM unnest(%(act_a)s::text[]::uuid[], %(act_kind)s::text[], %(act_peer)s::text[],
+                  %(act_sender)s::text[], %(act_subject)s::text[], %(act_outcome)s::text[],
+                  %(act_detail)s::text[], %(act_email)s::text[]::uuid[],
+                  %(act_now)s::timestamptz[])
+           WITH ORDINALITY AS r (a, kind, peer, sender, subject, outcome, detail, email, now, n)
+     ORDER BY n
+"""
+
+
+def _params(event: Event, now: datetime) -> dict[str, object]:
+    return {
+        "a": event.address_id,
+        "kind": event.kind,
+        "peer": event.peer[:200],
+        "sender": event.sender[:320],
+        "subject": event.subject[:200],
+        "outcome": event.outcome[:200],
+        "detail": event.detail[:1000],
+        "email": event.email_id,
+        "now": now,
+    }
+
+
 async def record(conn: Conn, event: Event, now: datetime) -> None:
-    await _RECORD.execute(
-        conn,
-        {
-            "a": event.address_id,
-            "kind": event.kind,
-            "peer": event.peer[:200],
-            "sender": event.sender[:320],
-            "subject": event.subject[:200],
-            "outcome": event.outcome[:200],
-            "detail": event.detail[:1000],
-            "email": event.email_id,
-            "now": now,
-        },
-    )
+    """Log ``event``; in a delivery group commit, with the batch's others at its flush
+    (mta/store/counters.py), still before its COMMIT."""
+    from mta.store import counters  # it imports this module's SQL
+
+    batch = counters.deferred_for(conn)
+    if batch is not None:
+        batch.activity.append((event, now))
+        return
+    await _RECORD.execute(conn, _params(event, now))
+
+
+def record_params(events: list[tuple[Event, datetime]]) -> dict[str, list[object]]:
+    rows = [_params(event, now) for event, now in events]
+    return {f"act_{key}": [r[key] for r in rows] for key in _COLUMNS}
 
 
 async def page(

@@ -25,14 +25,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from common.db import Conn, Prepared, execute
-from mta.store import mailboxes, quota
+from mta.store import activity, events, mailboxes, quota, raw
 
 _open: weakref.WeakKeyDictionary[Conn, Deferred] = weakref.WeakKeyDictionary()
 
+# One statement for everything a delivery batch writes once: its raw messages,
+# activity and event rows, then the mailbox counts and quota usage (each table's
+# SQL is its own module's fragment). Empty arrays insert nothing.
 _FLUSH = Prepared(
     f"""
-    WITH boxes AS ({mailboxes.ADD_COUNTS})
-    {quota.ADD_MANY}
+    WITH blobs AS ({raw.PUT_MANY}),
+         act AS ({activity.RECORD_MANY}),
+         ev AS ({events.APPEND_MANY}),
+         boxes AS ({mailboxes.ADD_COUNTS}),
+         usage AS ({quota.ADD_MANY})
+    {events.NOTIFY_IF_ANY}
     """
 )
 
@@ -43,6 +50,10 @@ class Deferred:
     quota: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
     # The batch's event log rows (events.Pending), inserted with one statement at flush.
     events: list[Any] = field(default_factory=list)
+    # Its activity rows (activity.Event, time) and small raw messages (blob id ->
+    # bytes, time), likewise: one statement each instead of one per message.
+    activity: list[Any] = field(default_factory=list)
+    blobs: dict[str, Any] = field(default_factory=dict)
 
     def email_added(self, address_id: str, mailbox_ids: list[str], size: int, seen: bool) -> None:
         for mailbox_id in mailbox_ids:
@@ -54,17 +65,16 @@ class Deferred:
         usage[1] += 1
 
     async def flush(self, conn: Conn) -> None:
-        if self.events:
-            from mta.store import events  # the event log, not a counter: imported where used
-
-            await events.append_many(conn, self.events)
-        if not self.boxes and not self.quota:
+        if not (self.boxes or self.quota or self.events or self.activity or self.blobs):
             return
         boxes = sorted(self.boxes.items())
         quota = sorted(self.quota.items())
         await _FLUSH.execute(
             conn,
             {
+                **raw.put_params(self.blobs),
+                **activity.record_params(self.activity),
+                **events.append_params(self.events),
                 "boxes": [b for b, _ in boxes],
                 "totals": [c[0] for _, c in boxes],
                 "unread": [c[1] for _, c in boxes],

@@ -91,6 +91,7 @@ class Pending:
     email_id: str | None
     payload: str
     created_at: datetime
+    request_id: str | None = None
 
 
 def pending(
@@ -100,37 +101,69 @@ def pending(
     now: datetime,
     *,
     email_id: str | None = None,
+    request_id: str | None = None,
 ) -> Pending:
     payload = {"type": type_, "created_at": iso(now), "data": data}
-    return Pending(account_id, type_, email_id, json.dumps(payload), now)
+    return Pending(account_id, type_, email_id, json.dumps(payload), now, request_id)
 
 
-# Prepared, one statement for a whole delivery batch. Its NOTIFY carries no
-# event id: listeners only need waking, once per transaction.
-_APPEND_MANY = Prepared(
-    f"""
-    WITH e AS (
-        INSERT INTO mta.events (account_id, type, email_id, payload, created_at)
-        SELECT * FROM unnest(%(a)s::text[]::uuid[], %(t)s::text[], %(e)s::text[]::uuid[],
-                             %(p)s::text[]::jsonb[], %(c)s::timestamptz[])
+async def add(
+    conn: Conn,
+    account_id: str,
+    type_: str,
+    data: dict[str, Any],
+    now: datetime,
+    *,
+    email_id: str | None = None,
+    request_id: str | None = None,
+) -> None:
+    """:func:`record` where nothing reads the event back: inside a group commit
+    (mta/store/counters.py) it is appended with the batch's others at its flush,
+    still before its COMMIT; elsewhere at once."""
+    from mta.store import counters  # it imports this module's SQL
+
+    row = pending(
+        account_id,
+        type_,
+        data,
+        now,
+        email_id=email_id,
+        request_id=request_id or current_request_id(),
     )
-    SELECT pg_notify('{CHANNEL}', '')
-    """
-)
+    batch = counters.deferred_for(conn)
+    if batch is not None:
+        batch.events.append(row)
+    else:
+        await append_many(conn, [row])
+
+
+# Many rows in one statement: a fragment, so a delivery batch's flush writes them
+# with its other rows (mta/store/counters.py). Its NOTIFY carries no event id:
+# listeners only need waking, once per transaction.
+APPEND_MANY = """
+    INSERT INTO mta.events (account_id, type, email_id, payload, created_at, request_id)
+    SELECT * FROM unnest(%(ev_a)s::text[]::uuid[], %(ev_t)s::text[], %(ev_e)s::text[]::uuid[],
+                         %(ev_p)s::text[]::jsonb[], %(ev_c)s::timestamptz[], %(ev_r)s::text[])
+"""
+NOTIFY_IF_ANY = f"SELECT pg_notify('{CHANNEL}', '') WHERE cardinality(%(ev_p)s::text[]) > 0"
+
+_APPEND_MANY = Prepared(f"WITH e AS ({APPEND_MANY}) {NOTIFY_IF_ANY}")
+
+
+def append_params(rows: list[Pending]) -> dict[str, list[Any]]:
+    return {
+        "ev_a": [r.account_id for r in rows],
+        "ev_t": [r.type for r in rows],
+        "ev_e": [r.email_id for r in rows],
+        "ev_p": [r.payload for r in rows],
+        "ev_c": [r.created_at for r in rows],
+        "ev_r": [r.request_id for r in rows],
+    }
 
 
 async def append_many(conn: Conn, rows: list[Pending]) -> None:
     """:func:`record` for a hot path (inbound delivery): many rows, nothing read back."""
-    await _APPEND_MANY.execute(
-        conn,
-        {
-            "a": [r.account_id for r in rows],
-            "t": [r.type for r in rows],
-            "e": [r.email_id for r in rows],
-            "p": [r.payload for r in rows],
-            "c": [r.created_at for r in rows],
-        },
-    )
+    await _APPEND_MANY.execute(conn, append_params(rows))
 
 
 async def get(conn: Conn, account_id: str, event_id: str) -> Event | None:

@@ -41,6 +41,24 @@ _PUT = Prepared(
     """
 )
 
+# A delivery batch's messages in one statement: a fragment of the batch's flush
+# (mta/store/counters.py).
+PUT_MANY = """
+    INSERT INTO mta.inline_blobs (blob_id, data, created_at)
+    SELECT * FROM unnest(%(blob_ids)s::text[], %(blob_data)s::bytea[],
+                         %(blob_now)s::timestamptz[])
+    ON CONFLICT (blob_id) DO NOTHING
+"""
+
+
+def put_params(blobs: dict[str, tuple[bytes, datetime]]) -> dict[str, list[object]]:
+    ids = sorted(blobs)
+    return {
+        "blob_ids": ids,
+        "blob_data": [blobs[i][0] for i in ids],
+        "blob_now": [blobs[i][1] for i in ids],
+    }
+
 
 # One S3 store per process and bucket: its client binds to the running loop
 # and is closed once, by close_message_files(), when the process stops.
@@ -101,8 +119,17 @@ class RawMessages:
         return size <= INLINE_MAX
 
     async def put_inline(self, conn: Conn, data: bytes, now: datetime) -> str:
-        """Store ``data`` in the caller's transaction; durable when it commits."""
+        """Store ``data`` in the caller's transaction; durable when it commits.
+
+        In a delivery group commit the row waits for the batch's flush (one
+        statement for the batch, still before its COMMIT)."""
         blob_id = blob_id_of(data)
+        from mta.store import counters  # it imports this module's SQL
+
+        batch = counters.deferred_for(conn)
+        if batch is not None:
+            batch.blobs.setdefault(blob_id, (data, now))
+            return blob_id
         await _PUT.execute(conn, {"id": blob_id, "data": data, "now": now})
         return blob_id
 

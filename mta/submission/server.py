@@ -47,19 +47,13 @@ from common.recipients import AddressRefused, check_recipient
 from mail import directory
 from mta import lines, received
 from mta.context import MtaContext
-from mta.outbound.submit import (
-    Sends,
-    Submission,
-    may_send_as,
-    reserve_sends,
-    return_sends,
-    submit,
-)
+from mta.outbound.submit import SendRefused, Sends, Submission, may_send_as, submit
 from mta.smtp import ehlo, mail, replies
 from mta.smtp.handler import InboundEnvelope, InboundSession, InboundSMTP
 from mta.smtp.limits import ConnectionLimits, ErrorLimits
 from mta.smtp.protocol import protocol_factory
 from mta.smtp.rcpt import split_address
+from mta.store.outbound import default_event_data
 from mta.submission import tls
 
 log = logging.getLogger(__name__)
@@ -263,27 +257,33 @@ class SubmissionHandler:
             raw=content,
             account_id=principal.account_id,
             address_id=principal.address_id,
-            sends=Sends.RESERVED,
+            # The plan's sends_per_month, counted in the queue's own transaction:
+            # the send and the queued message commit together (or neither does),
+            # with one fsync shared by the messages arriving together.
+            sends=Sends.COUNT,
             login=principal.email,
+            # From the header block alone (the body is not read again for it).
+            event_data=default_event_data(message_id, head + b"\r\n\r\n", now),
         )
 
-        async def queue(conn: Conn) -> None:
-            await submit(conn, request, now=now, max_lifetime=config.outbound_max_lifetime)
+        async def queue(conn: Conn) -> SendRefused | None:
+            try:
+                await submit(conn, request, now=now, max_lifetime=config.outbound_max_lifetime)
+            except SendRefused as exc:
+                # Nothing of this message was written; the batch's others go on.
+                return exc
+            return None
 
-        # The plan's sends_per_month: one message is one send, counted in its own
-        # short transaction (the queue commit below is shared with other messages).
-        async with self.ctx.runtime.db.transaction() as conn:
-            refused = await reserve_sends(conn, principal.account_id, 1, now)
-        if refused is not None:
-            return replies.SENDS_EXHAUSTED
         try:
             # Committed before the 250; messages arriving together share the commit.
-            await self.ctx.committer.run(queue)
+            refused = await self.ctx.committer.run(queue)
         except Exception:
             log.exception("queueing submitted mail failed; answered 451")
-            async with self.ctx.runtime.db.transaction() as conn:
-                await return_sends(conn, principal.account_id, 1, now)
             return replies.QUEUE_FAILED
+        if refused is not None and refused.sender:  # MAIL FROM was checked: a safety net
+            return replies.SENDER_NOT_ALLOWED.format(login=principal.email, address=envelope.sender)
+        if refused is not None:
+            return replies.SENDS_EXHAUSTED
         if isinstance(session, InboundSession):
             session.errors = session.junk = 0
         return replies.submitted(message_id)

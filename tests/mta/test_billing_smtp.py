@@ -98,3 +98,27 @@ async def test_submission_refuses_mail_over_the_monthly_sends(
     assert queued == 2
     used = await runtime.db.fetch_val("SELECT sends FROM mail.billing_usage")
     assert used == 2
+
+
+async def test_sends_refused_in_a_shared_queue_commit_leave_the_others_queued(
+    runtime: Runtime, clock, submission_port: int
+) -> None:
+    """The send is counted in the queue's own transaction, shared by messages
+    arriving together: the one over the allowance is refused, the others commit."""
+    await use_plans(runtime.db, clock)  # the default plan allows 2 sends a month
+    alice = await sending.hosted_sender(runtime.db)
+
+    def one() -> object:
+        with smtplib.SMTP("127.0.0.1", submission_port, timeout=10) as client:
+            client.starttls(context=client_tls())
+            client.login(alice.email, alice.password)
+            try:
+                return client.send_message(message())
+            except smtplib.SMTPDataError as exc:
+                return exc.smtp_code
+
+    answers = await asyncio.gather(*(asyncio.to_thread(one) for _ in range(4)))
+    assert sorted(map(str, answers)) == ["550", "550", "{}", "{}"]
+    queued = await runtime.db.fetch_val("SELECT count(*) FROM mta.outbound_messages")
+    assert queued == 2
+    assert await runtime.db.fetch_val("SELECT sends FROM mail.billing_usage") == 2

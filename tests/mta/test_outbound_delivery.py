@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -505,3 +506,68 @@ async def test_the_panels_own_mail_is_delivered_then_its_sealed_raw_erased(
         "SELECT status, raw, raw_sealed FROM mta.outbound_messages WHERE id = %s", (message_id,)
     )
     assert row == {"status": "delivered", "raw": None, "raw_sealed": None}
+
+
+async def test_at_most_twenty_sessions_to_a_destination_and_the_rest_reuse_them(
+    runtime: Runtime,
+    remote: tuple[ReceiverHandler, int],
+    worker: OutboundWorker,
+    alice: Sender,
+) -> None:
+    """Postfix's default_destination_concurrency_limit: 20 sessions to one destination
+    at once; messages beyond wait for one and go over it, no new connection."""
+    handler, _ = remote
+    handler.hold = asyncio.Event()
+    receive = handler.handle_DATA
+    held, most, twenty = 0, 0, asyncio.Event()
+
+    async def counting(server: Any, session: Any, envelope: Any) -> str:
+        nonlocal held, most
+        held += 1
+        most = max(most, held)
+        if held == 20:
+            twenty.set()
+        try:
+            return await receive(server, session, envelope)
+        finally:
+            held -= 1
+
+    handler.handle_DATA = counting  # type: ignore[method-assign]
+    for _ in range(25):
+        await enqueue(runtime, alice)
+    run = asyncio.create_task(worker.run_once())
+    await asyncio.wait_for(twenty.wait(), 30)
+    handler.hold.set()
+    assert await asyncio.wait_for(run, 30) == 25
+    assert len(handler.messages) == 25
+    assert most == 20
+    assert handler.connections == 20
+
+
+async def test_the_signing_pool_signs_as_this_process_and_outlives_a_dead_child() -> None:
+    import dkim
+
+    from mail.directory import SigningKey
+    from mail.dkim import keys
+    from mta.outbound.signer import SigningPool
+
+    pair = keys.generate_sync(keys.RSA)
+    key = SigningKey("example.test", "sel", keys.RSA, pair.private_key)
+    record = b"v=DKIM1; k=rsa; p=" + pair.public_key_b64.encode()
+
+    def verifies(signature: bytes) -> bool:
+        return bool(dkim.verify(signature + RAW, dnsfunc=lambda name, timeout=5: record))
+
+    pool = SigningPool(1)
+    try:
+        assert verifies(await pool.sign(RAW, key))
+        assert pool._executor is not None
+        for child in list(pool._executor._processes.values()):  # type: ignore[attr-defined]
+            child.kill()
+            child.join()
+        # The pool is broken: this one is signed here, the next in a new pool.
+        assert verifies(await pool.sign(RAW, key))
+        assert verifies(await pool.sign(RAW, key))
+        assert pool._executor is not None
+    finally:
+        pool.close()
