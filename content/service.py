@@ -164,8 +164,10 @@ class ContentService:
         return SiteReader(self.context)
 
     def create_app(self, *, prefix: str = "") -> web.Application:
-        # Where the admin's overlay is linked from (the last mount: the host's own).
-        self.mounted_at = prefix
+        # Where the admin's overlay is linked from: the first path mount (a bare
+        # mount, such as the social callback's at the root, only when it is alone).
+        if prefix and not self.mounted_at:
+            self.mounted_at = prefix
         app = web.Application(middlewares=[error_middleware(errors.render)])
         app[CONTEXT] = dataclasses.replace(self.context, prefix=prefix)
         app[CONTENT_VERSION] = self.content_version

@@ -128,19 +128,23 @@ def test_reorder_hide_and_edit_in_the_visual_preview_change_the_public_page(
     layout = cms.call("GET", f"/entries/{home}")["data"]["__layout"]
     assert layout["hidden"] == ["features"]
 
-    # A click on a field in the page opens it in the side panel, focused.
+    # A click on a field in the page opens it in the side panel, focused. (A fresh
+    # load first: Playwright's networkidle, which tab.check waits for, does not
+    # come back after a frame's navigation in another process.)
+    page.reload()
+    expect(page.locator("#frame-status")).to_have_text("The preview is up to date.")
     frame.locator('[data-visual-field="cta"]').click()
     cta = page.get_by_label("cta", exact=True)
     expect(cta).to_be_focused()
     expect(frame.locator('[data-visual-field="cta"]')).to_have_attribute(
         "data-visual-selected", "field"
     )
+    tab.check("visual-editor-field")
     cta.fill("Call us on Mondays")
     page.get_by_role("button", name="Save Contact").click()
     expect(frame.locator('[data-visual-field="cta"]')).to_have_text("Call us on Mondays")
     public = httpx.get(gateway.base_url + "/site/")
     assert "Call us on Mondays" in public.text
-    tab.check("visual-editor-field")
 
     # The title, through the hero's panel chosen from the list; a refusal is marked.
     page.get_by_role("button", name="Select Hero").click()
