@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
 
 from aiohttp import web
 
@@ -54,6 +55,7 @@ from content.social import service as social
 from content.taxonomies import routes as taxonomy_routes
 from content.types import routes as type_routes
 from content.visual import routes as visual_routes
+from content.visual.definitions import VisualDefinition
 from content.visual.options import HostVisual, report_visual_problems
 from content.visual.render import render_visual
 from content.webhooks import routes as webhook_routes
@@ -109,6 +111,7 @@ class ContentService:
     def __init__(self, runtime: Runtime, options: ContentOptions | None = None) -> None:
         self.runtime = runtime
         self.options = options or ContentOptions()
+        self.mounted_at = ""
         # A wrong visual definition or manifest stops the start, naming each problem.
         self.visual = HostVisual.from_options(self.options)
         self.settings = load_content_settings(runtime.settings)
@@ -150,14 +153,30 @@ class ContentService:
         """A process-local counter that changes after every content mutation."""
         return self.changes.version()
 
-    # renderVisual(html, definition, layout, editing=False) (content/visual/render.py).
-    render_visual = staticmethod(render_visual)
+    def render_visual(
+        self,
+        html: str,
+        definition: VisualDefinition | Mapping[str, Any],
+        layout: Mapping[str, Any] | None,
+        editing: bool = False,
+    ) -> str:
+        """renderVisual(html, definition, layout, editing=False) (content/visual/render.py);
+        in editing mode the page also links the admin's overlay, served by this service."""
+        extra = None
+        if editing:
+            base = self.runtime.settings.public_url.rstrip("/") + self.mounted_at
+            extra = admin.overlay(base)
+        return render_visual(html, definition, layout, editing, overlay=extra)
 
     def reader(self) -> SiteReader:
         """Delivery's answers in process, for the host's pages (content/host.py)."""
         return SiteReader(self.context)
 
     def create_app(self, *, prefix: str = "") -> web.Application:
+        # Where the admin's overlay is linked from: the first path mount (a bare
+        # mount, such as the social callback's at the root, only when it is alone).
+        if prefix and not self.mounted_at:
+            self.mounted_at = prefix
         app = web.Application(middlewares=[error_middleware(errors.render)])
         app[CONTEXT] = dataclasses.replace(
             self.context, prefix=prefix, plugins=self.plugins, design=self.design

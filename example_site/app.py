@@ -109,13 +109,17 @@ async def _page_entry(
     return await reads.get(f"page:{slug}", read), False
 
 
-def _headers(request: web.Request, *, preview: bool) -> dict[str, str]:
+def _headers(request: web.Request, *, preview: bool, editing: bool = False) -> dict[str, str]:
     admin = request.app[SERVICE].runtime.settings.public_origin
+    # Editing mode links the admin's overlay, a script and a sheet of the CMS's
+    # origin (which may not be this one); the public page runs no script at all.
+    overlay = f" {admin}" if editing else ""
     headers = {
         "Content-Security-Policy": "; ".join(
             (
                 "default-src 'self'",
-                "style-src 'self'",
+                f"script-src 'self'{overlay}",
+                f"style-src 'self'{overlay}",
                 "img-src 'self' data: " + admin,
                 "object-src 'none'",
                 "base-uri 'none'",
@@ -161,9 +165,8 @@ async def page(request: web.Request) -> web.Response:
     assert definition is not None
     body = service.render_visual(html, definition, data.get("__layout"), editing=editing)
     # Any ?preview=, valid or not, is answered as a preview: such a URL is never cached.
-    return web.Response(
-        text=body, content_type="text/html", headers=_headers(request, preview=bool(token))
-    )
+    headers = _headers(request, preview=bool(token), editing=editing)
+    return web.Response(text=body, content_type="text/html", headers=headers)
 
 
 async def stylesheet(request: web.Request) -> web.FileResponse:

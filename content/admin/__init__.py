@@ -12,7 +12,9 @@ import aiohttp_jinja2
 import jinja2
 from aiohttp import web
 
-from content.admin.pages import routes
+from content.admin.pages import overlay, routes
+
+__all__ = ["install", "overlay"]
 
 
 def install(app: web.Application) -> None:

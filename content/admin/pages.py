@@ -27,6 +27,7 @@ from content.auth.credentials import cookie_principal
 from content.auth.principal import Principal
 from content.context import context
 from content.people import service as people_service
+from content.visual.render import Overlay
 
 routes = web.RouteTableDef()
 
@@ -46,17 +47,33 @@ class Section:
 # The navigation, in order; a new screen appends its section here.
 NAV = (
     Section("/entries", "Entries", "content.read"),
+    Section("/visual", "Visual editor", "content.write"),
+    Section("/website", "Website parts", "content.read"),
     Section("/media", "Media", "content.read"),
     Section("/types", "Content types", "types.manage"),
     Section("/taxonomies", "Taxonomies", "content.read"),
     Section("/menus", "Menus", "content.read"),
     Section("/trash", "Trash", "content.write"),
     Section("/settings", "Site settings", "content.read"),
+    Section("/design", "Design", "settings.manage"),
+    Section("/plugins", "Plugins", "plugins.manage"),
     Section("/people", "People", "users.manage"),
     Section("/keys", "Keys", "content.read"),
     Section("/webhooks", "Webhooks", "webhooks.manage"),
     Section("/activity", "Activity", "content.read"),
 )
+
+
+def overlay(base: str) -> Overlay | None:
+    """The visual preview's overlay on the admin's assets, ``base`` being PUBLIC_URL + mount;
+    None (and the page still renders) when the bundles are not built."""
+    try:
+        return Overlay(
+            script=f"{base}{ASSETS}/{BUNDLES.file_of('cms/visual-overlay.js')}",
+            stylesheet=f"{base}{ASSETS}/{BUNDLES.file_of('cms/visual-overlay.css')}",
+        )
+    except NotBuilt:
+        return None
 
 
 def _bundle_url(prefix: str) -> Callable[[str], str]:
@@ -202,6 +219,10 @@ def _simple(path: str, screen: str, title: str) -> None:
 
 for _path, _screen, _title in (
     ("/entries", "entries", "Entries"),
+    ("/visual", "visual", "Visual editor"),
+    ("/website", "website", "Website parts"),
+    ("/design", "design", "Design"),
+    ("/plugins", "plugins", "Plugins"),
     ("/types", "types", "Content types"),
     ("/types/new", "type", "New content type"),
     ("/media", "media", "Media"),

@@ -14,6 +14,10 @@ markup the host writes in any style is moved as elements, text and all:
   overlay reads (``data-visual-section``, ``data-visual-field`` ... listed in
   docs/content.md, "Visual editing"); the public page has none, even if the
   host's template wrote some.
+* In editing mode the admin's overlay (a script and a sheet the CMS serves,
+  never the site's code) is linked at the end of the head when given: it
+  outlines what can be selected and talks to the admin by postMessage
+  (docs/content.md, "Visual preview in the admin").
 
 Section ids in the layout that the definition does not declare are ignored
 here; saving or previewing such a layout is refused (content/visual/checks.py).
@@ -22,6 +26,7 @@ here; saving or previewing such a layout is refused (content/visual/checks.py).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -140,13 +145,40 @@ def _mark(root: Any, definition: VisualDefinition, found: dict[str, Any], hidden
                 element.set("data-visual-formatted", "true")
 
 
+@dataclass(frozen=True)
+class Overlay:
+    """The admin's overlay files, absolute URLs on the CMS's origin (PUBLIC_URL)."""
+
+    script: str
+    stylesheet: str
+
+
+def _add_overlay(root: Any, whole: bool, overlay: Overlay) -> None:
+    """The overlay's sheet and script at the end of the head (or of a fragment).
+
+    A classic deferred script, so it loads in the admin's sandboxed frame,
+    whose origin is opaque (a module script would need CORS)."""
+    head = root.find("head") if whole else None
+    target = head if head is not None else root
+    link = etree.SubElement(target, "link")
+    link.set("rel", "stylesheet")
+    link.set("href", overlay.stylesheet)
+    script = etree.SubElement(target, "script")
+    script.set("src", overlay.script)
+    script.set("defer", "")
+
+
 def render_visual(
     html: str,
     definition: VisualDefinition | Mapping[str, Any],
     layout: Mapping[str, Any] | None,
     editing: bool = False,
+    overlay: Overlay | None = None,
 ) -> str:
-    """The page arranged by ``layout`` (an entry's ``data.__layout``); see the module."""
+    """The page arranged by ``layout`` (an entry's ``data.__layout``); see the module.
+
+    ``overlay``, in editing mode, adds the admin's overlay (``ContentService.
+    render_visual`` passes its own)."""
     definition = parse_definition(definition)
     root, whole = _parse(html)
     _strip_marks(root)
@@ -156,6 +188,8 @@ def render_visual(
     hidden = set(_layout_ids(layout, "hidden"))
     if editing:
         _mark(root, definition, found, hidden)
+        if overlay is not None:
+            _add_overlay(root, whole, overlay)
     else:
         for section_id in hidden:
             element = found.get(section_id)

@@ -5,7 +5,48 @@ from __future__ import annotations
 from typing import Any
 
 from content.context import Context
+from content.visual.definitions import VisualDefinition
 from content.visual.website import website_json
+
+
+def definition_json(type_name: str, definition: VisualDefinition) -> dict[str, Any]:
+    """One definition as the admin reads it (selectors stay with the host)."""
+    return {
+        "type": type_name,
+        "sections": [
+            {
+                "id": s.id,
+                "label": s.label,
+                "fields": list(s.fields),
+                "movable": s.movable,
+                "collection": (
+                    {"type": s.collection.type, "label": s.collection.label}
+                    if s.collection
+                    else None
+                ),
+            }
+            for s in definition.sections
+        ],
+        "fields": [
+            {
+                "key": key,
+                "formatted": key in definition.formatted,
+                "reference": (
+                    {"type": ref.type, "label": ref.label}
+                    if (ref := definition.references.get(key))
+                    else None
+                ),
+            }
+            for key in definition.fields
+        ],
+    }
+
+
+def get_definitions(ctx: Context) -> list[dict[str, Any]]:
+    """``GET /api/visual``: the types the host edits visually, and what their pages declare."""
+    if ctx.visual is None:
+        return []
+    return [definition_json(name, d) for name, d in sorted(ctx.visual.definitions.items())]
 
 
 async def get_website(ctx: Context) -> dict[str, Any]:

@@ -29,7 +29,8 @@ def build_bundles() -> None:
         subprocess.run(["make", "--no-print-directory", "assets"], cwd=ROOT, check=True)
 
 
-def cms_gateway(home: Path, database_url: str, *args: str) -> GatewayProcess:
+def cms_gateway(home: Path, database_url: str, *args: str, **env: str) -> GatewayProcess:
+    """A gateway on its own port, PUBLIC_URL its address; ``env`` adds settings."""
     port = free_port()
     return launch_gateway(
         home,
@@ -40,6 +41,7 @@ def cms_gateway(home: Path, database_url: str, *args: str) -> GatewayProcess:
             "PORT": str(port),
             "PUBLIC_URL": f"http://127.0.0.1:{port}",
             **HIGH_LIMITS,
+            **env,
         },
     )
 

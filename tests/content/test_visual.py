@@ -20,7 +20,7 @@ from common.settings import Settings
 from content import ContentService
 from content.visual.definitions import VisualConfigError, parse_definitions
 from content.visual.options import HostVisual, report_visual_problems
-from content.visual.render import render_visual
+from content.visual.render import Overlay, render_visual
 from content.visual.website import parse_website
 from example_site import OPTIONS, first_run
 from example_site.seed import seed
@@ -228,6 +228,44 @@ def test_render_visual_moves_only_movable_siblings_and_keeps_the_text_between() 
     # The public page carries no selection attributes, even ones the template wrote.
     marked = '<div id="a" data-visual-section="x">A</div>'
     assert render_visual(marked, definition, None) == '<div id="a">A</div>'
+
+
+def test_editing_mode_links_the_admins_overlay_and_the_public_page_never_does() -> None:
+    definition = {
+        "sections": [{"id": "a", "label": "A", "selector": "#a", "fields": []}],
+        "fields": {},
+    }
+    page = "<!doctype html><html><head><title>t</title></head><body><p id=a>A</p></body></html>"
+    overlay = Overlay("https://cms.example/admin/assets/o.js", "https://cms.example/o.css")
+    doc = lxml_html.document_fromstring(render_visual(page, definition, None, True, overlay))
+    head = doc.find("head")
+    assert [(e.tag, e.get("src") or e.get("href")) for e in head[1:]] == [
+        ("link", "https://cms.example/o.css"),
+        ("script", "https://cms.example/admin/assets/o.js"),
+    ]
+    assert head[2].get("defer") is not None and head[2].get("type") is None  # classic
+    public = render_visual(page, definition, None, False, overlay)
+    assert "o.js" not in public and "o.css" not in public
+
+
+async def test_the_visual_definitions_are_read_with_content_read(site, team) -> None:
+    assert (await site.get(f"{CMS}/api/visual")).status == 401
+    answer = await site.get(f"{CMS}/api/visual", headers=team["viewer"].headers)
+    assert answer.status == 200
+    (page,) = (await answer.json())["data"]
+    assert page["type"] == "page"
+    assert [(s["id"], s["movable"]) for s in page["sections"]] == [
+        ("hero", False),
+        ("features", True),
+        ("story", True),
+        ("contact", True),
+    ]
+    assert page["sections"][1]["collection"] == {"type": "feature", "label": "Features"}
+    assert page["sections"][0]["fields"] == ["$title", "intro"]
+    fields = {f["key"]: f for f in page["fields"]}
+    assert fields["intro"]["formatted"] is True and fields["intro"]["reference"] is None
+    assert fields["author"]["reference"] == {"type": "person", "label": "Author"}
+    assert "selector" not in page["sections"][0]  # selectors stay with the host
 
 
 def content_version(site: Any) -> int:

@@ -5,12 +5,17 @@ import { announce, h } from "./dom.js";
 
 // items: the array being ordered; container: the element whose children
 // follow it; onMove(from, to) after every move; label(i) names an item.
-export function reorderable(container, { handle = ".handle", onMove }) {
+// draggable: a selector of the children that move (the others keep their
+// place); from and to then count those children only.
+export function reorderable(container, { handle = ".handle", onMove, draggable }) {
   Sortable.create(container, {
     handle,
     animation: 120,
+    ...(draggable ? { draggable } : {}),
     onEnd: (event) => {
-      if (event.oldIndex !== event.newIndex) onMove(event.oldIndex, event.newIndex, false);
+      const from = draggable ? event.oldDraggableIndex : event.oldIndex;
+      const to = draggable ? event.newDraggableIndex : event.newIndex;
+      if (from !== to) onMove(from, to, false);
     },
   });
 }

@@ -5,20 +5,14 @@ import { announce, h, replace, screenRoot } from "../lib/dom.js";
 import { FieldSet } from "../fields/index.js";
 import { alertBox } from "../lib/dom.js";
 import { Problems } from "../lib/problems.js";
+import { SETTINGS_FIELDS, settingsBody } from "../lib/site-settings.js";
 
-const DEFS = [
-  { key: "title", type: "text", label: "Site title", maxLength: 200 },
-  { key: "tagline", type: "text", label: "Tagline", maxLength: 300 },
-  { key: "description", type: "textarea", label: "Description", maxLength: 2000 },
-  { key: "logo", type: "media", label: "Logo" },
-  { key: "socialImage", type: "media", label: "Social image", help: "Shown when a page is shared." },
-];
 const root = screenRoot();
 const { ok, data } = await api("GET", "/settings");
 if (!ok) {
   replace(root, h("p", { class: "alert", role: "alert" }, messageOf(data)));
 } else {
-  const fields = new FieldSet(DEFS, data);
+  const fields = new FieldSet(SETTINGS_FIELDS, data);
   const box = alertBox();
   const problems = new Problems(box, (key) => fields.locate(key));
   const status = h("p", { class: "status", role: "status" });
@@ -27,8 +21,7 @@ if (!ok) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const { values } = fields.collect();
-    for (const key of ["title", "tagline", "description"]) if (values[key] === "") values[key] = null;
-    const result = await api("PATCH", "/settings", values);
+    const result = await api("PATCH", "/settings", settingsBody(values));
     if (!result.ok) return problems.show(result.data);
     problems.clear();
     status.textContent = "Saved.";

@@ -1,0 +1,52 @@
+// The host's page in a sandboxed frame, and the admin's half of the overlay's
+// postMessage protocol (screens/visual-overlay.js has the other half).
+//
+// sandbox="allow-scripts" and nothing else: the page runs (the overlay is a
+// script) in an opaque origin, so even a site on this very origin cannot read
+// the admin, its cookies or its storage, submit forms, open windows or move
+// the top page. Its messages therefore come from origin "null": a message is
+// taken only from this frame's own window, on the overlay's channel, in the
+// shape expected. What is sent to it names sections and fields, nothing secret.
+import { h } from "./dom.js";
+
+const CHANNEL = "cms-visual";
+const ID = /^[A-Za-z$][A-Za-z0-9_$-]{0,63}$/;
+
+function cleanId(value) {
+  return typeof value === "string" && ID.test(value) ? value : null;
+}
+
+export class PreviewFrame {
+  constructor({ onReady, onSelect }) {
+    this.el = h("iframe", { class: "visual-frame", sandbox: "allow-scripts", referrerpolicy: "same-origin", title: "Preview" });
+    window.addEventListener("message", (event) => {
+      if (event.source !== this.el.contentWindow || event.origin !== "null") return;
+      const data = event.data;
+      if (!data || typeof data !== "object" || data.channel !== CHANNEL) return;
+      if (data.type === "ready" && Array.isArray(data.sections)) {
+        const sections = data.sections
+          .filter((s) => s && cleanId(s.id))
+          .map((s) => ({ id: s.id, hidden: s.hidden === true }));
+        onReady(sections);
+      } else if (data.type === "select") {
+        const section = cleanId(data.section);
+        const field = cleanId(data.field);
+        if (section || field) onSelect(section, field);
+      }
+    });
+  }
+
+  title(text) {
+    this.el.title = text;
+  }
+
+  load(src) {
+    this.el.src = src;
+  }
+
+  outline(section, field) {
+    const win = this.el.contentWindow;
+    // The frame's origin is opaque: it cannot be named as the target.
+    if (win) win.postMessage({ channel: CHANNEL, type: "outline", section, field }, "*");
+  }
+}

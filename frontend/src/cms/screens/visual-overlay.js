@@ -1,0 +1,84 @@
+// The visual preview's overlay: not a screen of the admin but the script the
+// CMS links into the host's page in editing mode (render_visual), inside the
+// admin's sandboxed frame. It reads the data-visual-* attributes render_visual
+// wrote, reports them to the admin, and tells it what the editor clicked; the
+// admin tells it what to outline. Nothing is saved from here: the admin saves
+// through the ordinary entry routes and reloads the frame.
+//
+// Protocol (docs/content.md, "Visual preview in the admin"): every message is
+// {channel: "cms-visual", type, ...}.
+//   frame -> admin: ready {sections: [{id, label, movable, hidden, fields}], fields: [key]}
+//                   select {section, field}
+//   admin -> frame: outline {section, field}
+// The frame's origin is opaque (sandbox without allow-same-origin), so the
+// admin checks the sender's window; here the admin's origin is this script's
+// own, and only the parent window of that origin is listened to.
+(() => {
+  const script = document.currentScript;
+  if (!script || window.parent === window) return;
+  const ADMIN = new URL(script.src).origin;
+  const CHANNEL = "cms-visual";
+
+  function post(message) {
+    window.parent.postMessage({ channel: CHANNEL, ...message }, ADMIN);
+  }
+
+  function sectionOf(el) {
+    const section = el.closest("[data-visual-section]");
+    return section ? section.getAttribute("data-visual-section") : null;
+  }
+
+  function report() {
+    const sections = [...document.querySelectorAll("[data-visual-section]")].map((el) => ({
+      id: el.getAttribute("data-visual-section"),
+      label: el.getAttribute("data-visual-label") || el.getAttribute("data-visual-section"),
+      movable: el.getAttribute("data-visual-movable") !== "false",
+      hidden: el.getAttribute("data-visual-hidden") === "true",
+      fields: (el.getAttribute("data-visual-fields") || "").split(" ").filter(Boolean),
+    }));
+    const fields = [...new Set([...document.querySelectorAll("[data-visual-field]")].map((el) => el.getAttribute("data-visual-field")))];
+    post({ type: "ready", sections, fields });
+  }
+
+  // A click selects what it landed on; links and forms of the page do nothing
+  // here (an editor clicking a menu link edits, it does not navigate away).
+  document.addEventListener(
+    "click",
+    (event) => {
+      const target = event.target instanceof Element ? event.target : null;
+      if (!target) return;
+      event.preventDefault();
+      event.stopPropagation();
+      const field = target.closest("[data-visual-field]");
+      const section = sectionOf(target);
+      if (field || section) post({ type: "select", section, field: field ? field.getAttribute("data-visual-field") : null });
+    },
+    true,
+  );
+  document.addEventListener("submit", (event) => event.preventDefault(), true);
+
+  function outline(section, field) {
+    for (const el of document.querySelectorAll("[data-visual-selected]")) el.removeAttribute("data-visual-selected");
+    let shown = null;
+    if (section) {
+      const el = document.querySelector(`[data-visual-section="${CSS.escape(section)}"]`);
+      if (el) (shown = el).setAttribute("data-visual-selected", "section");
+    }
+    if (field) {
+      const scope = shown || document;
+      const el = scope.querySelector(`[data-visual-field="${CSS.escape(field)}"]`);
+      if (el) (shown = el).setAttribute("data-visual-selected", "field");
+    }
+    if (shown) shown.scrollIntoView({ block: "nearest" });
+  }
+
+  window.addEventListener("message", (event) => {
+    if (event.source !== window.parent || event.origin !== ADMIN) return;
+    const data = event.data;
+    if (!data || data.channel !== CHANNEL) return;
+    if (data.type === "outline") outline(typeof data.section === "string" ? data.section : null, typeof data.field === "string" ? data.field : null);
+  });
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", report);
+  else report();
+})();
