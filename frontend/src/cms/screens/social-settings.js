@@ -87,7 +87,7 @@ function connectPart(app, info) {
         password: ["App password", h("input", { type: "password", autocomplete: "new-password" }), "An app password from Settings, App passwords: never your account password."],
         service: ["Service address (optional)", h("input", { type: "url", placeholder: "https://bsky.social" })],
       },
-      `Connect a ${app.label} account`,
+      `Connect ${app.label}`,
       { "aria-label": `Connect a ${app.label} account` },
     );
     f.form.addEventListener("submit", async (event) => {
@@ -104,7 +104,7 @@ function connectPart(app, info) {
   }
   if (info && !info.hasApp) return h("p", { class: "muted" }, `Save the ${app.label} app below first, then connect accounts.`);
   const inputs = app.connect === "instance" ? { instance: ["Instance address", h("input", { type: "url", placeholder: "https://mastodon.social" })] } : {};
-  const f = apiForm(inputs, `Connect a ${app.label} account`, { "aria-label": `Connect a ${app.label} account` });
+  const f = apiForm(inputs, `Connect ${app.label}`, { "aria-label": `Connect a ${app.label} account` });
   f.form.prepend(h("p", { class: "muted" }, `You will approve on ${app.label}; it brings you back here.`));
   f.form.addEventListener("submit", async (event) => {
     event.preventDefault();
@@ -124,7 +124,8 @@ function appForm(app) {
   const clientId = h("input", { type: "text", value: app.clientId || "", autocomplete: "off" });
   const secret = h("input", { type: "password", autocomplete: "new-password" });
   const clear = h("input", { type: "checkbox" });
-  const enabled = h("input", { type: "checkbox", checked: app.enabled });
+  // A network with no app yet reads as not enabled; the app being entered is meant to be used.
+  const enabled = h("input", { type: "checkbox", checked: app.enabled || app.source === "none" });
   const endpoint = (name) => h("input", { type: "url", value: (app.endpoints || {})[name] || "", placeholder: "the network's own address" });
   const stored = app.secret ? `Stored: ${app.secret} (its last four characters). Leave empty to keep it.` : "No secret stored.";
   const inputs = {
