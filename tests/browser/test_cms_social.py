@@ -133,6 +133,7 @@ def test_connecting_x_goes_to_its_consent_and_back_and_the_secret_shows_four(
     expect(x.get_by_role("list").first).to_contain_text("OAuth 2.0")  # the walkthrough
     tab.check("social-settings")
 
+    x.locator("summary", has_text="App settings").click()
     x.get_by_label("Client ID").fill(standins.x.client_id)
     x.get_by_label("Client secret").fill(standins.x.client_secret)
     x.get_by_text("Endpoint overrides").click()
@@ -144,6 +145,8 @@ def test_connecting_x_goes_to_its_consent_and_back_and_the_secret_shows_four(
     expect(page.get_by_text("The X app was saved.")).to_be_visible()
     x = page.get_by_role("region", name="X", exact=True)
     # Only the secret's last four characters ever come back.
+    expect(x.locator("summary", has_text="App settings")).to_contain_text("secret …abcd")
+    x.locator("summary", has_text="App settings").click()
     expect(x).to_contain_text("Stored: …abcd")
     assert standins.x.client_secret not in page.content()
     assert cms.call("GET", "/social/settings")["data"][0]["source"] == "settings"
@@ -155,6 +158,8 @@ def test_connecting_x_goes_to_its_consent_and_back_and_the_secret_shows_four(
     assert urlsplit(page.url).path == "/cms/admin/social/settings"
     x = page.get_by_role("region", name="X", exact=True)
     expect(x.get_by_role("list").nth(1)).to_contain_text("@oursite")
+    glance = page.get_by_role("table", name="Networks at a glance")
+    expect(glance.get_by_role("row").filter(has=page.get_by_role("link", name="X", exact=True))).to_contain_text("@oursite")
     tab.allowed.discard(standins.x_url)
     tab.check("social-settings-connected")
 
@@ -200,7 +205,7 @@ def test_the_composer_counts_each_networks_limit_and_a_refused_post_is_not_saved
     expect(x).to_contain_text("264 of 280")
     expect(x).to_contain_text("X would take it.")
     page.get_by_role("button", name="Save as draft").click()
-    expect(page.get_by_role("status").filter(has_text="Saved.")).to_be_visible()
+    expect(page.get_by_role("region", name="Publishing").get_by_role("status").filter(has_text="Saved.")).to_be_visible()
     page.wait_for_url("**/admin/social/posts/sp_*")
     expect(text).not_to_have_attribute("aria-invalid", "true")
     assert cms.call("GET", "/social/posts")["meta"]["total"] == before + 1
@@ -228,7 +233,7 @@ def test_scheduling_a_post_puts_it_on_the_calendar(
     day = datetime.now() + timedelta(days=2)
     when.fill(day.strftime("%Y-%m-%dT09:30"))
     page.get_by_role("button", name="Schedule", exact=True).click()
-    expect(page.get_by_role("status").filter(has_text="Scheduled for")).to_be_visible()
+    expect(page.get_by_role("region", name="Publishing").get_by_role("status").filter(has_text="Scheduled for")).to_be_visible()
     post_id = urlsplit(page.url).path.rsplit("/", 1)[1]
     post = cms.call("GET", f"/social/posts/{post_id}")
     assert post["status"] == "scheduled"
@@ -255,7 +260,7 @@ def test_scheduling_a_post_puts_it_on_the_calendar(
     page.get_by_role("grid").get_by_role("link", name="Autumn blends").click()
     page.wait_for_url(f"**/admin/social/posts/{post_id}")
     page.get_by_role("button", name="Cancel the schedule").click()
-    expect(page.get_by_role("status").filter(has_text="draft again")).to_be_visible()
+    expect(page.get_by_role("region", name="Publishing").get_by_role("status").filter(has_text="draft again")).to_be_visible()
     assert cms.call("GET", f"/social/posts/{post_id}")["status"] == "draft"
 
 

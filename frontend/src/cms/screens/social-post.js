@@ -361,7 +361,7 @@ function drawAccounts() {
 }
 
 form.id = "social-form";
-const layout = h("div", { class: "editor" }, h("div", {}, form, previews), h("div", { class: "side" }, actions, outcomes));
+const layout = h("div", { class: "editor" }, h("div", {}, form, outcomes, previews), h("div", { class: "side" }, actions));
 replace(root, socialNav("/posts"), layout);
 
 const postId = document.body.dataset.post;

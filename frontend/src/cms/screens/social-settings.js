@@ -9,6 +9,7 @@ import { api, messageOf } from "../lib/api.js";
 import { announce, button, copyButton, h, replace, screenRoot, when } from "../lib/dom.js";
 import { apiForm } from "../lib/forms.js";
 import { consentOutcome, socialNav } from "../lib/social.js";
+import { cells, table } from "../lib/table.js";
 
 const root = screenRoot();
 const notice = h("div");
@@ -30,8 +31,26 @@ async function load() {
     return;
   }
   const byNetwork = Object.fromEntries(accounts.data.data.map((a) => [a.network, a]));
-  replace(list, settings.data.data.map((app) => section(app, byNetwork[app.network])));
+  replace(list, summary(settings.data.data, byNetwork), settings.data.data.map((app) => section(app, byNetwork[app.network])));
   if (location.hash) document.getElementById(location.hash.slice(1))?.focus();
+}
+
+// One line per network first: what is set up, what is connected, what needs attention.
+function summary(apps, byNetwork) {
+  return table(
+    "Networks at a glance",
+    ["Network", "Credentials", "Accounts", "Attention"],
+    apps.map((app) => {
+      const accounts = byNetwork[app.network] ? byNetwork[app.network].accounts : [];
+      const broken = accounts.filter((a) => a.needsAttention);
+      return cells(
+        h("a", { href: `#network-${app.network}` }, app.label),
+        { settings: "stored here", environment: "environment", none: "none yet", "not needed": "not needed" }[app.source] || app.source,
+        accounts.length ? accounts.map((a) => `@${a.handle}`).join(", ") : "none",
+        broken.length ? h("span", { class: "attention-text" }, broken.map((a) => `@${a.handle} needs attention`).join(", ")) : "",
+      );
+    }),
+  );
 }
 
 function section(app, accounts) {
@@ -136,11 +155,13 @@ function appForm(app) {
     "endpoints.api": ["API URL override", endpoint("api")],
   };
   const f = apiForm(inputs, `Save the ${app.label} app`, { "aria-label": `${app.label} app` });
+  f.form.classList.remove("card");
   if (!app.secret && f.wraps.clear) f.wraps.clear.hidden = true;
   const overrides = h("details", { class: "overrides" }, h("summary", {}, "Endpoint overrides (a local server or a proxy)"), f.wraps["endpoints.authorize"], f.wraps["endpoints.token"], f.wraps["endpoints.api"]);
   f.wraps.enabled.after(overrides);
   if (Object.values(app.endpoints || {}).some(Boolean)) overrides.open = true;
-  f.form.prepend(h("h3", {}, "App"));
+  const described = oauth ? (app.clientId ? `client ID ${app.clientId}${app.secret ? `, secret ${app.secret}` : ", no secret"}` : "no client ID yet") : "endpoint overrides";
+  const wrapper = h("details", { class: "app card" }, h("summary", {}, h("strong", {}, "App settings"), ` (${described})`), f.form);
   if (app.source === "settings") {
     f.form.querySelector(".actions").append(
       button("Forget the app", async () => {
@@ -168,7 +189,7 @@ function appForm(app) {
     await load();
     document.getElementById(`network-${app.network}-h`)?.scrollIntoView();
   });
-  return f.form;
+  return wrapper;
 }
 
 await load();
