@@ -88,7 +88,11 @@ def standins() -> Iterator[StandIns]:
 
 def x_endpoints(standins: StandIns) -> dict[str, str]:
     base = standins.x_url
-    return {"authorize": f"{base}/i/oauth2/authorize", "token": f"{base}/2/oauth2/token", "api": base}
+    return {
+        "authorize": f"{base}/i/oauth2/authorize",
+        "token": f"{base}/2/oauth2/token",
+        "api": base,
+    }
 
 
 def accounts_of(cms: Cms, network: str) -> list[dict[str, Any]]:
@@ -159,7 +163,9 @@ def test_connecting_x_goes_to_its_consent_and_back_and_the_secret_shows_four(
     x = page.get_by_role("region", name="X", exact=True)
     expect(x.get_by_role("list").nth(1)).to_contain_text("@oursite")
     glance = page.get_by_role("table", name="Networks at a glance")
-    expect(glance.get_by_role("row").filter(has=page.get_by_role("link", name="X", exact=True))).to_contain_text("@oursite")
+    expect(
+        glance.get_by_role("row").filter(has=page.get_by_role("link", name="X", exact=True))
+    ).to_contain_text("@oursite")
     tab.allowed.discard(standins.x_url)
     tab.check("social-settings-connected")
 
@@ -205,7 +211,11 @@ def test_the_composer_counts_each_networks_limit_and_a_refused_post_is_not_saved
     expect(x).to_contain_text("264 of 280")
     expect(x).to_contain_text("X would take it.")
     page.get_by_role("button", name="Save as draft").click()
-    expect(page.get_by_role("region", name="Publishing").get_by_role("status").filter(has_text="Saved.")).to_be_visible()
+    expect(
+        page.get_by_role("region", name="Publishing")
+        .get_by_role("status")
+        .filter(has_text="Saved.")
+    ).to_be_visible()
     page.wait_for_url("**/admin/social/posts/sp_*")
     expect(text).not_to_have_attribute("aria-invalid", "true")
     assert cms.call("GET", "/social/posts")["meta"]["total"] == before + 1
@@ -233,7 +243,11 @@ def test_scheduling_a_post_puts_it_on_the_calendar(
     day = datetime.now() + timedelta(days=2)
     when.fill(day.strftime("%Y-%m-%dT09:30"))
     page.get_by_role("button", name="Schedule", exact=True).click()
-    expect(page.get_by_role("region", name="Publishing").get_by_role("status").filter(has_text="Scheduled for")).to_be_visible()
+    expect(
+        page.get_by_role("region", name="Publishing")
+        .get_by_role("status")
+        .filter(has_text="Scheduled for")
+    ).to_be_visible()
     post_id = urlsplit(page.url).path.rsplit("/", 1)[1]
     post = cms.call("GET", f"/social/posts/{post_id}")
     assert post["status"] == "scheduled"
@@ -260,7 +274,11 @@ def test_scheduling_a_post_puts_it_on_the_calendar(
     page.get_by_role("grid").get_by_role("link", name="Autumn blends").click()
     page.wait_for_url(f"**/admin/social/posts/{post_id}")
     page.get_by_role("button", name="Cancel the schedule").click()
-    expect(page.get_by_role("region", name="Publishing").get_by_role("status").filter(has_text="draft again")).to_be_visible()
+    expect(
+        page.get_by_role("region", name="Publishing")
+        .get_by_role("status")
+        .filter(has_text="draft again")
+    ).to_be_visible()
     assert cms.call("GET", f"/social/posts/{post_id}")["status"] == "draft"
 
 
