@@ -61,6 +61,7 @@ NAV = (
     Section("/keys", "Keys", "content.read"),
     Section("/webhooks", "Webhooks", "webhooks.manage"),
     Section("/activity", "Activity", "content.read"),
+    Section("/social", "Social", "social.write"),
 )
 
 
@@ -259,6 +260,33 @@ async def entry_new(request: web.Request, principal: Principal) -> web.StreamRes
 @signed_in
 async def entry_edit(request: web.Request, principal: Principal) -> web.StreamResponse:
     return render(request, "entry", "Entry", principal, entry=request.match_info["id"], type="")
+
+
+# --- social -----------------------------------------------------------------------
+# One top-level section; the social screens link to each other (lib/social.js),
+# settings and accounts only for admins (social.manage).
+
+for _path, _screen, _title in (
+    ("/social", "social", "Social"),
+    ("/social/posts", "social-posts", "Social posts"),
+    ("/social/calendar", "social-calendar", "Social calendar"),
+    ("/social/settings", "social-settings", "Social networks"),
+):
+    _simple(_path, _screen, _title)
+
+
+@routes.get(ADMIN + "/social/posts/new")
+@page
+@signed_in
+async def social_post_new(request: web.Request, principal: Principal) -> web.StreamResponse:
+    return render(request, "social-post", "New social post", principal, post="")
+
+
+@routes.get(ADMIN + "/social/posts/" + ID)
+@page
+@signed_in
+async def social_post_edit(request: web.Request, principal: Principal) -> web.StreamResponse:
+    return render(request, "social-post", "Social post", principal, post=request.match_info["id"])
 
 
 @routes.get(ASSETS + "/{name:.+}")

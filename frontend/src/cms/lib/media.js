@@ -47,15 +47,17 @@ export function fileButton(label, onFiles, { multiple = false, accept = "image/*
   return h("span", {}, btn, input);
 }
 
-// A modal list of the library's images; resolves with the chosen records (or []).
-export function chooseMedia({ multiple = false, title = "Choose an image" } = {}) {
+// A modal list of the library's images (or, with type "", every file); resolves
+// with the chosen records (or []).
+export function chooseMedia({ multiple = false, title = "Choose an image", type = "image/" } = {}) {
+  const noun = type === "image/" ? "image" : "file";
   return new Promise((resolve) => {
     const chosen = new Map();
     const search = h("input", { type: "search", id: "media-dialog-search", placeholder: "File name, alt text, caption or folder" });
     const grid = h("div", { class: "grid", role: "list" });
     const more = button("Show older", () => load(false));
     const status = h("p", { class: "status", role: "status" });
-    const done = button(multiple ? "Add the chosen images" : "Cancel", () => close([...chosen.values()]), { class: multiple ? "primary" : "" });
+    const done = button(multiple ? `Add the chosen ${noun}s` : "Cancel", () => close([...chosen.values()]), { class: multiple ? "primary" : "" });
     const dialog = h(
       "dialog",
       { "aria-labelledby": "media-dialog-title" },
@@ -71,14 +73,14 @@ export function chooseMedia({ multiple = false, title = "Choose an image" } = {}
         offset = 0;
         replace(grid);
       }
-      const { ok, data } = await api("GET", "/media" + query({ search: search.value, type: "image/", offset, limit: 24 }));
+      const { ok, data } = await api("GET", "/media" + query({ search: search.value, type, offset, limit: 24 }));
       if (!ok) {
         status.textContent = messageOf(data);
         return;
       }
       offset += data.data.length;
       for (const media of data.data) {
-        const pick = h("button", { type: "button", class: "small", "aria-pressed": multiple ? "false" : null }, multiple ? "Choose" : "Use this image");
+        const pick = h("button", { type: "button", class: "small", "aria-pressed": multiple ? "false" : null }, multiple ? "Choose" : `Use this ${noun}`);
         pick.setAttribute("aria-label", `${multiple ? "Choose" : "Use"} ${media.filename}`);
         pick.addEventListener("click", () => {
           if (!multiple) return close([media]);
@@ -89,7 +91,7 @@ export function chooseMedia({ multiple = false, title = "Choose an image" } = {}
         grid.append(h("div", { role: "listitem" }, thumb(media, pick)));
       }
       more.hidden = offset >= data.meta.total;
-      status.textContent = data.meta.total ? `${data.meta.total} images` : "No images yet: upload one.";
+      status.textContent = data.meta.total ? `${data.meta.total} ${noun}s` : `No ${noun}s yet: upload one.`;
     }
     let timer;
     search.addEventListener("input", () => {
