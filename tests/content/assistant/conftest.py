@@ -16,6 +16,7 @@ from content.people import service as people
 from tests.content.conftest import Start
 from tests.content.factories import Person, make_media
 from tests.content.test_social import bsky  # noqa: F401 - the Bluesky stand-in fixture
+from tests.content.test_webhooks import receiver  # noqa: F401 - a webhook target
 
 # The host's visual page of the page type: three sections.
 VISUAL = {

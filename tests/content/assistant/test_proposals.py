@@ -3,6 +3,7 @@ in Activity as their change; stale, demoted, twice, someone else's; secrets once
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -549,3 +550,27 @@ async def test_no_tool_outcome_or_proposal_carries_a_secret(world: World) -> Non
     # The secret is in the apply answer only, which is not cached.
     again = await world.get(f"/api/assistant/proposals/{key.proposal['id']}", admin)
     assert "secret" not in again
+
+
+async def test_an_applied_proposal_moves_the_content_version_and_sends_its_webhook(
+    world: World, receiver: Any, runtime: Any
+) -> None:
+    got, url = receiver
+    await world.send(
+        "POST", "/api/webhooks", json={"name": "site", "url": url, "events": ["entry.published"]}
+    )
+    editor = world.team["editor"]
+    out = await world.call(
+        editor, "propose_entry_status", {"entryId": world.draft, "status": "published"}
+    )
+    assert out.proposal
+    await runtime.jobs.run_due()
+    assert got.received == []  # a proposal changes nothing
+    version = world.ctx.changes.version()
+    resp = await world.apply(editor, out.proposal["id"])
+    assert resp.status == 200
+    assert world.ctx.changes.version() > version
+    await runtime.jobs.run_due()
+    [(_, _, body)] = got.received
+    payload = json.loads(body)
+    assert payload["type"] == "entry.published" and payload["data"]["id"] == world.draft

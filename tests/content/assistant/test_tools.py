@@ -389,3 +389,11 @@ async def test_the_diff_names_only_the_fields_a_proposal_changes(world: World) -
     assert out.proposal["target"] == {"kind": "entry", "id": world.about}
     entry = await world.get(f"/api/entries/{world.about}")
     assert out.proposal["targetUpdatedAt"] == entry["updatedAt"]
+
+
+async def test_a_second_entry_of_a_single_kind_type_is_refused_before_review(world: World) -> None:
+    owner = world.team["owner"]
+    await world.send("POST", "/api/types", owner, json={"name": "home", "single": True})
+    await world.send("POST", "/api/entries", owner, json={"type": "home", "title": "Home"})
+    out = await world.call(owner, "propose_entry_create", {"type": "home", "title": "Again"})
+    assert out.error and "single-kind" in out.error
