@@ -577,7 +577,7 @@ async def test_an_applied_proposal_moves_the_content_version_and_sends_its_webho
 
 
 # tool, its arguments, and a manual change to the same target made meanwhile.
-STALE = {
+STALE: dict[str, tuple[dict[str, Any], tuple[str, str, dict[str, Any]]]] = {
     "propose_settings_update": (
         {"title": "Acme"},
         ("PATCH", "/api/settings", {"tagline": "Meanwhile"}),
