@@ -31,7 +31,7 @@ from content.assistant.tools.base import (
 )
 from content.auth.principal import Principal
 from content.context import Context
-from content.entries import service
+from content.entries import service, store
 from content.entries.serializers import LAYOUT_KEY, entry_json, revision_json, visible_data
 from content.entries.store import EntryFilters
 from content.entries.validation import (
@@ -311,8 +311,11 @@ async def apply_untrash(
 async def draft_create(ctx: Context, principal: Principal, args: Args) -> Draft:
     async with ctx.db.connection() as conn:
         ctype = await type_store.get_type(conn, args["type"])
+        taken = ctype is not None and ctype.single and await store.count_of_type(conn, ctype.id)
     if ctype is None:
         raise Refused(f"no content type {args['type']!r}; list_content_types names them")
+    if taken:
+        raise Refused(f"{ctype.name} is a single-kind type and has its entry; update that one")
     p = Problems()
     body = {"data": {}, **args}
     checked = await _check_fields(ctx, ctype.id, body, None, p)

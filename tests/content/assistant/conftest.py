@@ -24,6 +24,7 @@ from tests.content.assistant.standins import Script, make_app
 from tests.content.conftest import Start
 from tests.content.factories import Person, make_media
 from tests.content.test_social import bsky  # noqa: F401 - the Bluesky stand-in fixture
+from tests.content.test_webhooks import receiver  # noqa: F401 - a webhook target
 
 # The host's visual page of the page type: three sections.
 SECRET_KEY = "sk-test-provider-key-0123456789abcdef"

@@ -3,6 +3,7 @@ in Activity as their change; stale, demoted, twice, someone else's; secrets once
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -549,3 +550,77 @@ async def test_no_tool_outcome_or_proposal_carries_a_secret(world: World) -> Non
     # The secret is in the apply answer only, which is not cached.
     again = await world.get(f"/api/assistant/proposals/{key.proposal['id']}", admin)
     assert "secret" not in again
+
+
+async def test_an_applied_proposal_moves_the_content_version_and_sends_its_webhook(
+    world: World, receiver: Any, runtime: Any
+) -> None:
+    got, url = receiver
+    await world.send(
+        "POST", "/api/webhooks", json={"name": "site", "url": url, "events": ["entry.published"]}
+    )
+    editor = world.team["editor"]
+    out = await world.call(
+        editor, "propose_entry_status", {"entryId": world.draft, "status": "published"}
+    )
+    assert out.proposal
+    await runtime.jobs.run_due()
+    assert got.received == []  # a proposal changes nothing
+    version = world.ctx.changes.version()
+    resp = await world.apply(editor, out.proposal["id"])
+    assert resp.status == 200
+    assert world.ctx.changes.version() > version
+    await runtime.jobs.run_due()
+    [(_, _, body)] = got.received
+    payload = json.loads(body)
+    assert payload["type"] == "entry.published" and payload["data"]["id"] == world.draft
+
+
+# tool, its arguments, and a manual change to the same target made meanwhile.
+STALE: dict[str, tuple[dict[str, Any], tuple[str, str, dict[str, Any]]]] = {
+    "propose_settings_update": (
+        {"title": "Acme"},
+        ("PATCH", "/api/settings", {"tagline": "Meanwhile"}),
+    ),
+    "propose_design_change": (
+        {"surface": "header", "values": {"background": "#112233"}},
+        ("PATCH", "/api/design/header", {"padding": "2rem"}),
+    ),
+    "propose_plugin_settings": (
+        {"name": "gallery", "settings": {"columns": 4}},
+        ("PATCH", "/api/plugins/gallery", {"settings": {"caption": "x"}}),
+    ),
+    "propose_type_update": (
+        {"name": "page", "label": "Web page"},
+        ("PATCH", "/api/types/page", {"previewUrl": "/p/{slug}"}),
+    ),
+    "propose_media_update": (
+        {"mediaId": "{media}", "alt": "A"},
+        ("PATCH", "/api/media/{media}", {"caption": "B"}),
+    ),
+    "propose_entry_terms": (
+        {"entryId": "{about}", "terms": []},
+        ("PATCH", "/api/entries/{about}", {"title": "Meanwhile"}),
+    ),
+}
+
+
+@pytest.mark.parametrize("tool", sorted(STALE))
+async def test_a_stale_proposal_is_refused_whatever_its_target(world: World, tool: str) -> None:
+    admin = world.team["admin"]
+    arguments, (method, path, change) = STALE[tool]
+    ids = {"about": world.about, "media": world.media}
+    args = {k: v.format(**ids) if isinstance(v, str) else v for k, v in arguments.items()}
+    if tool == "propose_entry_terms":
+        term = await world.send("POST", "/api/taxonomies/tags/terms", json={"name": "T"})
+        args["terms"] = [term["id"]]
+    out = await world.call(admin, tool, args)
+    assert out.proposal, out.error
+    await world.send(method, path.format(**ids), json=change)
+    resp = await world.apply(admin, out.proposal["id"])
+    assert resp.status == 409 and (await resp.json())["code"] == "PROPOSAL_STALE"
+    shown = await world.get(f"/api/assistant/proposals/{out.proposal['id']}", admin)
+    assert shown["status"] == "refused"
+    # Nothing of the proposal was written.
+    activity = await world.get(f"/api/activity?userId={admin.id}")
+    assert activity["data"] == []

@@ -190,19 +190,28 @@ def test_the_read_table_covers_every_read_tool() -> None:
     assert set(READS) == {n for n, (kind, _) in SPEC.items() if kind == "read"}
 
 
-async def test_each_read_answers_what_its_admin_route_answers(world: World) -> None:
+@pytest.mark.parametrize("role", ["owner", "editor", "author"])
+async def test_each_read_answers_what_its_admin_route_answers(world: World, role: str) -> None:
     await _setup_reads(world)
-    owner = world.team["owner"]
+    owner = world.team[role]
     ids = {"about": world.about}
+    held = role_permissions(role)
     for name, (arguments, paths, project) in READS.items():
+        if SPEC[name][1] not in held:
+            continue
         args = {k: v.format(**ids) if isinstance(v, str) else v for k, v in arguments.items()}
         out = await world.call(owner, name, args)
         assert out.error is None, (name, out.error)
-        routes = [await world.get(p.format(**ids)) for p in paths]
+        routes = [await world.get(p.format(**ids), owner) for p in paths]
         if name == "list_taxonomies":
             expected = {
                 "data": [
-                    {**t, "terms": (await world.get(f"/api/taxonomies/{t['slug']}/terms"))["data"]}
+                    {
+                        **t,
+                        "terms": (await world.get(f"/api/taxonomies/{t['slug']}/terms", owner))[
+                            "data"
+                        ],
+                    }
                     for t in routes[0]["data"]
                 ]
             }
@@ -389,3 +398,11 @@ async def test_the_diff_names_only_the_fields_a_proposal_changes(world: World) -
     assert out.proposal["target"] == {"kind": "entry", "id": world.about}
     entry = await world.get(f"/api/entries/{world.about}")
     assert out.proposal["targetUpdatedAt"] == entry["updatedAt"]
+
+
+async def test_a_second_entry_of_a_single_kind_type_is_refused_before_review(world: World) -> None:
+    owner = world.team["owner"]
+    await world.send("POST", "/api/types", owner, json={"name": "home", "single": True})
+    await world.send("POST", "/api/entries", owner, json={"type": "home", "title": "Home"})
+    out = await world.call(owner, "propose_entry_create", {"type": "home", "title": "Again"})
+    assert out.error and "single-kind" in out.error
