@@ -41,6 +41,8 @@ from content.http import Paging
 MAX_ROUNDS = 8
 MAX_MESSAGE = 8000
 MAX_TOOL_RESULT = 24_000
+# How much of a long conversation is sent again each round (about 30k tokens).
+MAX_HISTORY_CHARS = 120_000
 Event = tuple[str, dict[str, Any]]
 
 SYSTEM = """You are the assistant of a content management system, working for {name} \
@@ -147,7 +149,18 @@ async def start_turn(
 
 
 def _history(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{"role": r["role"], **r["content"]} for r in rows]
+    """The messages sent: the newest that fit :data:`MAX_HISTORY_CHARS`, starting at a
+    person's message (never at a tool result cut from the call that asked for it)."""
+    messages = [{"role": r["role"], **r["content"]} for r in rows]
+    size = 0
+    start = len(messages)
+    for i in range(len(messages) - 1, -1, -1):
+        size += len(json.dumps(messages[i], default=str))
+        if size > MAX_HISTORY_CHARS and start < len(messages):
+            break
+        if messages[i]["role"] == "user":
+            start = i
+    return messages[start:]
 
 
 def _tool_result(outcome: ToolOutcome) -> str:

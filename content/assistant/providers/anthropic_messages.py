@@ -54,6 +54,8 @@ def messages_for(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             blocks = [
                 {"type": "tool_result", "tool_use_id": m["toolCallId"], "content": m["content"]}
             ]
+        if not blocks:
+            continue  # an empty answer (the stream failed): Anthropic refuses empty content
         if out and out[-1]["role"] == role:
             out[-1]["content"].extend(blocks)
         else:

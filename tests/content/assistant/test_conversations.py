@@ -144,3 +144,26 @@ async def test_no_secret_reaches_the_model(
     assert all(SECRET_KEY not in str(r["body"]) for r in script.requests)
     assert len(script.requests) >= 4
     assert "never ask for, repeat or reveal a secret" in sent.lower()
+
+
+async def test_a_long_conversation_sends_only_its_newest_turns(
+    cms: Any, team: Any, model: Any, monkeypatch: Any
+) -> None:
+    from content.assistant.conversations import service
+
+    monkeypatch.setattr(service, "MAX_HISTORY_CHARS", 400)
+    script, base = model
+    editor = team["editor"].headers
+    await connect(cms, team["admin"].headers, "anthropic", base)
+    conversation, _ = await converse(cms, editor, "oldest question " + "x" * 300)
+    for text in ("middle question", "newest question"):
+        resp = await cms.post(
+            f"/api/assistant/conversations/{conversation}/messages",
+            json={"text": text},
+            headers=editor,
+        )
+        await resp.text()
+    sent = script.requests[-1]["body"]["messages"]
+    assert "oldest question" not in str(sent)
+    assert "newest question" in str(sent)
+    assert sent[0]["role"] == "user"
