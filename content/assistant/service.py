@@ -7,6 +7,7 @@ never returned: the provider's JSON carries a hint (the last four characters).
 
 from __future__ import annotations
 
+import json
 import secrets
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -34,9 +35,10 @@ from content.assistant.providers.anthropic_messages import DEFAULT_URL as ANTHRO
 from content.assistant.providers.ollama_chat import LOCAL_URL
 from content.assistant.providers.openai_chat import DEFAULT_URL as OPENAI_URL
 from content.assistant.toolbox import ToolSpec
-from content.auth.principal import Principal
+from content.auth.principal import Actor, Principal
 from content.context import Context
 from content.errors import BadRequest, Problems
+from content.people import store as people_store
 from content.writes import write
 
 SEAL_PURPOSE = "content.assistant"
@@ -243,8 +245,6 @@ async def oauth_callback(ctx: Context, query: dict[str, str]) -> str:
         )
     except ProviderError as exc:
         return back + "?" + urlencode({"assistant": "error", "reason": exc.message[:300]})
-    from content.people import store as people_store
-
     async with write(ctx) as tx:
         user = await people_store.get_user(tx.conn, pending["user_id"])
         if user is None:
@@ -263,8 +263,6 @@ async def oauth_callback(ctx: Context, query: dict[str, str]) -> str:
             user.id,
             tx.now,
         )
-        from content.auth.principal import Actor
-
         await tx.record(
             Actor(kind="user", name=user.name or user.email, user_id=user.id),
             "assistant.provider_connected",
@@ -276,8 +274,6 @@ async def oauth_callback(ctx: Context, query: dict[str, str]) -> str:
 
 
 def _seal_tokens(ctx: Context, tokens: oauth.Tokens) -> str:
-    import json
-
     return sealer(ctx).seal(json.dumps({"access": tokens.access, "refresh": tokens.refresh}))
 
 
@@ -299,8 +295,6 @@ async def connection(ctx: Context) -> Connection:
 
 
 async def _oauth_access(ctx: Context, row: dict[str, Any]) -> str:
-    import json
-
     tokens = json.loads(sealer(ctx).open(row["secret_sealed"]))
     now = ctx.clock.now()
     if row["expires_at"] is None or row["expires_at"] - REFRESH_MARGIN > now:
@@ -335,13 +329,10 @@ async def stream(
         )
         if problem:
             raise ProviderError("refused", problem)
-    try:
-        async for event in provider_stream(connection, system, messages, tools):
-            if isinstance(event, Usage):
-                await budget.record(ctx, user_id, event)
-            yield event
-    except ProviderError:
-        raise
+    async for event in provider_stream(connection, system, messages, tools):
+        if isinstance(event, Usage):
+            await budget.record(ctx, user_id, event)
+        yield event
 
 
 # --- the connection test --------------------------------------------------------

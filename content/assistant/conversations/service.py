@@ -16,6 +16,7 @@ Events (server-sent, content/assistant/sse.py; docs/content.md "Assistant"):
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -37,6 +38,8 @@ from content.auth.principal import Principal
 from content.context import Context
 from content.errors import ContentError, NotFound, Problems
 from content.http import Paging
+
+log = logging.getLogger(__name__)
 
 MAX_ROUNDS = 8
 MAX_MESSAGE = 8000
@@ -271,6 +274,10 @@ async def _call(
     except ContentError as exc:
         # A refusal of the ordinary routes' kind: the model hears why and may retry.
         return ToolOutcome(content=None, error=f"{exc.code}: {exc.message}")
+    except Exception:
+        # A tool's own bug must not cut the person's stream; it is logged, the model told.
+        log.exception("assistant tool %s failed", call.name)
+        return ToolOutcome(content=None, error=f"the tool {call.name} failed; try another way")
 
 
 def _error_body(exc: ContentError) -> dict[str, Any]:

@@ -167,3 +167,17 @@ async def test_a_long_conversation_sends_only_its_newest_turns(
     assert "oldest question" not in str(sent)
     assert "newest question" in str(sent)
     assert sent[0]["role"] == "user"
+
+
+async def test_a_tool_that_crashes_does_not_cut_the_stream(
+    cms: Any, team: Any, model: Any, toolbox: Any
+) -> None:
+    script, base = model
+    await connect(cms, team["admin"].headers, "ollama", base)
+    toolbox.broken = True
+    script.replies += [Reply(tools=[("get_site_settings", {})]), Reply(text=["Sorry about that."])]
+    _, events = await converse(cms, team["editor"].headers, "Settings?")
+    assert ("tool_error", {"id": "call_1", "name": "get_site_settings",
+            "error": "the tool get_site_settings failed; try another way"}) in events  # fmt: skip
+    assert events[-1][0] == "done"
+    assert "Sorry about that." in "".join(d.get("delta", "") for n, d in events if n == "text")
