@@ -132,13 +132,20 @@ async def start_oauth(request: web.Request, principal: Principal) -> web.Respons
 @routes.get(service.CALLBACK_PATH)
 @operation(
     status=303,
-    query={"code": string(max_length=2000), "state": string(max_length=200)},
-    never=[404],
+    query={
+        "code": string(),
+        "state": string(),
+        "error": string(),
+        "error_description": string(),
+    },
 )
 async def oauth_callback(request: web.Request) -> web.Response:
-    """The provider sends the browser back here; it goes on to the admin."""
-    location = await service.oauth_callback(context(request), dict(request.query))
-    raise web.HTTPSeeOther(location)
+    """Return leg of the provider's consent (top-level navigation); on to the admin."""
+    query = {k: v for k, v in request.query.items() if isinstance(v, str)}
+    location = await service.oauth_callback(context(request), query)
+    raise web.HTTPSeeOther(
+        location, headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+    )
 
 
 @routes.get("/api/assistant/budget")

@@ -7,6 +7,7 @@ never returned: the provider's JSON carries a hint (the last four characters).
 
 from __future__ import annotations
 
+import json
 import secrets
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -34,9 +35,10 @@ from content.assistant.providers.anthropic_messages import DEFAULT_URL as ANTHRO
 from content.assistant.providers.ollama_chat import LOCAL_URL
 from content.assistant.providers.openai_chat import DEFAULT_URL as OPENAI_URL
 from content.assistant.toolbox import ToolSpec
-from content.auth.principal import Principal
+from content.auth.principal import Actor, Principal
 from content.context import Context
 from content.errors import BadRequest, Problems
+from content.people import store as people_store
 from content.writes import write
 
 SEAL_PURPOSE = "content.assistant"
@@ -220,17 +222,19 @@ async def oauth_start(ctx: Context, principal: Principal, body: dict[str, Any]) 
 
 async def oauth_callback(ctx: Context, query: dict[str, str]) -> str:
     """GET /assistant/oauth/callback: finish the consent; where to send the browser."""
-    back = ctx.prefix + "/admin/assistant"
+    back = ctx.prefix + "/admin/settings"
     now = ctx.clock.now()
     state = query.get("state", "")
     async with ctx.db.connection() as conn:
         pending = await store.take_state(conn, sha256_hex(state), now) if state else None
     if pending is None:
-        return back + "?" + urlencode({"oauth": "error", "reason": "unknown or expired consent"})
+        raise BadRequest(
+            "this consent is unknown, used or expired; start again", "AI_OAUTH_STATE_INVALID"
+        )
     client = oauth_client(ctx, pending["kind"])
     if client is None or "error" in query or not query.get("code"):
         reason = query.get("error_description") or query.get("error") or "no code returned"
-        return back + "?" + urlencode({"oauth": "error", "reason": reason[:300]})
+        return back + "?" + urlencode({"assistant": "error", "reason": reason[:300]})
     try:
         tokens = await oauth.exchange(
             client,
@@ -240,13 +244,11 @@ async def oauth_callback(ctx: Context, query: dict[str, str]) -> str:
             now=now,
         )
     except ProviderError as exc:
-        return back + "?" + urlencode({"oauth": "error", "reason": exc.message[:300]})
-    from content.people import store as people_store
-
+        return back + "?" + urlencode({"assistant": "error", "reason": exc.message[:300]})
     async with write(ctx) as tx:
         user = await people_store.get_user(tx.conn, pending["user_id"])
         if user is None:
-            return back + "?" + urlencode({"oauth": "error", "reason": "the account is gone"})
+            return back + "?" + urlencode({"assistant": "error", "reason": "the account is gone"})
         await store.put_provider(
             tx.conn,
             {
@@ -261,8 +263,6 @@ async def oauth_callback(ctx: Context, query: dict[str, str]) -> str:
             user.id,
             tx.now,
         )
-        from content.auth.principal import Actor
-
         await tx.record(
             Actor(kind="user", name=user.name or user.email, user_id=user.id),
             "assistant.provider_connected",
@@ -270,12 +270,10 @@ async def oauth_callback(ctx: Context, query: dict[str, str]) -> str:
             "provider",
             {"kind": pending["kind"], "model": pending["model"], "auth": "oauth"},
         )
-    return back + "?" + urlencode({"oauth": "connected"})
+    return back + "?" + urlencode({"assistant": "connected"})
 
 
 def _seal_tokens(ctx: Context, tokens: oauth.Tokens) -> str:
-    import json
-
     return sealer(ctx).seal(json.dumps({"access": tokens.access, "refresh": tokens.refresh}))
 
 
@@ -297,8 +295,6 @@ async def connection(ctx: Context) -> Connection:
 
 
 async def _oauth_access(ctx: Context, row: dict[str, Any]) -> str:
-    import json
-
     tokens = json.loads(sealer(ctx).open(row["secret_sealed"]))
     now = ctx.clock.now()
     if row["expires_at"] is None or row["expires_at"] - REFRESH_MARGIN > now:
@@ -333,13 +329,10 @@ async def stream(
         )
         if problem:
             raise ProviderError("refused", problem)
-    try:
-        async for event in provider_stream(connection, system, messages, tools):
-            if isinstance(event, Usage):
-                await budget.record(ctx, user_id, event)
-            yield event
-    except ProviderError:
-        raise
+    async for event in provider_stream(connection, system, messages, tools):
+        if isinstance(event, Usage):
+            await budget.record(ctx, user_id, event)
+        yield event
 
 
 # --- the connection test --------------------------------------------------------

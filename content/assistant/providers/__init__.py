@@ -15,130 +15,62 @@ its kind, so the person reads what went wrong, whichever provider it was.
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from types import ModuleType
+from typing import Any
 
+from content.assistant.providers import anthropic_messages, ollama_chat, openai_chat
+from content.assistant.providers.base import (
+    CONNECT_SECONDS,
+    KINDS,
+    TIMEOUT_SECONDS,
+    URL_KINDS,
+    WITHHELD,
+    Connection,
+    ErrorKind,
+    Event,
+    Kind,
+    ProviderError,
+    TextDelta,
+    ToolCall,
+    Usage,
+    parse_arguments,
+    redact,
+    retry_after,
+    scrub,
+    status_kind,
+)
 from content.assistant.toolbox import ToolSpec
 
-KINDS = ("openai", "anthropic", "ollama", "ollama-cloud")
-# The kinds whose address an admin types (ollama-cloud's is fixed).
-URL_KINDS = ("openai", "anthropic", "ollama")
-Kind = Literal["openai", "anthropic", "ollama", "ollama-cloud"]
-
-ErrorKind = Literal[
-    "auth", "not_found", "rate_limited", "unreachable", "bad_request", "upstream", "refused"
+__all__ = [
+    "CONNECT_SECONDS",
+    "KINDS",
+    "TIMEOUT_SECONDS",
+    "URL_KINDS",
+    "WITHHELD",
+    "Connection",
+    "ErrorKind",
+    "Event",
+    "Kind",
+    "ProviderError",
+    "TextDelta",
+    "ToolCall",
+    "Usage",
+    "parse_arguments",
+    "redact",
+    "retry_after",
+    "scrub",
+    "status_kind",
+    "stream",
 ]
-# How long one provider call may take before the person hears it failed.
-TIMEOUT_SECONDS = 60.0
-CONNECT_SECONDS = 10.0
 
-
-@dataclass(frozen=True)
-class Connection:
-    """What one call needs: the kind, the model, where, and the opened credential."""
-
-    kind: str
-    model: str
-    base_url: str
-    credential: str | None = field(default=None, repr=False)
-
-
-@dataclass(frozen=True)
-class TextDelta:
-    text: str
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    id: str
-    name: str
-    arguments: dict[str, Any]
-    # The raw argument text when it was not a JSON object (the model is told).
-    malformed: str | None = None
-
-
-@dataclass(frozen=True)
-class Usage:
-    tokens_in: int
-    tokens_out: int
-
-
-Event = TextDelta | ToolCall | Usage
-
-
-class ProviderError(Exception):
-    """A provider call failed; ``kind`` says how, ``message`` in the provider's words."""
-
-    def __init__(
-        self,
-        kind: ErrorKind,
-        message: str,
-        *,
-        status: int | None = None,
-        retry_after: int | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.status = status
-        self.retry_after = retry_after
-
-
-# Tokens of this product's credential kinds (agent keys, delivery keys, webhook
-# secrets): whoever typed or returned one, it is withheld from every model.
-_SECRET_TOKEN = re.compile(r"\b(?:svcagt_|svc_|whsec_)[A-Za-z0-9_\-+/=]{8,}")
-WITHHELD = "[secret withheld]"
-
-
-def redact(text: str) -> str:
-    return _SECRET_TOKEN.sub(WITHHELD, text)
-
-
-def scrub(value: Any, credential: str | None) -> Any:
-    """``value`` (a message, its text, a tool call's arguments) with every secret withheld."""
-    if isinstance(value, str):
-        text = redact(value)
-        return text.replace(credential, WITHHELD) if credential else text
-    if isinstance(value, dict):
-        return {k: scrub(v, credential) for k, v in value.items()}
-    if isinstance(value, list):
-        return [scrub(v, credential) for v in value]
-    return value
-
-
-def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
-    """A tool call's JSON argument text as an object, or ({}, the text) when it is not one."""
-    import json
-
-    if not raw.strip():
-        return {}, None
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return {}, raw
-    return (value, None) if isinstance(value, dict) else ({}, raw)
-
-
-def retry_after(headers: Any) -> int | None:
-    value = headers.get("retry-after") if headers is not None else None
-    try:
-        return max(1, int(float(value))) if value else None
-    except ValueError:
-        return None
-
-
-def status_kind(status: int) -> ErrorKind:
-    if status in (401, 403):
-        return "auth"
-    if status == 404:
-        return "not_found"
-    if status == 429:
-        return "rate_limited"
-    if 400 <= status < 500:
-        return "bad_request"
-    return "upstream"
+# One module per provider kind; both Ollama kinds speak the same API.
+MODULES: dict[str, ModuleType] = {
+    "openai": openai_chat,
+    "anthropic": anthropic_messages,
+    "ollama": ollama_chat,
+    "ollama-cloud": ollama_chat,
+}
 
 
 async def stream(
@@ -150,13 +82,8 @@ async def stream(
     max_tokens: int = 2048,
 ) -> AsyncIterator[Event]:
     """Stream one model turn through the kind's official SDK."""
-    if connection.kind == "openai":
-        from content.assistant.providers import openai_chat as module
-    elif connection.kind == "anthropic":
-        from content.assistant.providers import anthropic_messages as module  # type: ignore[no-redef]
-    elif connection.kind in ("ollama", "ollama-cloud"):
-        from content.assistant.providers import ollama_chat as module  # type: ignore[no-redef]
-    else:
+    module = MODULES.get(connection.kind)
+    if module is None:
         raise ProviderError("bad_request", f"unknown provider kind {connection.kind}")
     # Whatever the person typed or a tool returned, no secret is sent (spec, Assistant tools).
     clean = [scrub(m, connection.credential) for m in messages]

@@ -11,11 +11,12 @@ per content block index and parsed at the block's stop.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import anthropic
+from anthropic import types
 
-from content.assistant.providers import (
+from content.assistant.providers.base import (
     CONNECT_SECONDS,
     TIMEOUT_SECONDS,
     Connection,
@@ -53,6 +54,8 @@ def messages_for(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             blocks = [
                 {"type": "tool_result", "tool_use_id": m["toolCallId"], "content": m["content"]}
             ]
+        if not blocks:
+            continue  # an empty answer (the stream failed): Anthropic refuses empty content
         if out and out[-1]["role"] == role:
             out[-1]["content"].extend(blocks)
         else:
@@ -90,41 +93,39 @@ async def stream(
     blocks: dict[int, dict[str, str]] = {}
     tokens_in = tokens_out = 0
     try:
-        extra: dict[str, Any] = {}
-        if tools:
-            extra["tools"] = [
-                {"name": t.name, "description": t.description, "input_schema": t.parameters}
-                for t in tools
-            ]
+        specs = [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters}
+            for t in tools
+        ]
         events = await client.messages.create(
             model=connection.model,
             max_tokens=max_tokens,
             system=system,
-            messages=messages_for(messages),  # type: ignore[arg-type]
+            messages=cast(Any, messages_for(messages)),
             stream=True,
-            **extra,
+            tools=cast(Any, specs) if specs else anthropic.omit,
         )
         async for event in events:
-            if event.type == "message_start":
+            if isinstance(event, types.RawMessageStartEvent):
                 tokens_in = event.message.usage.input_tokens or 0
                 tokens_out = event.message.usage.output_tokens or 0
-            elif event.type == "content_block_start":
+            elif isinstance(event, types.RawContentBlockStartEvent):
                 start = event.content_block
-                if start.type == "tool_use":
+                if isinstance(start, types.ToolUseBlock):
                     blocks[event.index] = {"id": start.id, "name": start.name, "json": ""}
-                elif start.type == "text" and start.text:
+                elif isinstance(start, types.TextBlock) and start.text:
                     yield TextDelta(start.text)
-            elif event.type == "content_block_delta":
+            elif isinstance(event, types.RawContentBlockDeltaEvent):
                 delta = event.delta
-                if delta.type == "text_delta":
+                if isinstance(delta, types.TextDelta):
                     yield TextDelta(delta.text)
-                elif delta.type == "input_json_delta" and event.index in blocks:
+                elif isinstance(delta, types.InputJSONDelta) and event.index in blocks:
                     blocks[event.index]["json"] += delta.partial_json
-            elif event.type == "content_block_stop" and event.index in blocks:
+            elif isinstance(event, types.RawContentBlockStopEvent) and event.index in blocks:
                 block = blocks.pop(event.index)
                 arguments, malformed = parse_arguments(block["json"])
                 yield ToolCall(block["id"], block["name"], arguments, malformed)
-            elif event.type == "message_delta":
+            elif isinstance(event, types.RawMessageDeltaEvent):
                 tokens_out = event.usage.output_tokens or tokens_out
     except anthropic.AnthropicError as exc:
         raise _error(exc) from None

@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 
 import aiohttp
 
-from content.assistant.providers import ProviderError
+from content.assistant.providers.base import ProviderError
 from content.settings import OAuthClientEnv
 
 # Shipped defaults, per provider kind (the env variables override them).

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import ollama
 
-from content.assistant.providers import (
+from content.assistant.providers.base import (
     CONNECT_SECONDS,
     TIMEOUT_SECONDS,
     Connection,

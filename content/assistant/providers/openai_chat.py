@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import openai
 
-from content.assistant.providers import (
+from content.assistant.providers.base import (
     CONNECT_SECONDS,
     TIMEOUT_SECONDS,
     Connection,
@@ -98,14 +98,14 @@ async def stream(
     )
     calls: dict[int, dict[str, str]] = {}
     try:
-        extra: dict[str, Any] = {"tools": tools_for(tools)} if tools else {}
+        # Messages and tools are built as plain dicts in the documented shapes.
         chunks = await client.chat.completions.create(
             model=connection.model,
-            messages=messages_for(system, messages),  # type: ignore[arg-type]
+            messages=cast(Any, messages_for(system, messages)),
             stream=True,
             stream_options={"include_usage": True},
             max_completion_tokens=max_tokens,
-            **extra,
+            tools=cast(Any, tools_for(tools)) if tools else openai.omit,
         )
         async for chunk in chunks:
             if chunk.usage is not None:

@@ -36,6 +36,7 @@ class FakeToolbox:
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.result: Any = {"title": "My site"}
+        self.broken = False
 
     def specs(self, ctx: Any, principal: Any, *, visual_connected: bool) -> list[ToolSpec]:
         schema = {"type": "object", "properties": {"title": {"type": "string"}}}
@@ -51,6 +52,8 @@ class FakeToolbox:
         self, ctx: Any, principal: Any, conversation_id: str, name: str, arguments: dict[str, Any]
     ) -> ToolOutcome:
         self.calls.append((name, arguments))
+        if self.broken:
+            raise RuntimeError("a bug in a tool")
         if name == "propose_settings_update":
             if "title" not in arguments:
                 return ToolOutcome(content=None, error="title is required")

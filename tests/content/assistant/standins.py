@@ -125,8 +125,8 @@ def make_app(script: Script) -> web.Application:
                      "function": {"name": name, "arguments": ""}}  # fmt: skip
             events.append((None, {**base, "choices": [{"index": 0, "delta": {"tool_calls": [first]}, "finish_reason": None}]}))  # fmt: skip
             for fragment in fragments:
-                piece = {"index": index, "function": {"arguments": fragment}}
-                events.append((None, {**base, "choices": [{"index": 0, "delta": {"tool_calls": [piece]}, "finish_reason": None}]}))  # fmt: skip
+                more = {"index": index, "function": {"arguments": fragment}}
+                events.append((None, {**base, "choices": [{"index": 0, "delta": {"tool_calls": [more]}, "finish_reason": None}]}))  # fmt: skip
         finish = "tool_calls" if reply.tools else "stop"
         events.append(
             (None, {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
@@ -239,7 +239,7 @@ def token_server(issued: list[dict[str, Any]]) -> web.Application:
                 "refresh_token": "refresh-1",
                 "expires_in": 3600,
                 "token_type": "Bearer",
-            }  # fmt: skip
+            }
         )
 
     app = web.Application()

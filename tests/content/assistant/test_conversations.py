@@ -144,3 +144,40 @@ async def test_no_secret_reaches_the_model(
     assert all(SECRET_KEY not in str(r["body"]) for r in script.requests)
     assert len(script.requests) >= 4
     assert "never ask for, repeat or reveal a secret" in sent.lower()
+
+
+async def test_a_long_conversation_sends_only_its_newest_turns(
+    cms: Any, team: Any, model: Any, monkeypatch: Any
+) -> None:
+    from content.assistant.conversations import service
+
+    monkeypatch.setattr(service, "MAX_HISTORY_CHARS", 400)
+    script, base = model
+    editor = team["editor"].headers
+    await connect(cms, team["admin"].headers, "anthropic", base)
+    conversation, _ = await converse(cms, editor, "oldest question " + "x" * 300)
+    for text in ("middle question", "newest question"):
+        resp = await cms.post(
+            f"/api/assistant/conversations/{conversation}/messages",
+            json={"text": text},
+            headers=editor,
+        )
+        await resp.text()
+    sent = script.requests[-1]["body"]["messages"]
+    assert "oldest question" not in str(sent)
+    assert "newest question" in str(sent)
+    assert sent[0]["role"] == "user"
+
+
+async def test_a_tool_that_crashes_does_not_cut_the_stream(
+    cms: Any, team: Any, model: Any, toolbox: Any
+) -> None:
+    script, base = model
+    await connect(cms, team["admin"].headers, "ollama", base)
+    toolbox.broken = True
+    script.replies += [Reply(tools=[("get_site_settings", {})]), Reply(text=["Sorry about that."])]
+    _, events = await converse(cms, team["editor"].headers, "Settings?")
+    assert ("tool_error", {"id": "call_1", "name": "get_site_settings",
+            "error": "the tool get_site_settings failed; try another way"}) in events  # fmt: skip
+    assert events[-1][0] == "done"
+    assert "Sorry about that." in "".join(d.get("delta", "") for n, d in events if n == "text")

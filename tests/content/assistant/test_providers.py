@@ -217,3 +217,31 @@ async def test_only_one_provider_is_connected(cms: Any, team: Any, model: Any) -
     assert shown["connected"] is False
     resp = await cms.post("/api/assistant/provider/test", headers=admin)
     assert resp.status == 409 and (await resp.json())["code"] == "AI_NOT_CONNECTED"
+
+
+async def test_a_name_that_resolves_inside_is_refused_at_call_time(
+    make_cms: Any, runtime: Any, team: Any, model: Any, db: Any
+) -> None:
+    """Saved while public, re-pointed inside later: judged again, after DNS, before each call."""
+    script, base = model
+    cms = await make_cms(runtime)  # WEBHOOK_ALLOW_PRIVATE unset
+    admin = team["admin"].headers
+    resp = await cms.put(
+        "/api/assistant/provider",
+        json={
+            "kind": "openai",
+            "model": "m",
+            "baseUrl": "https://api.example.com/v1",
+            "apiKey": "k" * 20,
+        },
+        headers=admin,
+    )
+    assert resp.status == 200
+    port = base.rsplit(":", 1)[1]
+    await db.execute(
+        "UPDATE content.assistant_provider SET base_url = %s", (f"https://localhost:{port}/v1",)
+    )
+    found = await (await cms.post("/api/assistant/provider/test", headers=admin)).json()
+    assert found["ok"] is False and found["problem"] == "unreachable"
+    assert "may not reach" in found["message"]
+    assert script.requests == []  # nothing was sent to the inside address

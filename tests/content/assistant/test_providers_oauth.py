@@ -46,7 +46,7 @@ async def test_oauth_consent_then_token_refresh(
         allow_redirects=False,
     )
     assert resp.status == 303
-    assert resp.headers["Location"] == "/admin/assistant?oauth=connected"
+    assert resp.headers["Location"] == "/admin/settings?assistant=connected"
     verifier = issued[0]["code_verifier"]
     challenge = (
         base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
@@ -59,7 +59,8 @@ async def test_oauth_consent_then_token_refresh(
         params={"code": "x", "state": query["state"]},
         allow_redirects=False,
     )
-    assert "oauth=error" in again.headers["Location"]
+    assert again.status == 400
+    assert (await again.json())["code"] == "AI_OAUTH_STATE_INVALID"
     row = await db.fetch_one("SELECT * FROM content.assistant_provider")
     assert row["auth"] == "oauth" and "access-1" not in str(row)
 
