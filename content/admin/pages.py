@@ -56,6 +56,7 @@ NAV = (
     Section("/keys", "Keys", "content.read"),
     Section("/webhooks", "Webhooks", "webhooks.manage"),
     Section("/activity", "Activity", "content.read"),
+    Section("/assistant", "Assistant", "settings.manage"),
 )
 
 
@@ -213,6 +214,7 @@ for _path, _screen, _title in (
     ("/keys", "keys", "Keys"),
     ("/webhooks", "webhooks", "Webhooks"),
     ("/activity", "activity", "Activity"),
+    ("/assistant", "assistant", "Assistant settings"),
 ):
     _simple(_path, _screen, _title)
 
