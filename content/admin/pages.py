@@ -56,7 +56,7 @@ NAV = (
     Section("/keys", "Keys", "content.read"),
     Section("/webhooks", "Webhooks", "webhooks.manage"),
     Section("/activity", "Activity", "content.read"),
-    Section("/assistant", "Assistant", "settings.manage"),
+    Section("/assistant", "Assistant settings", "settings.manage"),
 )
 
 

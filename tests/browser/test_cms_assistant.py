@@ -251,3 +251,12 @@ def test_the_field_assistant_suggestion_is_accepted_into_the_field(
     page.get_by_role("button", name="Save", exact=True).click()
     expect(page.locator("#save-status")).to_contain_text("Saved")
     assert site["cms"].call("GET", f"/entries/{entry}")["data"]["summary"] == "Un long résumé."
+
+    # open_screen moves the admin once the answer is done; the tray comes along.
+    open_tray(page)
+    script.replies += [Reply(tools=[("open_screen", {"screen": "media"})]), Reply(text=["There."])]
+    ask(page, "Show me the media library")
+    page.wait_for_url("**/cms/admin/media")
+    expect(page.get_by_role("complementary", name="Assistant")).to_be_visible()
+    expect(page.locator(".bubble.user").last).to_have_text("You: Show me the media library")
+    expect(page.locator(".bubble.assistant").last).to_contain_text("There.")

@@ -23,6 +23,7 @@ let statusLine;
 let conversation = null; // id of the conversation shown
 let running = null; // AbortController of the turn streaming now
 let loaded = false;
+const KEEP = "cms-assistant-tray";
 
 function setup() {
   const who = document.querySelector(".top .who");
@@ -81,6 +82,16 @@ function setup() {
   });
   toggle.addEventListener("click", () => (panel.hidden ? open() : close()));
   document.body.append(panel);
+  const kept = sessionStorage.getItem(KEEP);
+  if (kept) {
+    sessionStorage.removeItem(KEEP);
+    try {
+      conversation = JSON.parse(kept).conversation || null;
+    } catch {
+      conversation = null;
+    }
+    open();
+  }
 }
 
 async function open() {
@@ -123,10 +134,9 @@ async function conversations(select) {
     h("option", { value: "" }, "New conversation"),
     items.map((c) => h("option", { value: c.id, selected: c.id === (select || conversation) }, c.title || "(untitled)")),
   );
-  if (select === undefined && !conversation && items.length) {
-    picker.value = items[0].id;
-    await show(items[0].id);
-  }
+  if (select !== undefined) return;
+  if (conversation) await show(conversation);
+  else if (items.length) await show(items[0].id);
 }
 
 async function show(id) {
@@ -187,45 +197,70 @@ async function send() {
   const id = conversation;
   log.append(bubble("user", text));
   message.value = "";
-  const answer = bubble("assistant", "");
-  answer.setAttribute("aria-busy", "true");
-  const words = answer.querySelector(".text");
-  log.append(answer);
+  // Each round of the model's text is its own bubble, after the tools and
+  // proposals of the round before, in the order they happened.
+  let answer = null;
+  let said = "";
+  const speak = () => {
+    if (!answer) {
+      answer = bubble("assistant", "");
+      answer.setAttribute("aria-busy", "true");
+      log.append(answer);
+    }
+    return answer.querySelector(".text");
+  };
+  const quiet = () => {
+    if (answer) answer.removeAttribute("aria-busy");
+    answer = null;
+  };
+  const working = h("p", { class: "tool muted" }, "Thinking…");
+  log.append(working);
   running = new AbortController();
   sendButton.disabled = true;
   stopButton.hidden = false;
   let proposals = 0;
+  let screen = null;
   announce("The assistant is answering…");
   const result = await postStream(
     `/assistant/conversations/${id}/messages`,
     { text },
     (name, data) => {
       if (conversation !== id) return;
-      if (name === "text") words.textContent += data.delta;
-      else if (name === "tool") log.insertBefore(h("p", { class: "tool muted" }, `Using ${data.name.replaceAll("_", " ")}`), answer);
-      else if (name === "tool_error") log.insertBefore(h("p", { class: "tool muted" }, `${data.name.replaceAll("_", " ")} refused the request; the assistant may retry.`), answer);
-      else if (name === "proposal") {
+      working.remove();
+      if (name === "text") {
+        speak().textContent += data.delta;
+        said += data.delta;
+      } else if (name === "tool") {
+        quiet();
+        log.append(h("p", { class: "tool muted" }, `Using ${data.name.replaceAll("_", " ")}`));
+      } else if (name === "tool_error") {
+        log.append(h("p", { class: "tool muted" }, `${data.name.replaceAll("_", " ")} refused the request; the assistant may retry.`));
+      } else if (name === "proposal") {
         proposals += 1;
         log.append(card(data));
-      } else if (name === "screen") goTo(data.path);
-      else if (name === "error") answer.append(h("p", { class: "alert" }, messageOf(data)));
-      if (name === "text" || name === "proposal") log.scrollTop = log.scrollHeight;
+      } else if (name === "screen") {
+        screen = data.path;
+        log.append(h("p", { class: "tool muted" }, "Opening a screen when the answer is done"));
+      }
+      else if (name === "error") log.append(h("p", { class: "alert" }, messageOf(data)));
+      log.scrollTop = log.scrollHeight;
     },
     running.signal,
   );
+  working.remove();
+  quiet();
   running = null;
   sendButton.disabled = false;
   stopButton.hidden = true;
-  answer.removeAttribute("aria-busy");
-  if (!words.textContent) words.textContent = proposals ? "" : "(no text)";
   if (!result.ok) {
-    answer.append(h("p", { class: "alert" }, messageOf(result.data)));
+    log.append(h("p", { class: "alert" }, messageOf(result.data)));
     announce(messageOf(result.data));
   } else {
     // One announcement when the answer is whole, not one per streamed piece.
     const review = proposals ? ` ${proposals} proposal${proposals > 1 ? "s" : ""} to review.` : "";
-    announce(`The assistant answered: ${words.textContent.slice(0, 300)}${review}`);
+    announce(`The assistant answered: ${said.slice(0, 300)}${review}`);
   }
+  if (screen && goTo(screen)) return;
   conversations(id);
   message.focus();
 }
@@ -237,12 +272,15 @@ function failure(text) {
 
 // open_screen: the only tool that acts. Unsaved edits are not lost silently.
 function goTo(path) {
-  if (typeof path !== "string" || !path.startsWith("/")) return;
+  if (typeof path !== "string" || !path.startsWith("/")) return false;
   const editor = openEditor();
-  if (editor && editor.isDirty() && !window.confirm("The assistant wants to open another screen. Leave this one and lose your unsaved changes?")) return;
+  if (editor && editor.isDirty() && !window.confirm("The assistant wants to open another screen. Leave this one and lose your unsaved changes?")) return false;
   if (editor) editor.forget();
+  // The tray opens again on the next screen, on this conversation.
+  sessionStorage.setItem(KEEP, JSON.stringify({ conversation }));
   announce("Opening the screen the assistant chose");
   location.assign(path);
+  return true;
 }
 
 // --- proposals ---------------------------------------------------------------------

@@ -356,6 +356,8 @@ async function check() {
   }
   if (data.revision <= entry.revision) return;
   const revs = await api("GET", `/entries/${entry.id}/revisions` + query({ limit: 1 }));
+  // Read again meanwhile (the assistant's proposal applied here): nothing to tell.
+  if (data.revision <= entry.revision) return;
   const who = revs.ok && revs.data.data[0] && revs.data.data[0].actor ? revs.data.data[0].actor.name : "Someone";
   showNotice(`${who} saved this entry (revision ${data.revision}).`, true, data);
 }
