@@ -23,8 +23,8 @@ from playwright.sync_api import Page, expect
 
 from tests.browser.cms import OWNER, module_gateway, owner_api, signed_in
 from tests.browser.conftest import Screens
-from tests.content.assistant.standins import Reply, Script, make_app
 from tests.conftest import GatewayProcess, free_port
+from tests.content.assistant.standins import Reply, Script, make_app
 
 __all__ = ["module_gateway"]
 MODEL = "llama3.1"
@@ -95,7 +95,9 @@ def site(module_gateway: GatewayProcess, model: tuple[str, Script]) -> dict[str,
 
 
 def connect_through_api(site: dict[str, Any], url: str) -> None:
-    site["cms"].call("PUT", "/assistant/provider", {"kind": "ollama", "model": MODEL, "baseUrl": url})
+    site["cms"].call(
+        "PUT", "/assistant/provider", {"kind": "ollama", "model": MODEL, "baseUrl": url}
+    )
 
 
 def open_tray(page: Page) -> None:
@@ -122,10 +124,19 @@ def test_connect_a_provider_then_apply_a_proposal_into_the_clean_editor(
     expect(page.get_by_text("No provider is connected")).to_be_visible()
     page.get_by_label("Provider", exact=True).select_option("ollama")
     expect(page.get_by_label("API key", exact=True)).to_be_hidden()
-    page.get_by_label("Model", exact=True).fill(MODEL)
+    # A model the server does not have: the test fails and says which way.
+    script.models = {MODEL}
+    page.get_by_label("Model", exact=True).fill("no-such-model")
     page.get_by_label("Base URL").fill(url)
     page.get_by_role("button", name="Connect", exact=True).click()
     expect(page.get_by_role("button", name="Test the connection")).to_be_focused()
+    page.get_by_role("button", name="Test the connection").click()
+    expect(page.locator("#provider-test-result")).to_contain_text(
+        "Connection test failed: The provider does not know that model name."
+    )
+    page.get_by_label("Model", exact=True).fill(MODEL)
+    page.get_by_role("button", name="Save and reconnect").click()
+    expect(page.locator("#provider-test-result")).to_be_empty()
     page.get_by_role("button", name="Test the connection").click()
     expect(page.locator("#provider-test-result")).to_contain_text("Connection test passed")
     # The stand-in heard the marker tool and nothing else.

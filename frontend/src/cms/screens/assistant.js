@@ -97,6 +97,7 @@ function providerParts(state, redraw) {
     h("h2", { id: "provider-h" }, "Model provider"),
     h("p", { class: "muted" }, "One provider at a time. The assistant never sends it your keys or secrets."),
     provider ? connected(provider, kindOf(provider.kind), redraw) : h("p", {}, "No provider is connected: the assistant cannot answer yet."),
+    provider ? h("h3", {}, "Change the connection") : null,
     form,
   ];
 }
