@@ -211,6 +211,7 @@ def test_a_dirty_editor_asks_first_and_a_stale_card_is_greyed_alone(
     expect(stale).to_contain_text("Refused:")
     expect(stale.get_by_role("button")).to_have_count(0)
     assert site["cms"].call("GET", f"/entries/{third}")["title"] == "Third, edited by hand"
+    tab.check("assistant-refused-card")
 
     # The other card still works; the editor has unsaved changes, so it asks first.
     fresh = card(page, "Second, better")
