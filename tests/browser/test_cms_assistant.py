@@ -272,3 +272,32 @@ def test_the_field_assistant_suggestion_is_accepted_into_the_field(
     expect(page.get_by_role("complementary", name="Assistant")).to_be_visible()
     expect(page.locator(".bubble.user").last).to_have_text("You: Show me the media library")
     expect(page.locator(".bubble.assistant").last).to_contain_text("There.")
+
+
+def test_a_key_made_by_applying_is_shown_once_with_a_copy_button(
+    screens: Any, site: dict[str, Any], model: tuple[str, Script]
+) -> None:
+    url, script = model
+    connect_through_api(site, url)
+    tab: Screens = signed_in(screens, OWNER, "/cms/admin/keys")
+    page = tab.page
+    open_tray(page)
+    page.get_by_role("button", name="New conversation").click()
+    script.replies += [
+        Reply(tools=[("propose_delivery_key", {"name": "Website", "types": ["article"]})]),
+        Reply(text=["Apply it to get the key."]),
+    ]
+    ask(page, "Make a delivery key for the website")
+    proposal = card(page, "delivery key")
+    proposal.get_by_role("button", name="Apply").click()
+    expect(proposal).to_contain_text("The new key, shown this once")
+    key = proposal.locator("code.secret").inner_text()
+    assert len(key) > 20
+    expect(proposal.get_by_role("button", name="Copy")).to_be_visible()
+    # The model never hears it, and the tray does not show it again.
+    assert key not in script.everything_sent()
+    page.reload()
+    page.get_by_role("button", name="Assistant", exact=True).click()
+    expect(card(page, "delivery key")).to_contain_text("Status: applied")
+    expect(page.locator("code.secret")).to_have_count(0)
+    assert key not in page.content()
