@@ -145,6 +145,10 @@ def test_connect_a_provider_then_apply_a_proposal_into_the_clean_editor(
     page.get_by_label("Allowed origins").fill("https://www.example.com")
     page.get_by_role("button", name="Save the bubble").click()
     expect(page.locator("#bubble-snippet")).to_contain_text("/cms/ext/assistant/widget.js")
+    page.get_by_label("Tokens per person per month").fill("50000")
+    page.get_by_role("button", name="Save the limits").click()
+    expect(page.locator("#announcer")).to_contain_text("The limits were saved")
+    assert site["cms"].call("GET", "/assistant/budget")["limits"]["personMonthly"] == 50000
     tab.check("assistant-settings")
 
     entry = site["entries"]["first"]
