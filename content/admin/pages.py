@@ -62,6 +62,7 @@ NAV = (
     Section("/webhooks", "Webhooks", "webhooks.manage"),
     Section("/activity", "Activity", "content.read"),
     Section("/social", "Social", "social.write"),
+    Section("/assistant", "Assistant settings", "settings.manage"),
 )
 
 
@@ -235,6 +236,7 @@ for _path, _screen, _title in (
     ("/keys", "keys", "Keys"),
     ("/webhooks", "webhooks", "Webhooks"),
     ("/activity", "activity", "Activity"),
+    ("/assistant", "assistant", "Assistant settings"),
 ):
     _simple(_path, _screen, _title)
 

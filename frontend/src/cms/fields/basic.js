@@ -9,7 +9,8 @@ export function optionList(def) {
   return (def.options || []).map((o) => (typeof o === "object" ? { value: o.value, label: o.label || o.value } : { value: o, label: o }));
 }
 
-// A widget: {el, value(), locate(parts) -> {wrap, input, label} | null}
+// A widget: {el, value(), locate(parts) -> {wrap, input, label} | null}; text-like
+// ones also set(text), which counts as an edit (the form hears "input").
 export function single(def, input, read) {
   const wrap = labelled(labelOf(def) + (def.required ? " (required)" : ""), input, { help: def.help });
   return {
@@ -17,6 +18,14 @@ export function single(def, input, read) {
     value: read,
     locate: () => ({ wrap, input, label: labelOf(def) }),
   };
+}
+
+function typed(widget, input) {
+  widget.set = (text) => {
+    input.value = text;
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+  };
+  return widget;
 }
 
 function pad(n) {
@@ -44,11 +53,11 @@ export function zoneName() {
 export const BASIC = {
   text(def, value) {
     const input = h("input", { type: "text", value: value ?? "", maxlength: def.maxLength });
-    return single(def, input, () => input.value);
+    return typed(single(def, input, () => input.value), input);
   },
   textarea(def, value) {
     const input = h("textarea", { rows: 5, maxlength: def.maxLength }, value ?? "");
-    return single(def, input, () => input.value);
+    return typed(single(def, input, () => input.value), input);
   },
   number(def, value) {
     const input = h("input", { type: "number", value: value ?? "", step: def.integer ? 1 : "any", min: def.min, max: def.max, inputmode: "decimal" });

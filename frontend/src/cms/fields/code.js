@@ -72,6 +72,7 @@ export function markdown(def, value) {
     el: wrap,
     value: () => view.state.doc.toString(),
     locate: () => ({ wrap, input, label: labelOf(def) }),
+    set: (text) => view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } }),
   };
 }
 

@@ -80,6 +80,7 @@ export function richtext(def, value) {
     el: wrap,
     value: () => (editor.isEmpty ? "" : editor.getHTML()),
     locate: () => ({ wrap, input, label: labelOf(def) }),
+    set: (html) => editor.commands.setContent(html, { emitUpdate: true }),
     editor,
   };
 }

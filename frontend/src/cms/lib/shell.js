@@ -9,3 +9,6 @@ if (signOut) {
     location.assign(`${ADMIN}/signin`);
   });
 }
+
+// The assistant's tray is on every signed-in screen.
+import "./tray.js";

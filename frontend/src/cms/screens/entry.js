@@ -6,6 +6,8 @@ import { diffLines } from "diff";
 import { ADMIN, api, can, me, messageOf, query } from "../lib/api.js";
 import { alertBox, announce, button, h, labelled, replace, screenRoot, setTitle, showAlert, when } from "../lib/dom.js";
 import { watch } from "../lib/live.js";
+import { setOpenEditor } from "../lib/editing.js";
+import { fieldAssistant } from "../fields/assist.js";
 import { Problems } from "../lib/problems.js";
 import { FieldSet } from "../fields/index.js";
 import { fromLocalInput, toLocalInput, zoneName } from "../fields/basic.js";
@@ -31,7 +33,34 @@ async function start() {
   if (!found.ok) return replace(root, h("p", { class: "alert", role: "alert" }, messageOf(found.data)));
   type = found.data;
   build();
-  if (entry) live();
+  if (entry) {
+    live();
+    setOpenEditor({
+      kind: "entry",
+      id: entry.id,
+      isDirty: () => dirty,
+      save: () => submit({}),
+      reload,
+      forget: () => (dirty = false),
+    });
+  }
+}
+
+// Reads the saved entry again and redraws the form (the assistant applied a
+// proposal, or the person discarded their changes).
+async function reload(note) {
+  const { ok, data } = await api("GET", `/entries/${entry.id}`);
+  if (!ok) return false;
+  entry = data;
+  dirty = false;
+  build();
+  refreshSide();
+  if (viewersNow) showViewers(viewersNow);
+  if (note) {
+    document.getElementById("save-status").textContent = note;
+    announce(note);
+  }
+  return true;
 }
 
 async function chooseType() {
@@ -65,6 +94,7 @@ function build() {
     locale: labelled("Locale", inputs.locale),
   };
   fields = new FieldSet(type.fields, entry ? entry.data : undefined);
+  for (const def of type.fields) fieldAssistant(def, fields.widgets.get(def.key), () => inputs.title.value);
   const box = alertBox();
   problems = new Problems(box, (key) => {
     if (wraps[key]) return { wrap: wraps[key], input: inputs[key], label: wraps[key].querySelector("label").textContent };
@@ -326,6 +356,8 @@ async function check() {
   }
   if (data.revision <= entry.revision) return;
   const revs = await api("GET", `/entries/${entry.id}/revisions` + query({ limit: 1 }));
+  // Read again meanwhile (the assistant's proposal applied here): nothing to tell.
+  if (data.revision <= entry.revision) return;
   const who = revs.ok && revs.data.data[0] && revs.data.data[0].actor ? revs.data.data[0].actor.name : "Someone";
   showNotice(`${who} saved this entry (revision ${data.revision}).`, true, data);
 }
