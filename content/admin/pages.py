@@ -214,6 +214,7 @@ for _path, _screen, _title in (
     ("/keys", "keys", "Keys"),
     ("/webhooks", "webhooks", "Webhooks"),
     ("/activity", "activity", "Activity"),
+    ("/account", "account", "Your account"),
 ):
     _simple(_path, _screen, _title)
 
