@@ -14,12 +14,15 @@ import asyncio
 import threading
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
+from io import BytesIO
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
 from aiohttp import web
+from PIL import Image
 from playwright.sync_api import expect
 
 from tests.browser.cms import OWNER, Cms, module_gateway, owner_api, signed_in
@@ -84,6 +87,12 @@ def standins() -> Iterator[StandIns]:
     served = StandIns()
     yield served
     served.stop()
+
+
+def image_bytes() -> bytes:
+    buffer = BytesIO()
+    Image.new("RGB", (24, 24), "green").save(buffer, "PNG")
+    return buffer.getvalue()
 
 
 def x_endpoints(standins: StandIns) -> dict[str, str]:
@@ -181,10 +190,18 @@ def test_connecting_x_goes_to_its_consent_and_back_and_the_secret_shows_four(
     bsky.get_by_role("button", name="Connect Bluesky").click()
     bsky = page.get_by_role("region", name="Bluesky", exact=True)
     expect(bsky).to_contain_text("@site.bsky.social")
+    page.once("dialog", lambda dialog: dialog.accept())
+    bsky.get_by_role("button", name="Disconnect Bluesky @site.bsky.social").click()
+    expect(bsky.get_by_text("No account connected.")).to_be_visible()
+    assert accounts_of(cms, "bluesky") == []
 
 
 def test_the_composer_counts_each_networks_limit_and_a_refused_post_is_not_saved(
-    screens: Callable[[], Screens], gateway: GatewayProcess, standins: StandIns, cms: Cms
+    screens: Callable[[], Screens],
+    gateway: GatewayProcess,
+    standins: StandIns,
+    cms: Cms,
+    tmp_path: Path,
 ) -> None:
     connect_by_api(cms, gateway, standins)
     before = cms.call("GET", "/social/posts")["meta"]["total"]
@@ -207,6 +224,11 @@ def test_the_composer_counts_each_networks_limit_and_a_refused_post_is_not_saved
     expect(page.locator(".field-error").first).to_contain_text("X: at most 280")
     assert cms.call("GET", "/social/posts")["meta"]["total"] == before
 
+    # An image from the library's upload: counted against each network's media rules.
+    (tmp_path / "leaves.png").write_bytes(image_bytes())
+    page.locator("#social-form input[type=file]").set_input_files(str(tmp_path / "leaves.png"))
+    expect(page.locator("#social-media")).to_contain_text("leaves.png (image/png)")
+    expect(x).to_contain_text("1 file attached")
     text.fill("Tea " + "🍵" * 130)
     expect(x).to_contain_text("264 of 280")
     expect(x).to_contain_text("X would take it.")
@@ -217,6 +239,8 @@ def test_the_composer_counts_each_networks_limit_and_a_refused_post_is_not_saved
         .filter(has_text="Saved.")
     ).to_be_visible()
     page.wait_for_url("**/admin/social/posts/sp_*")
+    saved = cms.call("GET", "/social/posts/" + urlsplit(page.url).path.rsplit("/", 1)[1])
+    assert (len(saved["media"]), len(saved["targets"])) == (1, 2)
     expect(text).not_to_have_attribute("aria-invalid", "true")
     assert cms.call("GET", "/social/posts")["meta"]["total"] == before + 1
     tab.check("social-composer-saved")
