@@ -112,6 +112,8 @@ function drawPreviews() {
         h("p", { class: "muted" }, handles.map((x) => `@${x}`).join(", ")),
         h("p", { class: "preview-text" }, shown || h("span", { class: "muted" }, "(no text)")),
         chosen.length ? h("p", { class: "muted" }, `${chosen.length} ${chosen.length === 1 ? "file" : "files"} attached`) : null,
+        link.value.trim() && rules.link === "field" ? h("p", { class: "muted" }, `The link goes in ${network.label}'s own link field.`) : null,
+        link.value.trim() && rules.link === "dropped" ? h("p", { class: "muted" }, `${network.label} takes no links in posts: the link is left out.`) : null,
         h("p", { class: `count${counted > rules.maxText ? " over" : ""}` }, `${counted} of ${rules.maxText} ${UNITS[rules.counting]}`),
         h("p", { class: "muted" }, limitsLine(rules)),
         found.length
@@ -171,14 +173,15 @@ function changed() {
   drawActions();
 }
 
-text.addEventListener("input", () => {
-  dirty = true;
-  drawPreviews();
-});
-link.addEventListener("input", () => {
-  dirty = true;
-  drawPreviews();
-});
+for (const input of [text, link]) {
+  input.addEventListener("input", () => {
+    const first = !dirty;
+    dirty = true;
+    drawPreviews();
+    // "unsaved changes" shows once, not redrawn on every key.
+    if (first && post) drawActions();
+  });
+}
 
 // --- actions and outcomes ------------------------------------------------------------------
 
