@@ -25,6 +25,7 @@ from aiohttp import web
 from PIL import Image
 from playwright.sync_api import expect
 
+from content.social.rules import RULES, length, sent_text
 from tests.browser.cms import OWNER, Cms, module_gateway, owner_api, signed_in
 from tests.browser.conftest import Screens
 from tests.conftest import GatewayProcess, free_port
@@ -223,6 +224,17 @@ def test_the_composer_counts_each_networks_limit_and_a_refused_post_is_not_saved
     expect(text).to_have_attribute("aria-invalid", "true")
     expect(page.locator(".field-error").first).to_contain_text("X: at most 280")
     assert cms.call("GET", "/social/posts")["meta"]["total"] == before
+
+    # The page counts as the API does (content/social/rules.py is the oracle):
+    # a link weighs 23 on X; a family emoji is one grapheme on Bluesky, five code points on X.
+    tricky = "Read https://example.com/a/very/long/path/indeed 👨‍👩‍👧 café ñ"
+    text.fill(tricky)
+    expect(x).to_contain_text(f"{length(RULES['x'], tricky)} of 280 ")
+    expect(bsky).to_contain_text(f"{length(RULES['bluesky'], tricky)} of 300 ")
+    page.get_by_label("Link (optional)").fill("https://example.com/tea")
+    sent = sent_text(RULES["x"], tricky, "https://example.com/tea")
+    expect(x).to_contain_text(f"{length(RULES['x'], sent)} of 280 ")
+    page.get_by_label("Link (optional)").fill("")
 
     # An image from the library's upload: counted against each network's media rules.
     (tmp_path / "leaves.png").write_bytes(image_bytes())
