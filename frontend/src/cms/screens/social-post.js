@@ -78,8 +78,10 @@ form.addEventListener("submit", (event) => {
 
 // --- previews ---------------------------------------------------------------------------
 
-const previews = h("div", { class: "previews" });
+const previewCards = h("div");
+// The verdict's live region stays put: only the cards are redrawn.
 const previewStatus = h("p", { class: "visually-hidden", role: "status" });
+const previews = h("div", { class: "previews" }, h("h2", {}, "Previews"), previewCards, previewStatus);
 let lastSummary = "";
 let networks = [];
 
@@ -122,12 +124,7 @@ function drawPreviews() {
       ),
     );
   }
-  replace(
-    previews,
-    h("h2", {}, "Previews"),
-    cards.length ? h("div", { class: "preview-grid" }, cards) : h("p", { class: "muted" }, "Choose an account to see how each network shows the post."),
-    previewStatus,
-  );
+  replace(previewCards, cards.length ? h("div", { class: "preview-grid" }, cards) : h("p", { class: "muted" }, "Choose an account to see how each network shows the post."));
   // Read out only when the verdict changes, not on every key.
   const summary = over.length ? `${over.join(", ")} would refuse this post.` : cards.length ? "Every chosen network would take this post." : "";
   if (summary !== lastSummary) {
