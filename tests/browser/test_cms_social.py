@@ -29,7 +29,7 @@ from content.social.rules import RULES, length, sent_text
 from tests.browser.cms import OWNER, Cms, module_gateway, owner_api, signed_in
 from tests.browser.conftest import Screens
 from tests.conftest import GatewayProcess, free_port
-from tests.content.social_standins import BlueskyStandIn, XStandIn
+from tests.content.social_standins import BlueskyStandIn, MastodonStandIn, XStandIn
 
 __all__ = ["module_gateway"]  # the module-scoped fixture, used through `gateway`
 
@@ -52,8 +52,10 @@ class StandIns:
         self.runners: list[web.AppRunner] = []
         self.x = XStandIn()
         self.bsky = BlueskyStandIn()
+        self.masto = MastodonStandIn()
         self.x_url = self.serve(self.x.app())
         self.bsky_url = self.serve(self.bsky.app())
+        self.masto_url = self.serve(self.masto.app())
 
     def serve(self, app: web.Application) -> str:
         port = free_port()
@@ -368,3 +370,25 @@ def test_the_overview_names_a_connection_needing_attention_and_links_to_the_fix(
     expect(page.locator(f"#account-{accounts['x']}")).to_be_focused()
     expect(page.locator(f"#account-{accounts['x']}")).to_contain_text("Needs attention")
     connect_by_api(cms, gateway, standins)  # the other tests' connection, working again
+
+
+def test_connecting_a_mastodon_account_starts_from_its_instance_address(
+    screens: Callable[[], Screens], gateway: GatewayProcess, standins: StandIns, cms: Cms
+) -> None:
+    tab = signed_in(screens, OWNER, "/cms/admin/social/settings#network-mastodon")
+    page = tab.page
+    masto = page.get_by_role("region", name="Mastodon", exact=True)
+    masto.get_by_label("Instance address").fill("not an address")
+    masto.get_by_role("button", name="Connect Mastodon").click()
+    expect(masto.get_by_label("Instance address")).to_have_attribute("aria-invalid", "true")
+    masto.get_by_label("Instance address").fill(standins.masto_url)
+    tab.allowed.add(standins.masto_url)  # its consent page, by top-level navigation
+    masto.get_by_role("button", name="Connect Mastodon").click()
+    expect(page.get_by_text("The account is connected.")).to_be_visible()
+    tab.allowed.discard(standins.masto_url)
+    masto = page.get_by_role("region", name="Mastodon", exact=True)
+    expect(masto.get_by_role("list").nth(1)).to_contain_text("@")
+    assert len(standins.masto.apps) == 1, "the CMS registered its app on the instance"
+    # Left connected, it would be ticked on the other tests' new posts.
+    for account in accounts_of(cms, "mastodon"):
+        cms.call("DELETE", f"/social/accounts/{account['id']}", status=204)
