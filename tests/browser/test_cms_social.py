@@ -1,6 +1,6 @@
-"""The CMS admin's social screens in the browser, against local stand-ins of X
-and Bluesky (tests/content/social_standins.py) reached through the networks'
-endpoint overrides: connecting an account through the consent page (a
+"""The CMS admin's social screens in the browser, against local stand-ins of X,
+Bluesky and Mastodon (tests/content/social_standins.py) reached through the
+networks' endpoint overrides: connecting an account through the consent page (a
 top-level round trip, the one request allowed to leave the admin's origin),
 the app secret shown as its last four characters, the composer counting each
 network's limits and refusing what a network would refuse, scheduling a post
