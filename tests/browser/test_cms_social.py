@@ -318,6 +318,10 @@ def test_scheduling_a_post_puts_it_on_the_calendar(
         .filter(has_text="draft again")
     ).to_be_visible()
     assert cms.call("GET", f"/social/posts/{post_id}")["status"] == "draft"
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Delete the post").click()
+    page.wait_for_url("**/admin/social/posts")
+    cms.call("GET", f"/social/posts/{post_id}", status=404)
 
 
 def test_publishing_with_one_network_refusing_then_retrying_only_that_one(
