@@ -72,7 +72,7 @@ async function loadSessions() {
     h("h2", { id: "sessions-h" }, "Where you are signed in"),
     table(
       "Your sessions",
-      ["Browser", "Address", "Signed in", "Ends", ""],
+      ["Browser", "Address", "Signed in", "Ends", "Sign out"],
       data.data.map((s) =>
         cells(
           s.userAgent || "unknown",
