@@ -237,6 +237,7 @@ for _path, _screen, _title in (
     ("/webhooks", "webhooks", "Webhooks"),
     ("/activity", "activity", "Activity"),
     ("/assistant", "assistant", "Assistant settings"),
+    ("/account", "account", "Your account"),
 ):
     _simple(_path, _screen, _title)
 

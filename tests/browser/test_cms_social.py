@@ -1,6 +1,6 @@
-"""The CMS admin's social screens in the browser, against local stand-ins of X
-and Bluesky (tests/content/social_standins.py) reached through the networks'
-endpoint overrides: connecting an account through the consent page (a
+"""The CMS admin's social screens in the browser, against local stand-ins of X,
+Bluesky and Mastodon (tests/content/social_standins.py) reached through the
+networks' endpoint overrides: connecting an account through the consent page (a
 top-level round trip, the one request allowed to leave the admin's origin),
 the app secret shown as its last four characters, the composer counting each
 network's limits and refusing what a network would refuse, scheduling a post
@@ -14,18 +14,22 @@ import asyncio
 import threading
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
+from io import BytesIO
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
 from aiohttp import web
+from PIL import Image
 from playwright.sync_api import expect
 
+from content.social.rules import RULES, length, sent_text
 from tests.browser.cms import OWNER, Cms, module_gateway, owner_api, signed_in
 from tests.browser.conftest import Screens
 from tests.conftest import GatewayProcess, free_port
-from tests.content.social_standins import BlueskyStandIn, XStandIn
+from tests.content.social_standins import BlueskyStandIn, MastodonStandIn, XStandIn
 
 __all__ = ["module_gateway"]  # the module-scoped fixture, used through `gateway`
 
@@ -48,8 +52,10 @@ class StandIns:
         self.runners: list[web.AppRunner] = []
         self.x = XStandIn()
         self.bsky = BlueskyStandIn()
+        self.masto = MastodonStandIn()
         self.x_url = self.serve(self.x.app())
         self.bsky_url = self.serve(self.bsky.app())
+        self.masto_url = self.serve(self.masto.app())
 
     def serve(self, app: web.Application) -> str:
         port = free_port()
@@ -84,6 +90,12 @@ def standins() -> Iterator[StandIns]:
     served = StandIns()
     yield served
     served.stop()
+
+
+def image_bytes() -> bytes:
+    buffer = BytesIO()
+    Image.new("RGB", (24, 24), "green").save(buffer, "PNG")
+    return buffer.getvalue()
 
 
 def x_endpoints(standins: StandIns) -> dict[str, str]:
@@ -181,10 +193,18 @@ def test_connecting_x_goes_to_its_consent_and_back_and_the_secret_shows_four(
     bsky.get_by_role("button", name="Connect Bluesky").click()
     bsky = page.get_by_role("region", name="Bluesky", exact=True)
     expect(bsky).to_contain_text("@site.bsky.social")
+    page.once("dialog", lambda dialog: dialog.accept())
+    bsky.get_by_role("button", name="Disconnect Bluesky @site.bsky.social").click()
+    expect(bsky.get_by_text("No account connected.")).to_be_visible()
+    assert accounts_of(cms, "bluesky") == []
 
 
 def test_the_composer_counts_each_networks_limit_and_a_refused_post_is_not_saved(
-    screens: Callable[[], Screens], gateway: GatewayProcess, standins: StandIns, cms: Cms
+    screens: Callable[[], Screens],
+    gateway: GatewayProcess,
+    standins: StandIns,
+    cms: Cms,
+    tmp_path: Path,
 ) -> None:
     connect_by_api(cms, gateway, standins)
     before = cms.call("GET", "/social/posts")["meta"]["total"]
@@ -207,6 +227,22 @@ def test_the_composer_counts_each_networks_limit_and_a_refused_post_is_not_saved
     expect(page.locator(".field-error").first).to_contain_text("X: at most 280")
     assert cms.call("GET", "/social/posts")["meta"]["total"] == before
 
+    # The page counts as the API does (content/social/rules.py is the oracle):
+    # a link weighs 23 on X; a family emoji is one grapheme on Bluesky, five code points on X.
+    tricky = "Read https://example.com/a/very/long/path/indeed 👨‍👩‍👧 café ñ"
+    text.fill(tricky)
+    expect(x).to_contain_text(f"{length(RULES['x'], tricky)} of 280 ")
+    expect(bsky).to_contain_text(f"{length(RULES['bluesky'], tricky)} of 300 ")
+    page.get_by_label("Link (optional)").fill("https://example.com/tea")
+    sent = sent_text(RULES["x"], tricky, "https://example.com/tea")
+    expect(x).to_contain_text(f"{length(RULES['x'], sent)} of 280 ")
+    page.get_by_label("Link (optional)").fill("")
+
+    # An image from the library's upload: counted against each network's media rules.
+    (tmp_path / "leaves.png").write_bytes(image_bytes())
+    page.locator("#social-form input[type=file]").set_input_files(str(tmp_path / "leaves.png"))
+    expect(page.locator("#social-media")).to_contain_text("leaves.png (image/png)")
+    expect(x).to_contain_text("1 file attached")
     text.fill("Tea " + "🍵" * 130)
     expect(x).to_contain_text("264 of 280")
     expect(x).to_contain_text("X would take it.")
@@ -217,6 +253,8 @@ def test_the_composer_counts_each_networks_limit_and_a_refused_post_is_not_saved
         .filter(has_text="Saved.")
     ).to_be_visible()
     page.wait_for_url("**/admin/social/posts/sp_*")
+    saved = cms.call("GET", "/social/posts/" + urlsplit(page.url).path.rsplit("/", 1)[1])
+    assert (len(saved["media"]), len(saved["targets"])) == (1, 2)
     expect(text).not_to_have_attribute("aria-invalid", "true")
     assert cms.call("GET", "/social/posts")["meta"]["total"] == before + 1
     tab.check("social-composer-saved")
@@ -280,6 +318,10 @@ def test_scheduling_a_post_puts_it_on_the_calendar(
         .filter(has_text="draft again")
     ).to_be_visible()
     assert cms.call("GET", f"/social/posts/{post_id}")["status"] == "draft"
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Delete the post").click()
+    page.wait_for_url("**/admin/social/posts")
+    cms.call("GET", f"/social/posts/{post_id}", status=404)
 
 
 def test_publishing_with_one_network_refusing_then_retrying_only_that_one(
@@ -332,3 +374,25 @@ def test_the_overview_names_a_connection_needing_attention_and_links_to_the_fix(
     expect(page.locator(f"#account-{accounts['x']}")).to_be_focused()
     expect(page.locator(f"#account-{accounts['x']}")).to_contain_text("Needs attention")
     connect_by_api(cms, gateway, standins)  # the other tests' connection, working again
+
+
+def test_connecting_a_mastodon_account_starts_from_its_instance_address(
+    screens: Callable[[], Screens], gateway: GatewayProcess, standins: StandIns, cms: Cms
+) -> None:
+    tab = signed_in(screens, OWNER, "/cms/admin/social/settings#network-mastodon")
+    page = tab.page
+    masto = page.get_by_role("region", name="Mastodon", exact=True)
+    masto.get_by_label("Instance address").fill("not an address")
+    masto.get_by_role("button", name="Connect Mastodon").click()
+    expect(masto.get_by_label("Instance address")).to_have_attribute("aria-invalid", "true")
+    masto.get_by_label("Instance address").fill(standins.masto_url)
+    tab.allowed.add(standins.masto_url)  # its consent page, by top-level navigation
+    masto.get_by_role("button", name="Connect Mastodon").click()
+    expect(page.get_by_text("The account is connected.")).to_be_visible()
+    tab.allowed.discard(standins.masto_url)
+    masto = page.get_by_role("region", name="Mastodon", exact=True)
+    expect(masto.get_by_role("list").nth(1)).to_contain_text("@")
+    assert len(standins.masto.apps) == 1, "the CMS registered its app on the instance"
+    # Left connected, it would be ticked on the other tests' new posts.
+    for account in accounts_of(cms, "mastodon"):
+        cms.call("DELETE", f"/social/accounts/{account['id']}", status=204)

@@ -51,7 +51,8 @@ export function postHref(id) {
 export function excerpt(text, size = 80) {
   const one = (text || "").replace(/\s+/g, " ").trim();
   if (!one) return "(media only)";
-  return one.length > size ? `${one.slice(0, size - 1)}…` : one;
+  const points = [...one]; // never cut an emoji (a surrogate pair) in half
+  return points.length > size ? `${points.slice(0, size - 1).join("")}…` : one;
 }
 
 // --- the networks' rules ---------------------------------------------------------

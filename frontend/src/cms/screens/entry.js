@@ -80,6 +80,7 @@ let fields;
 let problems;
 let inputs;
 let side;
+let filed; // the terms picker: in the side panel, or alone beside a new entry
 
 function build() {
   setTitle(entry ? entry.title || "(untitled)" : `New ${type.label || type.name}`);
@@ -99,7 +100,7 @@ function build() {
   problems = new Problems(box, (key) => {
     if (wraps[key]) return { wrap: wraps[key], input: inputs[key], label: wraps[key].querySelector("label").textContent };
     if (key === "publishAt" && side) return side.schedule;
-    if (key.startsWith("terms") && side && side.terms.boxes.length) return { wrap: side.terms.el, input: side.terms.boxes[0], label: "Filed under" };
+    if (key.startsWith("terms") && filed && filed.boxes.length) return { wrap: filed.el, input: filed.boxes[0], label: "Filed under" };
     const found = fields.locate(key);
     return found || (key.startsWith("data.") ? fields.locate(key.slice(5)) : null);
   });
@@ -120,15 +121,18 @@ function build() {
     await submit({});
   });
   side = entry ? sidePanel() : null;
+  // A new entry is filed under terms from the start: saved with its first save.
+  filed = side ? side.terms : filing();
+  const aside = side ? side.el : h("aside", { class: "side", "aria-label": "Filing" }, termsCard(filed));
   // Another person's save is told above the form, where it is seen at any width.
-  replace(root, side ? side.notice : null, h("div", { class: "editor" }, h("div", {}, form), side ? side.el : null));
+  replace(root, side ? side.notice : null, h("div", { class: "editor" }, h("div", {}, form), aside));
 }
 
 function collect() {
   const { values, problems: own } = fields.collect();
   const body = { title: inputs.title.value.trim(), data: values, locale: inputs.locale.value.trim() || "en" };
   if (inputs.slug.value.trim()) body.slug = inputs.slug.value.trim();
-  if (side && side.terms.loaded) body.terms = side.terms.boxes.filter((b) => b.checked).map((b) => b.value);
+  if (filed && filed.loaded) body.terms = filed.boxes.filter((b) => b.checked).map((b) => b.value);
   return { body, own };
 }
 
@@ -209,17 +213,21 @@ function sidePanel() {
       can("content.publish") ? h("div", { class: "actions" }, button("Schedule", () => scheduleAt(fromLocalInput(when_.value))), button("Cancel the schedule", () => scheduleAt(null), { id: "cancel-schedule" })) : null,
       h("div", { class: "actions" }, trash),
     ),
-    h("section", { class: "card", "aria-labelledby": "terms-h" }, h("h2", { id: "terms-h" }, "Filed under"), terms.el),
+    termsCard(terms),
     h("section", { class: "card", "aria-labelledby": "revisions-h" }, h("h2", { id: "revisions-h" }, "Revisions"), revisions, diffBox),
   );
   return { el, terms, badge, buttons, when: when_, schedule: { wrap: schedule, input: when_, label: "Publish at" }, viewers, notice, revisions, diffBox, statusBox };
+}
+
+function termsCard(terms) {
+  return h("section", { class: "card", "aria-labelledby": "terms-h" }, h("h2", { id: "terms-h" }, "Filed under"), terms.el);
 }
 
 // The taxonomies' terms as checkboxes; saved with the entry (terms are not revised).
 function filing() {
   const el = h("div", { class: "field" }, h("p", { class: "muted" }, "Loading…"));
   const state = { el, boxes: [], loaded: false };
-  const filed = new Set((entry.terms || []).map((t) => t.id));
+  const filedIds = new Set(((entry && entry.terms) || []).map((t) => t.id));
   (async () => {
     const { ok, data } = await api("GET", "/taxonomies");
     if (!ok) return;
@@ -229,7 +237,7 @@ function filing() {
       if (!found.ok || !found.data.data.length) continue;
       const group = h("fieldset", {}, h("legend", {}, taxonomy.name));
       for (const term of found.data.data) {
-        const box = h("input", { type: "checkbox", value: term.id, id: `term-${term.id}`, checked: filed.has(term.id), disabled: !can("content.write") });
+        const box = h("input", { type: "checkbox", value: term.id, id: `term-${term.id}`, checked: filedIds.has(term.id), disabled: !can("content.write") });
         box.addEventListener("change", () => (dirty = true));
         state.boxes.push(box);
         group.append(h("div", { class: "check" }, box, h("label", { for: box.id }, term.name)));

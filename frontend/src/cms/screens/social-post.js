@@ -78,8 +78,10 @@ form.addEventListener("submit", (event) => {
 
 // --- previews ---------------------------------------------------------------------------
 
-const previews = h("div", { class: "previews" });
+const previewCards = h("div");
+// The verdict's live region stays put: only the cards are redrawn.
 const previewStatus = h("p", { class: "visually-hidden", role: "status" });
+const previews = h("div", { class: "previews" }, h("h2", {}, "Previews"), previewCards, previewStatus);
 let lastSummary = "";
 let networks = [];
 
@@ -112,6 +114,8 @@ function drawPreviews() {
         h("p", { class: "muted" }, handles.map((x) => `@${x}`).join(", ")),
         h("p", { class: "preview-text" }, shown || h("span", { class: "muted" }, "(no text)")),
         chosen.length ? h("p", { class: "muted" }, `${chosen.length} ${chosen.length === 1 ? "file" : "files"} attached`) : null,
+        link.value.trim() && rules.link === "field" ? h("p", { class: "muted" }, `The link goes in ${network.label}'s own link field.`) : null,
+        link.value.trim() && rules.link === "dropped" ? h("p", { class: "muted" }, `${network.label} takes no links in posts: the link is left out.`) : null,
         h("p", { class: `count${counted > rules.maxText ? " over" : ""}` }, `${counted} of ${rules.maxText} ${UNITS[rules.counting]}`),
         h("p", { class: "muted" }, limitsLine(rules)),
         found.length
@@ -120,12 +124,7 @@ function drawPreviews() {
       ),
     );
   }
-  replace(
-    previews,
-    h("h2", {}, "Previews"),
-    cards.length ? h("div", { class: "preview-grid" }, cards) : h("p", { class: "muted" }, "Choose an account to see how each network shows the post."),
-    previewStatus,
-  );
+  replace(previewCards, cards.length ? h("div", { class: "preview-grid" }, cards) : h("p", { class: "muted" }, "Choose an account to see how each network shows the post."));
   // Read out only when the verdict changes, not on every key.
   const summary = over.length ? `${over.join(", ")} would refuse this post.` : cards.length ? "Every chosen network would take this post." : "";
   if (summary !== lastSummary) {
@@ -171,14 +170,15 @@ function changed() {
   drawActions();
 }
 
-text.addEventListener("input", () => {
-  dirty = true;
-  drawPreviews();
-});
-link.addEventListener("input", () => {
-  dirty = true;
-  drawPreviews();
-});
+for (const input of [text, link]) {
+  input.addEventListener("input", () => {
+    const first = !dirty;
+    dirty = true;
+    drawPreviews();
+    // "unsaved changes" shows once, not redrawn on every key.
+    if (first && post) drawActions();
+  });
+}
 
 // --- actions and outcomes ------------------------------------------------------------------
 

@@ -24,9 +24,10 @@ replace(
   pages,
 );
 
+const labels = {};
 function accountsOf(post) {
   if (!post.targets.length) return h("span", { class: "muted" }, "no account");
-  return h("ul", { class: "plain" }, post.targets.map((t) => h("li", {}, `${t.network} @${t.handle}`, t.status === "failed" ? " (failed)" : "")));
+  return h("ul", { class: "plain" }, post.targets.map((t) => h("li", {}, `${labels[t.network] || t.network} @${t.handle}`, t.status === "failed" ? " (failed)" : "")));
 }
 
 const fresh = latest();
@@ -60,4 +61,6 @@ async function load() {
   pager(pages, data.meta, (page) => ((state.page = String(page)), load()), "posts");
 }
 statusSelect.addEventListener("change", () => ((state.status = statusSelect.value), (state.page = "1"), load()));
+const nets = await api("GET", "/social/networks");
+if (nets.ok) for (const n of nets.data.data) labels[n.network] = n.label;
 await load();

@@ -47,7 +47,7 @@ function summary(apps, byNetwork) {
         h("a", { href: `#network-${app.network}` }, app.label),
         { settings: "stored here", environment: "environment", none: "none yet", "not needed": "not needed" }[app.source] || app.source,
         accounts.length ? accounts.map((a) => `@${a.handle}`).join(", ") : "none",
-        broken.length ? h("span", { class: "attention-text" }, broken.map((a) => `@${a.handle} needs attention`).join(", ")) : "",
+        broken.length ? h("span", { class: "attention-text" }, broken.map((a) => `@${a.handle} needs attention`).join(", ")) : "none",
       );
     }),
   );
