@@ -168,10 +168,9 @@ class SieveSession:
     async def starttls(self, command: Command) -> bool:
         if self.conn.tls or self.tls_context is None or self.principal is not None:
             return await self.error("STARTTLS is not available now")
-        self.conn.write(response("OK", "begin TLS negotiation"))
-        await self.conn.drain()
         if self.conn.pipelined():
-            return True
+            return True  # bytes sent before the handshake may not count as under TLS
+        self.conn.write(response("OK", "begin TLS negotiation"))
         await self.conn.starttls(self.tls_context, TLS_HANDSHAKE_TIMEOUT)
         # RFC 5804 2.2: the capabilities again, now under TLS.
         self.conn.write(self._capabilities() + response("OK", "TLS negotiation successful"))

@@ -133,10 +133,9 @@ class Pop3Session:
     async def stls(self, command: Command) -> bool:
         if self.maildrop is not None or self.conn.tls or self.tls_context is None:
             return await self.error(err("STLS is not available now"))
-        self.conn.write(ok("Begin TLS negotiation"))
-        await self.conn.drain()
         if self.conn.pipelined():
             return True  # bytes sent before the handshake may not count as under TLS
+        self.conn.write(ok("Begin TLS negotiation"))
         await self.conn.starttls(self.tls_context, TLS_HANDSHAKE_TIMEOUT)
         self.user = None
         return False
