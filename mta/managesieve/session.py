@@ -140,7 +140,6 @@ class SieveSession:
             ("IMPLEMENTATION", "mta"),
             ("SASL", "PLAIN" if self.plaintext_allowed and self.principal is None else ""),
             ("SIEVE", " ".join(sorted(SUPPORTED_EXTENSIONS))),
-            ("MAXREDIRECTS", "1"),
             ("VERSION", "1.0"),
         ]
         if not self.conn.tls and self.tls_context is not None:

@@ -220,8 +220,10 @@ def sieve_connect(port: int, email: str, *args: str) -> subprocess.CompletedProc
     os.close(write)
     try:
         return subprocess.run(
-            ["sieve-connect", "--server", "127.0.0.1", "--port", str(port), "--user", email]
-            + ["--passwordfd", str(read), "--notlsverify", "--authmech", "PLAIN", *args],
+            [
+                *("sieve-connect", "--server", "127.0.0.1", "--port", str(port), "--user", email),
+                *("--passwordfd", str(read), "--notlsverify", "--authmech", "PLAIN", *args),
+            ],
             pass_fds=(read,),
             capture_output=True,
             text=True,
