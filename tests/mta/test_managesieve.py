@@ -203,14 +203,24 @@ async def test_hostile_input_gets_no_then_bye(ports: Ports, owner: dict[str, Any
     assert await client.send(b'PUTSCRIPT "x" {99999999+}') == [
         b'BYE (QUOTA/MAXSIZE) "literal too large"'
     ]
+    # Literals each under the limit may not add up without end in one command.
+    client, _ = await Client.connect(ports.sieve)
+    # (The second one's bytes are not sent: refused at its announcement, unread.)
+    first = b"NOOP {60000+}\r\n" + b"x" * 60000
+    assert await client.send(first + b" {60000+}") == [b'BYE (QUOTA/MAXSIZE) "literal too large"']
     client, _ = await Client.connect(ports.sieve)
     assert await client.send(b"NOOP " + b"x" * 20_000) == [b'BYE "line too long"']
 
 
-async def test_idle_before_sign_in_is_closed(runtime: Runtime, mta_config: MtaSettings) -> None:
+async def test_idle_before_sign_in_and_a_literal_that_never_ends_are_closed(
+    runtime: Runtime, mta_config: MtaSettings
+) -> None:
     async with daemons(runtime, access_config(mta_config, sieve_login_timeout=1)) as ports:
         client, _ = await Client.connect(ports.sieve)
         assert await client.response() == [b'BYE "idle for too long"']
+        # A literal that never ends is read within the same deadline.
+        client, _ = await Client.connect(ports.sieve)
+        assert await client.send(b'PUTSCRIPT "x" {100+}\r\nkeep;') == [b'BYE "idle for too long"']
 
 
 def sieve_connect(port: int, email: str, *args: str) -> subprocess.CompletedProcess[str]:
