@@ -42,7 +42,7 @@ COPY --from=assets /build/frontend/dist frontend/dist
 RUN useradd --system --uid 999 --home /app svc && mkdir -p /data/blobs && chown -R svc /data
 USER svc
 VOLUME /data
-EXPOSE 4300 4400 2525 2587 2465
+EXPOSE 4300 4400 2525 2587 2465 2110 2995 4190
 
 # --production refuses to boot with a development environment or a short SECRET.
 CMD ["python", "-m", "gateway", "--production"]

@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 export XDG_RUNTIME_DIR ?= /tmp/svc-runtime-$(shell id -u)
 
-.PHONY: assets run test dev start typecheck tidy lint docs password clean browser bench-submission imap-server backup restore proxy-checker
+.PHONY: assets run test dev start typecheck tidy lint docs password clean browser bench-submission imap-server mail-clients backup restore proxy-checker
 
 $(STAMP): requirements/base.txt requirements/dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -64,6 +64,15 @@ imap-server:
 			--no-install-recommends dovecot-imapd; } || \
 		{ test -z "$$CI" && echo "dovecot is missing: the transfer tests will be skipped"; }
 
+# The POP3 and ManageSieve tests (tests/mta/test_pop3.py, test_managesieve.py)
+# drive real clients: Debian's fetchmail and sieve-connect, installed here when
+# missing (same rules).
+mail-clients:
+	@command -v fetchmail >/dev/null 2>&1 && command -v sieve-connect >/dev/null 2>&1 || { \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends fetchmail sieve-connect; } || \
+		{ test -z "$$CI" && echo "fetchmail or sieve-connect is missing: their tests will be skipped"; }
+
 # The reverse proxy of deploy/compose.yaml is checked with `caddy validate`
 # (tests/deploy/): Debian's caddy, installed here when missing (same rules).
 proxy-checker:
@@ -75,7 +84,7 @@ proxy-checker:
 # The fast checks run first, so CI holds the same style `make lint` holds.
 # --dist loadgroup: a module whose tests share processes (tests/deploy/test_two_gateways.py)
 # marks them with one xdist_group, so one worker runs them all; the rest spread as usual.
-test: $(STAMP) assets browser imap-server proxy-checker lint typecheck docs  ## checks, then the whole suite, one worker (and one throw-away PostgreSQL) per core
+test: $(STAMP) assets browser imap-server mail-clients proxy-checker lint typecheck docs  ## checks, then the whole suite, one worker (and one throw-away PostgreSQL) per core
 	$(PY) -m pytest -n auto --dist loadgroup
 
 dev: $(STAMP) assets  ## like run, restarting when a .py file changes

@@ -104,8 +104,15 @@ class Connection:
         return bool(getattr(self.reader, "_buffer", b""))
 
     async def starttls(self, context: ssl.SSLContext, within: float) -> None:
+        """The TLS handshake, right after the go-ahead was written.
+
+        Awaited in this task (``asyncio.timeout``, not ``wait_for``'s new task):
+        ``loop.start_tls`` pauses reading before it yields, so the client's
+        ClientHello, sent as soon as it reads the go-ahead, cannot land in the
+        plaintext reader's buffer first and leave the handshake waiting."""
         try:
-            await asyncio.wait_for(self.writer.start_tls(context), within)
+            async with asyncio.timeout(within):
+                await self.writer.start_tls(context)
         except (TimeoutError, ssl.SSLError, ConnectionError, OSError):
             raise Closed from None
         self.tls = True

@@ -3,8 +3,8 @@
 A command is a line of atoms, quoted strings (``"..."`` with ``\\`` escapes,
 at most 1024 octets) and literals (``{n+}`` or ``{n}``, then CRLF and n
 octets, after which the command line goes on). A literal over the largest
-script (mta/sieve/compiler.py MAX_SCRIPT_BYTES) is refused before it is
-read; a NUL anywhere, a quoted string with a CR or LF, or an unterminated
+script (mta/sieve/compiler.py MAX_SCRIPT_BYTES), or literals adding up past
+one script and a few lines, are refused before they are read; a NUL anywhere, a quoted string with a CR or LF, or an unterminated
 string is a syntax error.
 """
 
@@ -60,6 +60,9 @@ async def read_command(conn: Connection, within: float) -> Command:
     or the connection's Closed and LineTooLong."""
     tokens: list[Token] = []
     line = await conn.readline(within)
+    # What one command may hold in all: its largest literal and a few lines
+    # (many literals, each under the limit, must not add up without end).
+    left = MAX_LITERAL + 4 * MAX_LINE - len(line)
     while True:
         literal = _LITERAL.search(line)
         head = line[: literal.start()] if literal else line
@@ -67,7 +70,8 @@ async def read_command(conn: Connection, within: float) -> Command:
         if literal is None:
             break
         size = int(literal.group(1))
-        if size > MAX_LITERAL:
+        left -= size
+        if size > MAX_LITERAL or left < 0:
             raise LiteralTooLarge(size)
         data = await conn.read_exactly(size, within)
         if b"\x00" in data:
@@ -77,6 +81,7 @@ async def read_command(conn: Connection, within: float) -> Command:
         except UnicodeDecodeError:
             raise BadCommand("a string is not UTF-8") from None
         line = await conn.readline(within)
+        left -= len(line)
     if not tokens or not isinstance(tokens[0], Atom):
         raise BadCommand("a command starts with its name")
     return Command(tokens[0].value.upper(), tokens[1:])

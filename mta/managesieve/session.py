@@ -140,7 +140,6 @@ class SieveSession:
             ("IMPLEMENTATION", "mta"),
             ("SASL", "PLAIN" if self.plaintext_allowed and self.principal is None else ""),
             ("SIEVE", " ".join(sorted(SUPPORTED_EXTENSIONS))),
-            ("MAXREDIRECTS", "1"),
             ("VERSION", "1.0"),
         ]
         if not self.conn.tls and self.tls_context is not None:
@@ -168,10 +167,9 @@ class SieveSession:
     async def starttls(self, command: Command) -> bool:
         if self.conn.tls or self.tls_context is None or self.principal is not None:
             return await self.error("STARTTLS is not available now")
-        self.conn.write(response("OK", "begin TLS negotiation"))
-        await self.conn.drain()
         if self.conn.pipelined():
-            return True
+            return True  # bytes sent before the handshake may not count as under TLS
+        self.conn.write(response("OK", "begin TLS negotiation"))
         await self.conn.starttls(self.tls_context, TLS_HANDSHAKE_TIMEOUT)
         # RFC 5804 2.2: the capabilities again, now under TLS.
         self.conn.write(self._capabilities() + response("OK", "TLS negotiation successful"))

@@ -13,7 +13,7 @@ that arrived meanwhile is seen at the next sign-in.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 
 from common.blobs import BlobNotFound
@@ -58,7 +58,7 @@ class Maildrop:
         live = self.live()
         return len(live), sum(m.size for _, m in live)
 
-    async def content(self, message: Listed) -> AsyncIterator[bytes]:
+    async def content(self, message: Listed) -> AsyncGenerator[bytes, None]:
         """The raw message in chunks, as stored (CRLF line ends)."""
         try:
             async for chunk in self.ctx.blobs.open(message.blob_id):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import ssl
 from collections.abc import Awaitable, Callable
+from contextlib import aclosing
 
 from mail.directory import Principal
 from mta.access.listener import Closed, Connection, ErrorCount, LineTooLong, is_loopback
@@ -133,10 +134,9 @@ class Pop3Session:
     async def stls(self, command: Command) -> bool:
         if self.maildrop is not None or self.conn.tls or self.tls_context is None:
             return await self.error(err("STLS is not available now"))
-        self.conn.write(ok("Begin TLS negotiation"))
-        await self.conn.drain()
         if self.conn.pipelined():
             return True  # bytes sent before the handshake may not count as under TLS
+        self.conn.write(ok("Begin TLS negotiation"))
         await self.conn.starttls(self.tls_context, TLS_HANDSHAKE_TIMEOUT)
         self.user = None
         return False
@@ -301,21 +301,23 @@ class Pop3Session:
         started = False
         head = bytearray()
         try:
-            async for chunk in drop.content(message):
-                if not started:
-                    self.conn.write(ok(first))
-                    started = True
-                if top is not None:
-                    head += chunk
-                    end = parser.top_part(head, top)
-                    if end is None:
-                        continue
-                    self.conn.write(stuffer.feed(bytes(head[:end])))
-                    head.clear()
-                    break
-                for at in range(0, len(chunk), CHUNK):
-                    self.conn.write(stuffer.feed(chunk[at : at + CHUNK]))
-                    await self.conn.drain()
+            # aclosing: TOP stops early, and the blob's file is closed then, not at GC.
+            async with aclosing(drop.content(message)) as chunks:
+                async for chunk in chunks:
+                    if not started:
+                        self.conn.write(ok(first))
+                        started = True
+                    if top is not None:
+                        head += chunk
+                        end = parser.top_part(head, top)
+                        if end is None:
+                            continue
+                        self.conn.write(stuffer.feed(bytes(head[:end])))
+                        head.clear()
+                        break
+                    for at in range(0, len(chunk), CHUNK):
+                        self.conn.write(stuffer.feed(chunk[at : at + CHUNK]))
+                        await self.conn.drain()
         except Gone:
             if not started:
                 return await self.error(err("the message was deleted elsewhere"))

@@ -107,6 +107,7 @@ def test_compose_migrates_once_before_two_gateways_and_runs_each_daemon_apart() 
         assert after["migrate"]["condition"] == "service_completed_successfully"
         env = services[name]["environment"]
         assert env["SMTP_ENABLED"] == env["OUTBOUND_ENABLED"] == "false"
+        assert env["POP3_ENABLED"] == env["SIEVE_ENABLED"] == "false"
         assert env["STORAGE_DRIVER"] == "s3" and env["S3_ENDPOINT"] == "http://minio:9000"
     daemons = {
         name: s["command"][-1]
@@ -116,6 +117,8 @@ def test_compose_migrates_once_before_two_gateways_and_runs_each_daemon_apart() 
     assert daemons == {
         "smtp": "smtp",
         "submission": "submission",
+        "pop3": "pop3",
+        "managesieve": "managesieve",
         "outbound": "outbound",
         "jmap": "jmap",
     }
@@ -137,6 +140,8 @@ def test_kubernetes_probes_drain_and_disruption_budgets() -> None:
         "svc-gateway",
         "svc-smtp",
         "svc-submission",
+        "svc-pop3",
+        "svc-managesieve",
         "svc-outbound",
         "svc-jmap",
     }

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
 import re
+import shutil
+import subprocess
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -199,11 +203,64 @@ async def test_hostile_input_gets_no_then_bye(ports: Ports, owner: dict[str, Any
     assert await client.send(b'PUTSCRIPT "x" {99999999+}') == [
         b'BYE (QUOTA/MAXSIZE) "literal too large"'
     ]
+    # Literals each under the limit may not add up without end in one command.
     client, _ = await Client.connect(ports.sieve)
-    assert await client.send(b"NOOP " + b"x" * 20_000) == [b'BYE "line too long"']
+    # (The second one's bytes are not sent: refused at its announcement, unread.)
+    first = b"NOOP {60000+}\r\n" + b"x" * 60000
+    assert await client.send(first + b" {60000+}") == [b'BYE (QUOTA/MAXSIZE) "literal too large"']
+    client, _ = await Client.connect(ports.sieve)
+    assert await client.send(b"NOOP " + b"x" * 12_000) == [b'BYE "line too long"']
 
 
-async def test_idle_before_sign_in_is_closed(runtime: Runtime, mta_config: MtaSettings) -> None:
+async def test_idle_before_sign_in_and_a_literal_that_never_ends_are_closed(
+    runtime: Runtime, mta_config: MtaSettings
+) -> None:
     async with daemons(runtime, access_config(mta_config, sieve_login_timeout=1)) as ports:
         client, _ = await Client.connect(ports.sieve)
         assert await client.response() == [b'BYE "idle for too long"']
+        # A literal that never ends is read within the same deadline.
+        client, _ = await Client.connect(ports.sieve)
+        assert await client.send(b'PUTSCRIPT "x" {100+}\r\nkeep;') == [b'BYE "idle for too long"']
+
+
+def sieve_connect(port: int, email: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Debian's sieve-connect, the password on a file descriptor as it asks."""
+    read, write = os.pipe()
+    os.write(write, PASSWORD.encode() + b"\n")
+    os.close(write)
+    try:
+        return subprocess.run(
+            [
+                *("sieve-connect", "--server", "127.0.0.1", "--port", str(port), "--user", email),
+                *("--passwordfd", str(read), "--notlsverify", "--authmech", "PLAIN", *args),
+            ],
+            pass_fds=(read,),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(read)
+
+
+@pytest.mark.skipif(shutil.which("sieve-connect") is None, reason="sieve-connect is not installed")
+async def test_sieve_connect_uploads_and_activates_a_script_that_files_smtp_mail(
+    runtime: Runtime, ports: Ports, smtp_port: int, owner: dict[str, Any], tmp_path: Path
+) -> None:
+    local = tmp_path / "invoices.sieve"
+    local.write_text(SCRIPT)
+    email = owner["email"]
+    for args in (
+        ("--upload", "--localsieve", str(local), "--remotesieve", "invoices"),
+        ("--activate", "--remotesieve", "invoices"),
+    ):
+        done = await asyncio.to_thread(sieve_connect, ports.sieve, email, *args)
+        assert done.returncode == 0, done.stdout + done.stderr
+    listed = await asyncio.to_thread(sieve_connect, ports.sieve, email, "--list")
+    # sieve-connect prints the server's LISTSCRIPTS lines as they come.
+    assert listed.stdout.strip() == '"invoices" ACTIVE', listed.stdout + listed.stderr
+    raw = b"From: bob@sender.test\r\nTo: alice@example.test\r\nSubject: invoice 7\r\n\r\nhi\r\n"
+    assert (await send(smtp_port, "bob@sender.test", [email], raw))["data"][0] == 250
+    async with runtime.db.connection() as conn:
+        [row] = await emails.for_address(conn, owner["address_id"])
+    assert row["folders"] == ["Invoices"]

@@ -236,18 +236,36 @@ async def test_hostile_input_gets_errors_then_a_close(ports: Ports) -> None:
         b"-ERR sign in first",
         b"-ERR [SYS/TEMP] too many errors; closing",
     ]
-    long_line = await asyncio.to_thread(raw_session, ports.pop3, [b"USER " + b"a" * 20_000])
+    long_line = await asyncio.to_thread(raw_session, ports.pop3, [b"USER " + b"a" * 12_000])
     assert long_line == b"-ERR line too long\r\n"
+    # A command sent with STLS would be read as if under TLS (CVE-2011-0411): dropped.
+    injected = await asyncio.to_thread(raw_session, ports.pop3, [b"STLS\r\nUSER x\r\n"])
+    assert injected == b""
 
 
-async def test_connection_caps_and_the_login_timeout(
-    runtime: Runtime, mta_config: MtaSettings, alice: Sender
+@pytest.mark.parametrize(
+    ("max_total", "max_per_ip", "opened"),
+    [(500, 20, 100), (900, 2000, 1000)],
+    ids=["per-client-address", "per-process"],
+)
+async def test_connection_caps_per_process_and_per_client_address(
+    runtime: Runtime,
+    mta_config: MtaSettings,
+    alice: Sender,
+    max_total: int,
+    max_per_ip: int,
+    opened: int,
 ) -> None:
-    config = access_config(mta_config, access_max_connections_per_ip=20, pop3_login_timeout=1)
+    """Idle connections past a cap are refused at once, and their slots come back
+    when the held ones end: a legitimate client then signs in."""
+    config = access_config(
+        mta_config, access_max_connections=max_total, access_max_connections_per_ip=max_per_ip
+    )
+    held_count = min(max_total, max_per_ip)
     async with daemons(runtime, config) as ports:
         held = []
         refused = 0
-        for _ in range(100):
+        for _ in range(opened):
             reader, writer = await asyncio.open_connection("127.0.0.1", ports.pop3)
             greeting = await reader.readline()
             if greeting.startswith(b"-ERR [SYS/TEMP] too many connections"):
@@ -256,17 +274,30 @@ async def test_connection_caps_and_the_login_timeout(
                 writer.close()
             else:
                 held.append((reader, writer))
-        assert (len(held), refused) == (20, 80)
-        # Idle before signing in: each is told and closed at POP3_LOGIN_TIMEOUT.
+        assert (len(held), refused) == (held_count, opened - held_count)
+        # The server frees a slot before it closes: once the client reads the end,
+        # the slot is free again.
+        for _, w in held:
+            w.write(b"QUIT\r\n")
         ends = await asyncio.gather(*(r.read() for r, _ in held))
-        assert set(ends) == {b"-ERR autologout; idle for too long\r\n"}
+        assert set(ends) == {b"+OK bye\r\n"}
         for _, w in held:
             w.close()
-        # The slots are free again: a legitimate client signs in.
+        # A legitimate client signs in.
         answers = await asyncio.to_thread(
             implicit_tls_session, ports.pop3s, [plain(alice.email, alice.password)]
         )
         assert answers == [b"+OK maildrop has 0 messages (0 octets)"]
+
+
+async def test_silence_before_sign_in_ends_at_the_login_timeout(
+    runtime: Runtime, mta_config: MtaSettings
+) -> None:
+    async with daemons(runtime, access_config(mta_config, pop3_login_timeout=1)) as ports:
+        reader, writer = await asyncio.open_connection("127.0.0.1", ports.pop3)
+        assert await reader.readline() == b"+OK POP3 server ready\r\n"
+        assert await reader.read() == b"-ERR autologout; idle for too long\r\n"
+        writer.close()
 
 
 @pytest.mark.skipif(shutil.which("fetchmail") is None, reason="fetchmail is not installed")
