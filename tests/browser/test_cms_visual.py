@@ -156,6 +156,18 @@ def test_reorder_hide_and_edit_in_the_visual_preview_change_the_public_page(
     page.get_by_role("button", name="Save Hero").click()
     expect(frame.locator('[data-visual-field="$title"]')).to_have_text("Hello there")
 
+    # The footer is a shared part (a single-kind entry): a click opens its editor.
+    frame.locator("#site-footer").click()
+    expect(page.locator("#panel-heading")).to_have_text("Footer")
+    footer_text = page.locator("#visual-panel").get_by_label("text", exact=True)
+    expect(footer_text).to_be_focused()
+    footer_text.fill("Edited from the preview.")
+    page.get_by_role("button", name="Save Footer").click()
+    expect(frame.locator("#site-footer")).to_contain_text("Edited from the preview.")
+    # And from the keyboard: the list of shared parts.
+    page.get_by_role("button", name="Edit Main menu").press("Enter")
+    expect(page.locator("#panel-heading")).to_have_text("Main menu")
+
 
 def test_the_framed_preview_is_private_and_the_public_page_runs_no_overlay(
     gateway: GatewayProcess,

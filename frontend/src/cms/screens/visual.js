@@ -10,6 +10,7 @@ import { alertBox, announce, button, h, labelled, replace, screenRoot, setTitle,
 import { fieldForm } from "../lib/field-form.js";
 import { moveButtons, reorderable } from "../lib/reorder.js";
 import { PreviewFrame } from "../lib/visual-frame.js";
+import { partEditor } from "../lib/website-parts.js";
 
 const root = screenRoot();
 const box = alertBox();
@@ -18,6 +19,7 @@ const frameStatus = h("p", { class: "status", role: "status", id: "frame-status"
 const links = h("div", { class: "actions" });
 const sectionList = h("ol", { class: "sections", "aria-label": "Sections of the page" });
 const panel = h("div", { class: "card", id: "visual-panel" });
+const partList = h("ul", { class: "links", "aria-label": "Shared parts" });
 const editable = can("content.write");
 
 let definitions = [];
@@ -25,8 +27,9 @@ let definition = null; // of the chosen entry's type
 let ctype = null; // the content type (field types for the inputs)
 let entry = null;
 let sections = []; // [{id, label, movable, hidden, fields}] in the page's order
-let selected = { section: null, field: null };
-const frame = new PreviewFrame({ onReady: framed, onSelect: (section, field) => select(section, field, true) });
+let selected = { section: null, field: null, part: null };
+let parts = []; // the website manifest's shared parts (GET /api/website)
+const frame = new PreviewFrame({ onReady: framed, onSelect: (section, field) => select(section, field, true), onPart: (id) => selectPart(id, true) });
 
 function layout() {
   const saved = (entry && entry.data && entry.data.__layout) || {};
@@ -49,7 +52,8 @@ function framed(reported) {
   sections = reported.filter((s) => known.has(s.id)).map((s) => ({ ...known.get(s.id), hidden: s.hidden }));
   frameStatus.textContent = "The preview is up to date.";
   drawSections();
-  frame.outline(selected.section, selected.field);
+  frame.parts(parts);
+  frame.outline(selected.section, selected.field, selected.part);
 }
 
 function movableIndex(id) {
@@ -133,7 +137,7 @@ function drawSections() {
 
 // The side panel: the selected section's fields (or the one field clicked).
 function select(sectionId, field, fromFrame) {
-  selected = { section: sectionId, field };
+  selected = { section: sectionId, field, part: null };
   for (const li of sectionList.children) {
     const on = li.dataset.section === sectionId;
     li.classList.toggle("chosen", on);
@@ -209,6 +213,34 @@ async function drawPanel(fromFrame) {
   }
 }
 
+// A shared part (the header's menu, the footer...): its editor in the side panel.
+async function selectPart(id, fromFrame) {
+  const part = parts.find((p) => p.id === id);
+  if (!part) return;
+  selected = { section: null, field: null, part: id };
+  for (const li of sectionList.children) {
+    li.classList.remove("chosen");
+    li.querySelector(".section-name").setAttribute("aria-pressed", "false");
+  }
+  frame.outline(null, null, id);
+  const body = h("div", {}, h("p", { class: "help" }, part.description ? `${part.description}. ` : "", "Shared by every page: a change shows everywhere."));
+  replace(panel, h("h2", { id: "panel-heading", tabindex: -1 }, part.label), body);
+  await partEditor(part, body, async () => {
+    await loadParts();
+    await reload();
+  });
+  if (fromFrame) {
+    const first = body.querySelector("input, select, textarea");
+    (first || panel.querySelector("h2")).focus();
+  }
+}
+
+async function loadParts() {
+  const { ok, data } = await api("GET", "/website");
+  parts = ok ? data.parts : [];
+  replace(partList, parts.map((p) => h("li", {}, button(`Edit ${p.label}`, () => selectPart(p.id, true), { class: "link", dataset: { part: p.id } }))));
+}
+
 // A new preview token for the saved entry, shown in the frame.
 async function reload() {
   frameStatus.textContent = "Loading the preview…";
@@ -240,7 +272,7 @@ async function open(id) {
   frame.title(`Preview of ${entry.title || entry.slug}`);
   replace(links, h("a", { href: `${ADMIN}/entries/${entry.id}` }, "Open in the entry editor"), h("a", { href: `${ADMIN}/website` }, "Website parts"));
   sections = declaredSections();
-  selected = { section: null, field: null };
+  selected = { section: null, field: null, part: null };
   drawSections();
   drawPanel(false);
   history.replaceState(null, "", `${ADMIN}/visual?entry=${encodeURIComponent(entry.id)}`);
@@ -251,6 +283,7 @@ async function start() {
   const { ok, data } = await api("GET", "/visual");
   if (!ok) return replace(root, h("p", { class: "alert", role: "alert" }, messageOf(data)));
   definitions = data.data;
+  await loadParts();
   if (!definitions.length) return replace(root, h("p", { class: "muted" }, "The site declares no visual pages: types without a visual definition are edited in the entry editor."));
   const options = [];
   for (const d of definitions) {
@@ -274,6 +307,7 @@ async function start() {
         { class: "visual-side" },
         h("section", { class: "card", "aria-labelledby": "sections-heading" }, h("h2", { id: "sections-heading" }, "Sections"), h("p", { class: "help", id: "sections-help" }, "Drag a handle, use Move up and Move down, or Alt+Up and Alt+Down on a handle. Each change is saved at once."), sectionList),
         panel,
+        parts.length ? h("section", { class: "card", "aria-labelledby": "parts-heading" }, h("h2", { id: "parts-heading" }, "Shared parts"), h("p", { class: "help" }, "Click the header or footer in the page, or choose here."), partList) : null,
       ),
     ),
   );
