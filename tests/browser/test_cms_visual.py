@@ -268,3 +268,29 @@ def test_plugins_enable_and_settings_then_a_design_override_changed_and_removed(
     design = {s["id"]: s for s in cms.call("GET", "/design")["data"]}
     border_now = next(p for p in design["gallery.frame"]["properties"] if p["key"] == "border")
     assert border_now["value"] is None and border_now["effective"] == "#222222"
+
+
+def test_a_viewer_reads_the_website_parts_and_sees_no_editor_plugins_or_design(
+    screens: Callable[[], Screens], gateway: GatewayProcess
+) -> None:
+    cms = Cms(gateway.base_url).sign_in(OWNER)
+    viewer = "vera@example.com"
+    cms.call(
+        "POST",
+        "/users",
+        {"email": viewer, "password": PASSWORD, "name": "Vera", "role": "viewer"},
+        201,
+    )
+    tab = signed_in(screens, viewer, "/cms/admin/website")
+    page = tab.page
+    nav = page.get_by_role("navigation", name="Sections")
+    expect(nav.get_by_role("link", name="Website parts")).to_be_visible()
+    for hidden in ("Visual editor", "Plugins", "Design"):
+        expect(nav.get_by_role("link", name=hidden)).to_have_count(0)
+    menu = page.get_by_role("form", name="Main menu")
+    expect(menu.get_by_text("Editors and admins change menus.")).to_be_visible()
+    expect(page.get_by_role("button", name="Save Main menu")).to_have_count(0)
+    expect(page.get_by_role("button", name="Save Footer")).to_have_count(0)
+    # The plugins screen itself: the API refuses, the page says so.
+    page.goto("/cms/admin/plugins")
+    expect(page.get_by_role("alert")).to_be_visible()
