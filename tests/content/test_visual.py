@@ -18,9 +18,9 @@ from common.db import execute as conn_execute
 from common.db import fetch_val
 from common.settings import Settings
 from content import ContentService
+from content.visual import service as visual_service
 from content.visual.definitions import VisualConfigError, parse_definitions
 from content.visual.options import HostVisual, report_visual_problems
-from content.visual import service as visual_service
 from content.visual.render import Overlay, render_visual
 from content.visual.website import parse_website
 from example_site import OPTIONS, first_run
