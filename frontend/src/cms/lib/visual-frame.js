@@ -26,6 +26,8 @@ export class PreviewFrame {
       const data = event.data;
       if (!data || typeof data !== "object" || data.channel !== CHANNEL) return;
       if (data.type === "ready" && Array.isArray(data.sections)) {
+        // Only the page last asked for: a slower, older load reports nothing.
+        if (data.href !== this.src) return;
         const sections = data.sections
           .filter((s) => s && cleanId(s.id))
           .map((s) => ({ id: s.id, hidden: s.hidden === true }));
@@ -46,7 +48,8 @@ export class PreviewFrame {
   }
 
   load(src) {
-    this.el.src = src;
+    this.src = new URL(src, location.href).href;
+    this.el.src = this.src;
   }
 
   outline(section, field, part = null) {

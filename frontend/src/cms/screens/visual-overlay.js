@@ -7,7 +7,7 @@
 //
 // Protocol (docs/content.md, "Visual preview in the admin"): every message is
 // {channel: "cms-visual", type, ...}.
-//   frame -> admin: ready {sections: [{id, label, movable, hidden, fields}], fields: [key]}
+//   frame -> admin: ready {sections: [{id, label, movable, hidden, fields}], fields: [key], href}
 //                   select {section, field} | {part}
 //   admin -> frame: outline {section, field}
 //                   parts {parts: [{id, selector}]} (the website manifest's shared parts)
@@ -50,7 +50,7 @@
       fields: (el.getAttribute("data-visual-fields") || "").split(" ").filter(Boolean),
     }));
     const fields = [...new Set([...document.querySelectorAll("[data-visual-field]")].map((el) => el.getAttribute("data-visual-field")))];
-    post({ type: "ready", sections, fields });
+    post({ type: "ready", sections, fields, href: location.href });
   }
 
   // A click selects what it landed on; links and forms of the page do nothing

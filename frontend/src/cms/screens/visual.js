@@ -47,7 +47,12 @@ function declaredSections() {
   return all.map((s) => (s.movable ? sorted.shift() : s));
 }
 
+// Layout saves in flight: until they are answered the list is ahead of any
+// page the frame shows, so a report from the frame does not redraw it.
+let saving = 0;
+
 function framed(reported) {
+  if (saving) return;
   const known = new Map(definition.sections.map((s) => [s.id, s]));
   sections = reported.filter((s) => known.has(s.id)).map((s) => ({ ...known.get(s.id), hidden: s.hidden }));
   frameStatus.textContent = "The preview is up to date.";
@@ -79,7 +84,9 @@ async function toggleHidden(section) {
 async function saveLayout(said) {
   frameStatus.textContent = "Saving…";
   const next = { order: sections.map((s) => s.id), hidden: sections.filter((s) => s.hidden).map((s) => s.id) };
+  saving += 1;
   const result = await api("PATCH", `/entries/${entry.id}`, { data: { __layout: next } });
+  saving -= 1;
   if (!result.ok) {
     showAlert(box, h("p", {}, `Nothing was saved: ${messageOf(result.data)}`));
     announce("Nothing was saved");
@@ -242,9 +249,13 @@ async function loadParts() {
 }
 
 // A new preview token for the saved entry, shown in the frame.
+const freshPreview = latest();
 async function reload() {
+  const mine = freshPreview();
   frameStatus.textContent = "Loading the preview…";
   const { ok, data } = await api("POST", `/entries/${entry.id}/preview`, {});
+  // Only the newest save's page is shown: an older answer arriving late is dropped.
+  if (!mine()) return;
   if (!ok) {
     frameStatus.textContent = "";
     return showAlert(box, h("p", {}, messageOf(data)));
