@@ -156,6 +156,26 @@ def test_reorder_hide_and_edit_in_the_visual_preview_change_the_public_page(
     page.get_by_role("button", name="Save Hero").click()
     expect(frame.locator('[data-visual-field="$title"]')).to_have_text("Hello there")
 
+    # The story's author is a reference: a search by title, stored as the slug.
+    cms.call(
+        "POST",
+        "/entries",
+        {"type": "person", "title": "Grace Hopper", "slug": "grace", "status": "published"},
+        201,
+    )
+    page.get_by_role("button", name="Select Story").click()
+    author = page.get_by_role("combobox", name="Author")
+    expect(page.locator("#visual-panel .chips")).to_contain_text("Ada Lovelace")
+    author.fill("Grace")
+    matches = page.get_by_role("listbox", name="Author: matching entries").get_by_role("option")
+    expect(matches).to_have_count(1)  # the search's answer, not the list shown on focus
+    expect(matches).to_have_text("Grace Hopper · published")
+    author.press("ArrowDown")
+    author.press("Enter")
+    page.get_by_role("button", name="Save Story").click()
+    expect(frame.locator('[data-visual-field="author"]')).to_have_text("Grace Hopper")
+    assert cms.call("GET", f"/entries/{home}")["data"]["author"] == "grace"
+
     # The footer is a shared part (a single-kind entry): a click opens its editor.
     frame.locator("#site-footer").click()
     expect(page.locator("#panel-heading")).to_have_text("Footer")

@@ -162,13 +162,11 @@ function inputDef(key) {
   if (info.formatted) {
     return { ...def, type: "textarea", help: "Formatted text: only italics (<i>…</i>) and line breaks (<br>) are kept." };
   }
-  if (info.reference) return { ...def, type: "reference-slug", reference: info.reference };
+  if (info.reference) return { ...def, type: "reference", to: info.reference.type, by: "slug", label: info.reference.label || def.label, help: `Search the ${info.reference.type} entries; the page shows the one chosen.` };
   return ["text", "textarea", "number", "url", "email", "select", "color", "boolean", "date"].includes(own.type) ? def : null;
 }
 
-const freshPanel = latest();
-async function drawPanel(fromFrame) {
-  const mine = freshPanel();
+function drawPanel(fromFrame) {
   const section = sections.find((s) => s.id === selected.section) || definition.sections.find((s) => s.id === selected.section);
   if (!section && !selected.field) {
     replace(panel, h("h2", {}, "Fields"), h("p", { class: "muted" }, "Select a section in the page or in the list to edit its fields."));
@@ -180,12 +178,7 @@ async function drawPanel(fromFrame) {
   for (const key of keys) {
     const def = inputDef(key);
     if (!def) skipped.push(key);
-    else if (def.type === "reference-slug") {
-      const { ok, data } = await api("GET", `/entries${query({ type: def.reference.type, sort: "title", limit: 100 })}`);
-      if (!mine()) return;
-      const options = ok ? data.data.filter((e) => e.status !== "trashed").map((e) => ({ value: e.slug, label: e.title || e.slug })) : [];
-      defs.push({ ...def, type: "select", label: def.reference.label || def.label, options, help: `Chooses a ${def.reference.type} entry.` });
-    } else defs.push(def);
+    else defs.push(def);
   }
   const values = {};
   for (const def of defs) values[def.key] = def.key === "$title" ? entry.title : entry.data[def.key];
