@@ -22,11 +22,13 @@ from aiohttp import web
 
 from common.bundles import BUNDLES, NotBuilt
 from common.openapi import page
-from content.admin.security import PAGE_HEADERS, safe_next
+from common.pages import page_headers
+from content.admin.security import IMG_SRC, PAGE_HEADERS, safe_next
 from content.auth.credentials import cookie_principal
 from content.auth.principal import Principal
 from content.context import context
 from content.people import service as people_service
+from content.visual import service as visual_service
 from content.visual.render import Overlay
 
 routes = web.RouteTableDef()
@@ -90,6 +92,7 @@ def render(
     screen: str,
     title: str,
     principal: Principal | None,
+    headers: dict[str, str] = PAGE_HEADERS,
     **data: str,
 ) -> web.Response:
     """The shell of one screen: its module is ``frontend/src/cms/screens/<screen>.js``."""
@@ -146,7 +149,7 @@ def render(
         return web.Response(
             status=503, text=f"The admin is not built yet: {exc}\n", headers=PAGE_HEADERS
         )
-    return web.Response(text=html, content_type="text/html", headers=PAGE_HEADERS)
+    return web.Response(text=html, content_type="text/html", headers=headers)
 
 
 async def _site_claimed(request: web.Request) -> bool:
@@ -221,7 +224,6 @@ def _simple(path: str, screen: str, title: str) -> None:
 
 for _path, _screen, _title in (
     ("/entries", "entries", "Entries"),
-    ("/visual", "visual", "Visual editor"),
     ("/website", "website", "Website parts"),
     ("/design", "design", "Design"),
     ("/plugins", "plugins", "Plugins"),
@@ -240,6 +242,17 @@ for _path, _screen, _title in (
     ("/account", "account", "Your account"),
 ):
     _simple(_path, _screen, _title)
+
+
+@routes.get(ADMIN + "/visual")
+@page
+@signed_in
+async def visual(request: web.Request, principal: Principal) -> web.StreamResponse:
+    """The visual editor frames the site's pages: its own origin, and the origins of
+    the visual types' absolute preview addresses."""
+    origins = await visual_service.preview_origins(context(request))
+    headers = page_headers(img_src=IMG_SRC, frame_src=" ".join(["'self'", *origins]))
+    return render(request, "visual", "Visual editor", principal, headers)
 
 
 @routes.get(ADMIN + "/types/" + TYPE_NAME)

@@ -8,7 +8,8 @@ from common.pages import page_headers
 
 # The strict page headers every service's pages carry (common/pages.py);
 # uploads are previewed from blob: URLs.
-PAGE_HEADERS = page_headers(img_src="'self' data: blob:")
+IMG_SRC = "'self' data: blob:"
+PAGE_HEADERS = page_headers(img_src=IMG_SRC)
 
 MAX_NEXT = 2000
 

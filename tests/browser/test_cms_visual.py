@@ -100,8 +100,8 @@ def test_reorder_hide_and_edit_in_the_visual_preview_change_the_public_page(
     handle = page.locator('[data-move="contact-handle"]')
     handle.focus()
     page.keyboard.press("Alt+ArrowUp")
-    expect(page.locator("#frame-status")).to_have_text("The preview is up to date.")
     expect(page.locator('[data-move="contact-handle"]')).to_be_focused()
+    # At once, before the first save's page is back: the last order wins.
     page.keyboard.press("Alt+ArrowUp")
     expect(page.locator("#announcer")).to_contain_text("Contact moved to position 1")
     expect(page.locator("#frame-status")).to_have_text("The preview is up to date.")
@@ -155,6 +155,38 @@ def test_reorder_hide_and_edit_in_the_visual_preview_change_the_public_page(
     title.fill("Hello there")
     page.get_by_role("button", name="Save Hero").click()
     expect(frame.locator('[data-visual-field="$title"]')).to_have_text("Hello there")
+
+    # The story's author is a reference: a search by title, stored as the slug.
+    cms.call(
+        "POST",
+        "/entries",
+        {"type": "person", "title": "Grace Hopper", "slug": "grace", "status": "published"},
+        201,
+    )
+    page.get_by_role("button", name="Select Story").click()
+    author = page.get_by_role("combobox", name="Author")
+    expect(page.locator("#visual-panel .chips")).to_contain_text("Ada Lovelace")
+    author.fill("Grace")
+    matches = page.get_by_role("listbox", name="Author: matching entries").get_by_role("option")
+    expect(matches).to_have_count(1)  # the search's answer, not the list shown on focus
+    expect(matches).to_have_text("Grace Hopper · published")
+    author.press("ArrowDown")
+    author.press("Enter")
+    page.get_by_role("button", name="Save Story").click()
+    expect(frame.locator('[data-visual-field="author"]')).to_have_text("Grace Hopper")
+    assert cms.call("GET", f"/entries/{home}")["data"]["author"] == "grace"
+
+    # The footer is a shared part (a single-kind entry): a click opens its editor.
+    frame.locator("#site-footer").click()
+    expect(page.locator("#panel-heading")).to_have_text("Footer")
+    footer_text = page.locator("#visual-panel").get_by_label("text", exact=True)
+    expect(footer_text).to_be_focused()
+    footer_text.fill("Edited from the preview.")
+    page.get_by_role("button", name="Save Footer").click()
+    expect(frame.locator("#site-footer")).to_contain_text("Edited from the preview.")
+    # And from the keyboard: the list of shared parts.
+    page.get_by_role("button", name="Edit Main menu").press("Enter")
+    expect(page.locator("#panel-heading")).to_have_text("Main menu")
 
 
 def test_the_framed_preview_is_private_and_the_public_page_runs_no_overlay(
@@ -256,3 +288,29 @@ def test_plugins_enable_and_settings_then_a_design_override_changed_and_removed(
     design = {s["id"]: s for s in cms.call("GET", "/design")["data"]}
     border_now = next(p for p in design["gallery.frame"]["properties"] if p["key"] == "border")
     assert border_now["value"] is None and border_now["effective"] == "#222222"
+
+
+def test_a_viewer_reads_the_website_parts_and_sees_no_editor_plugins_or_design(
+    screens: Callable[[], Screens], gateway: GatewayProcess
+) -> None:
+    cms = Cms(gateway.base_url).sign_in(OWNER)
+    viewer = "vera@example.com"
+    cms.call(
+        "POST",
+        "/users",
+        {"email": viewer, "password": PASSWORD, "name": "Vera", "role": "viewer"},
+        201,
+    )
+    tab = signed_in(screens, viewer, "/cms/admin/website")
+    page = tab.page
+    nav = page.get_by_role("navigation", name="Sections")
+    expect(nav.get_by_role("link", name="Website parts")).to_be_visible()
+    for hidden in ("Visual editor", "Plugins", "Design"):
+        expect(nav.get_by_role("link", name=hidden)).to_have_count(0)
+    menu = page.get_by_role("form", name="Main menu")
+    expect(menu.get_by_text("Editors and admins change menus.")).to_be_visible()
+    expect(page.get_by_role("button", name="Save Main menu")).to_have_count(0)
+    expect(page.get_by_role("button", name="Save Footer")).to_have_count(0)
+    # The plugins screen itself: the API refuses, the page says so.
+    page.goto("/cms/admin/plugins")
+    expect(page.get_by_role("alert")).to_be_visible()

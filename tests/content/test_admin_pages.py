@@ -29,7 +29,11 @@ def built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (dist / name).write_text(body)
     (dist / "manifest.json").write_text(json.dumps({"entries": entries, "files": sorted(files)}))
     monkeypatch.setattr(BUNDLES, "dist", dist)
+    # Every cached field, so the real build's cache comes back whole afterwards
+    # (restoring only the stamp would keep this stand-in's entries).
     monkeypatch.setattr(BUNDLES, "_stamp", -1.0)
+    monkeypatch.setattr(BUNDLES, "_entries", {})
+    monkeypatch.setattr(BUNDLES, "_files", frozenset())
     return dist
 
 

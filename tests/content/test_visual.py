@@ -18,6 +18,7 @@ from common.db import execute as conn_execute
 from common.db import fetch_val
 from common.settings import Settings
 from content import ContentService
+from content.visual import service as visual_service
 from content.visual.definitions import VisualConfigError, parse_definitions
 from content.visual.options import HostVisual, report_visual_problems
 from content.visual.render import Overlay, render_visual
@@ -457,3 +458,17 @@ async def test_the_seed_runs_once_and_only_in_development(site, runtime) -> None
         pass
     async with runtime.db.connection() as conn:
         assert await fetch_val(conn, "SELECT count(*) FROM content.content_types") == 0
+
+
+async def test_the_visual_editor_may_frame_the_origin_of_an_absolute_preview_address(
+    site, team
+) -> None:
+    owner = team["admin"].headers
+    answer = await site.patch(
+        f"{CMS}/api/types/page",
+        json={"previewUrl": "https://www.example.org/pages/{slug}"},
+        headers=owner,
+    )
+    assert answer.status == 200, await answer.text()
+    ctx = site.app[services_key]["content"].context
+    assert await visual_service.preview_origins(ctx) == ["https://www.example.org"]

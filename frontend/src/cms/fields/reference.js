@@ -1,11 +1,20 @@
 // Reference: a combobox searching entries of the target type; one entry, or an
-// ordered list of them when the field is `multiple`.
+// ordered list of them when the field is `multiple`. It stores entry ids, or
+// slugs with `by: "slug"` (a visual definition's references store slugs).
 import { api, query } from "../lib/api.js";
 import { announce, button, h, replace, uid } from "../lib/dom.js";
 import { labelOf } from "./basic.js";
 
+// The chosen entry of a stored slug: the search matches titles and slugs.
+async function bySlug(type, slug) {
+  const { ok, data } = await api("GET", "/entries" + query({ type, search: slug, limit: 100 }));
+  const found = ok ? data.data.find((e) => e.slug === slug) : null;
+  return found ? { ok: true, data: found } : { ok: false };
+}
+
 export function reference(def, value) {
   const multiple = Boolean(def.multiple);
+  const by = def.by === "slug" ? "slug" : "id";
   const id = uid("f");
   const listId = `${id}-results`;
   const chosen = [];
@@ -123,14 +132,15 @@ export function reference(def, value) {
     }
   });
   const ids = multiple ? value || [] : value ? [value] : [];
-  Promise.all(ids.map((entryId) => api("GET", `/entries/${encodeURIComponent(entryId)}`))).then((found) => {
-    found.forEach((r, i) => chosen.push(r.ok ? r.data : { id: ids[i], title: `missing entry ${ids[i]}` }));
+  const read = (key) => (by === "slug" ? bySlug(def.to, key) : api("GET", `/entries/${encodeURIComponent(key)}`));
+  Promise.all(ids.map(read)).then((found) => {
+    found.forEach((r, i) => chosen.push(r.ok ? r.data : { [by]: ids[i], id: ids[i], title: `missing entry ${ids[i]}` }));
     renderChips();
   });
   renderChips();
   return {
     el: wrap,
-    value: () => (multiple ? chosen.map((e) => e.id) : chosen[0] ? chosen[0].id : null),
+    value: () => (multiple ? chosen.map((e) => e[by]) : chosen[0] ? chosen[0][by] : null),
     locate: () => ({ wrap, input, label: labelOf(def) }),
   };
 }

@@ -7,9 +7,10 @@
 //
 // Protocol (docs/content.md, "Visual preview in the admin"): every message is
 // {channel: "cms-visual", type, ...}.
-//   frame -> admin: ready {sections: [{id, label, movable, hidden, fields}], fields: [key]}
-//                   select {section, field}
+//   frame -> admin: ready {sections: [{id, label, movable, hidden, fields}], fields: [key], href}
+//                   select {section, field} | {part}
 //   admin -> frame: outline {section, field}
+//                   parts {parts: [{id, selector}]} (the website manifest's shared parts)
 // The frame's origin is opaque (sandbox without allow-same-origin), so the
 // admin checks the sender's window; here the admin's origin is this script's
 // own, and only the parent window of that origin is listened to.
@@ -18,6 +19,18 @@
   if (!script || window.parent === window) return;
   const ADMIN = new URL(script.src).origin;
   const CHANNEL = "cms-visual";
+  let parts = []; // [{id, selector}] from the admin
+
+  function partOf(el) {
+    for (const part of parts) {
+      try {
+        if (el.closest(part.selector)) return part.id;
+      } catch {
+        // A selector this browser does not take: that part is not clickable here.
+      }
+    }
+    return null;
+  }
 
   function post(message) {
     window.parent.postMessage({ channel: CHANNEL, ...message }, ADMIN);
@@ -37,7 +50,7 @@
       fields: (el.getAttribute("data-visual-fields") || "").split(" ").filter(Boolean),
     }));
     const fields = [...new Set([...document.querySelectorAll("[data-visual-field]")].map((el) => el.getAttribute("data-visual-field")))];
-    post({ type: "ready", sections, fields });
+    post({ type: "ready", sections, fields, href: location.href });
   }
 
   // A click selects what it landed on; links and forms of the page do nothing
@@ -51,15 +64,21 @@
       event.stopPropagation();
       const field = target.closest("[data-visual-field]");
       const section = sectionOf(target);
-      if (field || section) post({ type: "select", section, field: field ? field.getAttribute("data-visual-field") : null });
+      const part = field ? null : partOf(target);
+      if (part) post({ type: "select", part });
+      else if (field || section) post({ type: "select", section, field: field ? field.getAttribute("data-visual-field") : null });
     },
     true,
   );
   document.addEventListener("submit", (event) => event.preventDefault(), true);
 
-  function outline(section, field) {
+  function outline(section, field, part) {
     for (const el of document.querySelectorAll("[data-visual-selected]")) el.removeAttribute("data-visual-selected");
     let shown = null;
+    if (part) {
+      const el = document.querySelector(`[data-visual-part="${CSS.escape(part)}"]`);
+      if (el) (shown = el).setAttribute("data-visual-selected", "section");
+    }
     if (section) {
       const el = document.querySelector(`[data-visual-section="${CSS.escape(section)}"]`);
       if (el) (shown = el).setAttribute("data-visual-selected", "section");
@@ -76,7 +95,18 @@
     if (event.source !== window.parent || event.origin !== ADMIN) return;
     const data = event.data;
     if (!data || data.channel !== CHANNEL) return;
-    if (data.type === "outline") outline(typeof data.section === "string" ? data.section : null, typeof data.field === "string" ? data.field : null);
+    const text = (value) => (typeof value === "string" ? value : null);
+    if (data.type === "outline") outline(text(data.section), text(data.field), text(data.part));
+    if (data.type === "parts" && Array.isArray(data.parts)) {
+      parts = data.parts.filter((p) => p && typeof p.id === "string" && typeof p.selector === "string");
+      for (const part of parts) {
+        try {
+          for (const el of document.querySelectorAll(part.selector)) el.setAttribute("data-visual-part", part.id);
+        } catch {
+          // as above
+        }
+      }
+    }
   });
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", report);

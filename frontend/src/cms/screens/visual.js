@@ -10,6 +10,7 @@ import { alertBox, announce, button, h, labelled, replace, screenRoot, setTitle,
 import { fieldForm } from "../lib/field-form.js";
 import { moveButtons, reorderable } from "../lib/reorder.js";
 import { PreviewFrame } from "../lib/visual-frame.js";
+import { partEditor } from "../lib/website-parts.js";
 
 const root = screenRoot();
 const box = alertBox();
@@ -18,6 +19,7 @@ const frameStatus = h("p", { class: "status", role: "status", id: "frame-status"
 const links = h("div", { class: "actions" });
 const sectionList = h("ol", { class: "sections", "aria-label": "Sections of the page" });
 const panel = h("div", { class: "card", id: "visual-panel" });
+const partList = h("ul", { class: "links", "aria-label": "Shared parts" });
 const editable = can("content.write");
 
 let definitions = [];
@@ -25,8 +27,9 @@ let definition = null; // of the chosen entry's type
 let ctype = null; // the content type (field types for the inputs)
 let entry = null;
 let sections = []; // [{id, label, movable, hidden, fields}] in the page's order
-let selected = { section: null, field: null };
-const frame = new PreviewFrame({ onReady: framed, onSelect: (section, field) => select(section, field, true) });
+let selected = { section: null, field: null, part: null };
+let parts = []; // the website manifest's shared parts (GET /api/website)
+const frame = new PreviewFrame({ onReady: framed, onSelect: (section, field) => select(section, field, true), onPart: (id) => selectPart(id, true) });
 
 function layout() {
   const saved = (entry && entry.data && entry.data.__layout) || {};
@@ -44,12 +47,18 @@ function declaredSections() {
   return all.map((s) => (s.movable ? sorted.shift() : s));
 }
 
+// Layout saves in flight: until they are answered the list is ahead of any
+// page the frame shows, so a report from the frame does not redraw it.
+let saving = 0;
+
 function framed(reported) {
+  if (saving) return;
   const known = new Map(definition.sections.map((s) => [s.id, s]));
   sections = reported.filter((s) => known.has(s.id)).map((s) => ({ ...known.get(s.id), hidden: s.hidden }));
   frameStatus.textContent = "The preview is up to date.";
   drawSections();
-  frame.outline(selected.section, selected.field);
+  frame.parts(parts);
+  frame.outline(selected.section, selected.field, selected.part);
 }
 
 function movableIndex(id) {
@@ -75,7 +84,9 @@ async function toggleHidden(section) {
 async function saveLayout(said) {
   frameStatus.textContent = "Saving…";
   const next = { order: sections.map((s) => s.id), hidden: sections.filter((s) => s.hidden).map((s) => s.id) };
+  saving += 1;
   const result = await api("PATCH", `/entries/${entry.id}`, { data: { __layout: next } });
+  saving -= 1;
   if (!result.ok) {
     showAlert(box, h("p", {}, `Nothing was saved: ${messageOf(result.data)}`));
     announce("Nothing was saved");
@@ -133,7 +144,7 @@ function drawSections() {
 
 // The side panel: the selected section's fields (or the one field clicked).
 function select(sectionId, field, fromFrame) {
-  selected = { section: sectionId, field };
+  selected = { section: sectionId, field, part: null };
   for (const li of sectionList.children) {
     const on = li.dataset.section === sectionId;
     li.classList.toggle("chosen", on);
@@ -151,13 +162,11 @@ function inputDef(key) {
   if (info.formatted) {
     return { ...def, type: "textarea", help: "Formatted text: only italics (<i>…</i>) and line breaks (<br>) are kept." };
   }
-  if (info.reference) return { ...def, type: "reference-slug", reference: info.reference };
+  if (info.reference) return { ...def, type: "reference", to: info.reference.type, by: "slug", label: info.reference.label || def.label, help: `Search the ${info.reference.type} entries; the page shows the one chosen.` };
   return ["text", "textarea", "number", "url", "email", "select", "color", "boolean", "date"].includes(own.type) ? def : null;
 }
 
-const freshPanel = latest();
-async function drawPanel(fromFrame) {
-  const mine = freshPanel();
+function drawPanel(fromFrame) {
   const section = sections.find((s) => s.id === selected.section) || definition.sections.find((s) => s.id === selected.section);
   if (!section && !selected.field) {
     replace(panel, h("h2", {}, "Fields"), h("p", { class: "muted" }, "Select a section in the page or in the list to edit its fields."));
@@ -169,12 +178,7 @@ async function drawPanel(fromFrame) {
   for (const key of keys) {
     const def = inputDef(key);
     if (!def) skipped.push(key);
-    else if (def.type === "reference-slug") {
-      const { ok, data } = await api("GET", `/entries${query({ type: def.reference.type, sort: "title", limit: 100 })}`);
-      if (!mine()) return;
-      const options = ok ? data.data.filter((e) => e.status !== "trashed").map((e) => ({ value: e.slug, label: e.title || e.slug })) : [];
-      defs.push({ ...def, type: "select", label: def.reference.label || def.label, options, help: `Chooses a ${def.reference.type} entry.` });
-    } else defs.push(def);
+    else defs.push(def);
   }
   const values = {};
   for (const def of defs) values[def.key] = def.key === "$title" ? entry.title : entry.data[def.key];
@@ -209,10 +213,42 @@ async function drawPanel(fromFrame) {
   }
 }
 
+// A shared part (the header's menu, the footer...): its editor in the side panel.
+async function selectPart(id, fromFrame) {
+  const part = parts.find((p) => p.id === id);
+  if (!part) return;
+  selected = { section: null, field: null, part: id };
+  for (const li of sectionList.children) {
+    li.classList.remove("chosen");
+    li.querySelector(".section-name").setAttribute("aria-pressed", "false");
+  }
+  frame.outline(null, null, id);
+  const body = h("div", {}, h("p", { class: "help" }, part.description ? `${part.description}. ` : "", "Shared by every page: a change shows everywhere."));
+  replace(panel, h("h2", { id: "panel-heading", tabindex: -1 }, part.label), body);
+  await partEditor(part, body, async () => {
+    await loadParts();
+    await reload();
+  });
+  if (fromFrame) {
+    const first = body.querySelector("input, select, textarea");
+    (first || panel.querySelector("h2")).focus();
+  }
+}
+
+async function loadParts() {
+  const { ok, data } = await api("GET", "/website");
+  parts = ok ? data.parts : [];
+  replace(partList, parts.map((p) => h("li", {}, button(`Edit ${p.label}`, () => selectPart(p.id, true), { class: "link", dataset: { part: p.id } }))));
+}
+
 // A new preview token for the saved entry, shown in the frame.
+const freshPreview = latest();
 async function reload() {
+  const mine = freshPreview();
   frameStatus.textContent = "Loading the preview…";
   const { ok, data } = await api("POST", `/entries/${entry.id}/preview`, {});
+  // Only the newest save's page is shown: an older answer arriving late is dropped.
+  if (!mine()) return;
   if (!ok) {
     frameStatus.textContent = "";
     return showAlert(box, h("p", {}, messageOf(data)));
@@ -240,7 +276,7 @@ async function open(id) {
   frame.title(`Preview of ${entry.title || entry.slug}`);
   replace(links, h("a", { href: `${ADMIN}/entries/${entry.id}` }, "Open in the entry editor"), h("a", { href: `${ADMIN}/website` }, "Website parts"));
   sections = declaredSections();
-  selected = { section: null, field: null };
+  selected = { section: null, field: null, part: null };
   drawSections();
   drawPanel(false);
   history.replaceState(null, "", `${ADMIN}/visual?entry=${encodeURIComponent(entry.id)}`);
@@ -251,6 +287,7 @@ async function start() {
   const { ok, data } = await api("GET", "/visual");
   if (!ok) return replace(root, h("p", { class: "alert", role: "alert" }, messageOf(data)));
   definitions = data.data;
+  await loadParts();
   if (!definitions.length) return replace(root, h("p", { class: "muted" }, "The site declares no visual pages: types without a visual definition are edited in the entry editor."));
   const options = [];
   for (const d of definitions) {
@@ -274,6 +311,7 @@ async function start() {
         { class: "visual-side" },
         h("section", { class: "card", "aria-labelledby": "sections-heading" }, h("h2", { id: "sections-heading" }, "Sections"), h("p", { class: "help", id: "sections-help" }, "Drag a handle, use Move up and Move down, or Alt+Up and Alt+Down on a handle. Each change is saved at once."), sectionList),
         panel,
+        parts.length ? h("section", { class: "card", "aria-labelledby": "parts-heading" }, h("h2", { id: "parts-heading" }, "Shared parts"), h("p", { class: "help" }, "Click the header or footer in the page, or choose here."), partList) : null,
       ),
     ),
   );
