@@ -19,6 +19,7 @@ from common.crypto import Sealer, sha256_hex
 from content.assistant import budget, store
 from content.assistant.errors import NotConnected, provider_failure
 from content.assistant.providers import (
+    DEFAULT_URLS,
     KINDS,
     URL_KINDS,
     Connection,
@@ -31,9 +32,6 @@ from content.assistant.providers import (
 )
 from content.assistant.providers import stream as provider_stream
 from content.assistant.providers.addresses import check_reachable, url_problem
-from content.assistant.providers.anthropic_messages import DEFAULT_URL as ANTHROPIC_URL
-from content.assistant.providers.ollama_chat import LOCAL_URL
-from content.assistant.providers.openai_chat import DEFAULT_URL as OPENAI_URL
 from content.assistant.toolbox import ToolSpec
 from content.auth.principal import Actor, Principal
 from content.context import Context
@@ -54,7 +52,6 @@ LABELS = {
     "ollama": "Ollama on your own machine",
     "ollama-cloud": "Ollama Cloud",
 }
-DEFAULT_URLS = {"openai": OPENAI_URL, "anthropic": ANTHROPIC_URL, "ollama": LOCAL_URL}
 # The synthetic tool of the connection test: it reads and changes nothing.
 MARKER_TOOL = "connection_check"
 
