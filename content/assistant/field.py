@@ -13,7 +13,7 @@ from typing import Any
 
 from content.assistant import budget
 from content.assistant import service as provider
-from content.assistant.errors import provider_failure
+from content.assistant.errors import provider_failure, refuse_unknown
 from content.assistant.providers import Connection, ProviderError, TextDelta, Usage
 from content.auth.principal import Principal
 from content.context import Context
@@ -48,8 +48,9 @@ async def start(ctx: Context, principal: Principal, body: dict[str, Any]) -> Asy
     """POST /api/assistant/field: refusals first, then the suggestion's events."""
     budget.require_spender(principal)
     problems = Problems()
+    refuse_unknown(body, ("action", "value", "field", "context", "language"), problems)
     action = body.get("action")
-    if action not in ACTIONS:
+    if not isinstance(action, str) or action not in ACTIONS:
         problems.add("action", f"one of {', '.join(ACTIONS)}")
     value = _string(body, "value", MAX_VALUE, problems)
     label = _string(body, "field", 200, problems)

@@ -107,7 +107,7 @@ async def disconnect_provider(request: web.Request, principal: Principal) -> web
 
 @routes.post("/api/assistant/provider/test")
 @admin_route("settings.manage", budget.SPEND)
-@operation(auth="admin", response=TEST, errors=[409, 424])
+@operation(auth="admin", response=TEST, errors=[409, 424, 429])
 async def test_provider(request: web.Request, principal: Principal) -> web.Response:
     """Streamed tool calling with a synthetic marker; reads and changes no content."""
     return json_response(await service.check_connection(context(request), principal))
@@ -118,7 +118,11 @@ async def test_provider(request: web.Request, principal: Principal) -> web.Respo
 @operation(
     auth="admin",
     body=obj(
-        {"kind": string(enum=["openai"]), "model": string(max_length=200)},
+        {
+            "kind": string(enum=["openai"]),
+            "model": string(max_length=200),
+            "baseUrl": string(nullable=True, max_length=500),
+        },
         required=["kind", "model"],
     ),
     response=obj({"url": string()}, required=["url"]),
@@ -200,7 +204,7 @@ async def set_bubble(request: web.Request, principal: Principal) -> web.Response
     ),
     response=STREAM,
     response_media=MEDIA,
-    errors=[409],
+    errors=[409, 424, 429],
 )
 async def field_assistant(request: web.Request, principal: Principal) -> web.StreamResponse:
     """A suggestion for one field, streamed (text, done); nothing is saved."""

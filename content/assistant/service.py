@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 
 from common.crypto import Sealer, sha256_hex
 from content.assistant import budget, store
-from content.assistant.errors import NotConnected, provider_failure
+from content.assistant.errors import NotConnected, provider_failure, refuse_unknown
 from content.assistant.providers import (
     DEFAULT_URLS,
     KINDS,
@@ -113,8 +113,11 @@ async def get(ctx: Context) -> dict[str, Any]:
     return provider_json(ctx, row)
 
 
-def _settings(ctx: Context, body: dict[str, Any], problems: Problems) -> dict[str, str]:
+def _settings(
+    ctx: Context, body: dict[str, Any], problems: Problems, known: tuple[str, ...]
+) -> dict[str, str]:
     """kind, model and base URL of a connect body, checked."""
+    refuse_unknown(body, known, problems)
     kind = body.get("kind")
     if kind not in KINDS:
         problems.add("kind", f"one of {', '.join(KINDS)}")
@@ -140,7 +143,7 @@ def _settings(ctx: Context, body: dict[str, Any], problems: Problems) -> dict[st
 async def connect(ctx: Context, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
     """PUT /api/assistant/provider {kind, model, baseUrl?, apiKey?}: replaces the one provider."""
     problems = Problems()
-    values = _settings(ctx, body, problems)
+    values = _settings(ctx, body, problems, ("kind", "model", "baseUrl", "apiKey"))
     key = body.get("apiKey")
     secret = ""
     if values["kind"] == "ollama":
@@ -189,7 +192,7 @@ async def disconnect(ctx: Context, principal: Principal) -> None:
 async def oauth_start(ctx: Context, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
     """POST /api/assistant/provider/oauth {kind, model, baseUrl?}: the consent address."""
     problems = Problems()
-    values = _settings(ctx, body, problems)
+    values = _settings(ctx, body, problems, ("kind", "model", "baseUrl"))
     problems.raise_if_any()
     client = oauth_client(ctx, values["kind"])
     if client is None:

@@ -26,7 +26,7 @@ from content.assistant import budget
 from content.assistant import service as provider
 from content.assistant import store as settings_store
 from content.assistant.bubble import store
-from content.assistant.errors import provider_failure
+from content.assistant.errors import provider_failure, refuse_unknown
 from content.assistant.providers import ProviderError, TextDelta
 from content.auth.principal import Principal
 from content.context import Context
@@ -71,11 +71,12 @@ def _url(row: dict[str, Any]) -> str | None:
 
 
 def question_of(body: dict[str, Any]) -> str:
+    problems = Problems()
+    refuse_unknown(body, ("question",), problems)
     question = body.get("question")
     if not isinstance(question, str) or not question.strip() or len(question) > MAX_QUESTION:
-        problems = Problems()
         problems.add("question", f"the visitor's question, 1 to {MAX_QUESTION} characters")
-        problems.raise_if_any()
+    problems.raise_if_any()
     return str(question).strip()
 
 
@@ -184,6 +185,7 @@ def _origin(value: Any) -> str | None:
 async def put_settings(ctx: Context, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
     """PUT /api/assistant/bubble {enabled, origins, types, ratePerMinute}."""
     problems = Problems()
+    refuse_unknown(body, ("enabled", "origins", "types", "ratePerMinute"), problems)
     enabled = body.get("enabled", False)
     if not isinstance(enabled, bool):
         problems.add("enabled", "true or false")

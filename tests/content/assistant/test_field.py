@@ -57,3 +57,25 @@ async def test_field_assistant_refusals(cms: Any, team: Any, model: Any) -> None
         headers=team["viewer"].headers,
     )
     assert resp.status == 403
+
+
+async def test_wrong_shapes_are_named_not_crashed_on(cms: Any, team: Any, model: Any) -> None:
+    _, base = model
+    admin = team["admin"].headers
+    await connect(cms, admin, "ollama", base)
+    for path, body, key in [
+        ("/api/assistant/field", {"action": {}}, "action"),
+        ("/api/assistant/field", {"action": "suggest", "colour": "red"}, "colour"),
+        ("/api/assistant/budget", {"personMonthly": 5, "perPerson": 1}, "perPerson"),
+        ("/api/assistant/bubble", {"enabled": False, "origin": "x"}, "origin"),
+        ("/api/assistant/conversations", {"topic": "x"}, "topic"),
+        ("/api/assistant/provider", {"kind": "ollama", "model": "m", "url": "x"}, "url"),
+    ]:
+        method = (
+            cms.put
+            if path in ("/api/assistant/budget", "/api/assistant/bubble", "/api/assistant/provider")
+            else cms.post
+        )
+        resp = await method(path, json=body, headers=admin)
+        assert resp.status == 400, path
+        assert [f["key"] for f in (await resp.json())["details"]["fields"]] == [key], path
