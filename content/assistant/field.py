@@ -35,9 +35,9 @@ Event = tuple[str, dict[str, Any]]
 
 
 def _string(body: dict[str, Any], key: str, limit: int, problems: Problems) -> str:
-    value = body.get(key)
-    if value is None:
+    if key not in body:
         return ""
+    value = body[key]
     if not isinstance(value, str) or len(value) > limit:
         problems.add(key, f"a string of at most {limit} characters")
         return ""

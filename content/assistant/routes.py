@@ -40,7 +40,7 @@ TEST = obj(
     {"ok": boolean(), "problem": string(nullable=True), "message": string()},
     required=["ok", "problem", "message"],
 )
-LIMIT = {"type": ["integer", "null"], "minimum": 0}
+LIMIT = {"type": ["integer", "null"], "minimum": 0, "maximum": budget.MAX_LIMIT}
 BUDGET = obj(
     {"month": string(), "limits": _ANY, "site": _ANY, "people": array(_ANY)},
     required=["month", "limits", "site", "people"],
@@ -50,7 +50,7 @@ BUBBLE = obj(
     {
         "enabled": boolean(),
         "origins": array(string(max_length=200), max_items=50),
-        "types": array(string(max_length=100)),
+        "types": array(string(min_length=1, max_length=100), max_items=200),
         "ratePerMinute": integer(minimum=1, maximum=600),
     }
 )

@@ -37,6 +37,8 @@ MAX_QUESTION = 1000
 SOURCES = 5
 EXCERPT = 1500
 MAX_ORIGINS = 50
+MAX_TYPES = 200
+MAX_TYPE_NAME = 100
 WIDGET = Path(__file__).with_name("widget.js")
 NOTHING_FOUND = "I could not find anything about that on this site."
 SYSTEM = (
@@ -201,9 +203,12 @@ async def put_settings(ctx: Context, principal: Principal, body: dict[str, Any])
         elif origin not in origins:
             origins.append(origin)
     types = body.get("types", [])
-    if not isinstance(types, list) or not all(isinstance(t, str) and t for t in types):
-        problems.add("types", "a list of content type names ('*' for every type)")
+    if not isinstance(types, list) or len(types) > MAX_TYPES:
+        problems.add("types", f"a list of at most {MAX_TYPES} content type names ('*': every type)")
         types = []
+    for i, name in enumerate(types):
+        if not isinstance(name, str) or not 0 < len(name) <= MAX_TYPE_NAME:
+            problems.add(f"types.{i}", f"a content type name of 1 to {MAX_TYPE_NAME} characters")
     rate = body.get("ratePerMinute", 10)
     if isinstance(rate, bool) or not isinstance(rate, int) or not 1 <= rate <= 600:
         problems.add("ratePerMinute", "a whole number from 1 to 600")

@@ -94,7 +94,7 @@ async def create(ctx: Context, principal: Principal, body: dict[str, Any]) -> di
     budget.require_spender(principal)
     problems = Problems()
     refuse_unknown(body, ("title",), problems)
-    title = body.get("title") or ""
+    title = body.get("title", "")
     if not isinstance(title, str) or len(title) > 200:
         problems.add("title", "at most 200 characters")
         title = ""
