@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from content.assistant import store
-from content.assistant.errors import BudgetExceeded
+from content.assistant.errors import BudgetExceeded, refuse_unknown
 from content.assistant.providers import Usage
 from content.auth.credentials import require
 from content.auth.principal import Principal
@@ -131,6 +131,7 @@ def _limit(body: dict[str, Any], key: str, problems: Problems) -> int | None:
 async def set_limits(ctx: Context, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
     """PUT /api/assistant/budget {personMonthly, siteMonthly}: null lifts a limit."""
     problems = Problems()
+    refuse_unknown(body, ("personMonthly", "siteMonthly"), problems)
     person = _limit(body, "personMonthly", problems)
     site = _limit(body, "siteMonthly", problems)
     problems.raise_if_any()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from content.assistant.providers import ProviderError
-from content.errors import ContentError
+from content.errors import ContentError, Problems
 
 PROVIDER_FAILED_STATUS = 424
 CODES = {
@@ -66,3 +66,9 @@ class BudgetExceeded(ContentError):
             {"scope": scope, "used": used, "limit": limit, "resetsAt": resets_at},
             {"Retry-After": str(retry)},
         )
+
+
+def refuse_unknown(body: dict[str, Any], known: tuple[str, ...], problems: Problems) -> None:
+    """Name each member of ``body`` this route does not read (a typo is not silently lost)."""
+    for key in sorted(set(body) - set(known)):
+        problems.add(key, f"is not a known member (known: {', '.join(known)})")

@@ -13,7 +13,7 @@ from typing import Any
 
 from content.assistant import budget
 from content.assistant import service as provider
-from content.assistant.errors import provider_failure
+from content.assistant.errors import provider_failure, refuse_unknown
 from content.assistant.providers import Connection, ProviderError, TextDelta, Usage
 from content.auth.principal import Principal
 from content.context import Context
@@ -35,9 +35,9 @@ Event = tuple[str, dict[str, Any]]
 
 
 def _string(body: dict[str, Any], key: str, limit: int, problems: Problems) -> str:
-    value = body.get(key)
-    if value is None:
+    if key not in body:
         return ""
+    value = body[key]
     if not isinstance(value, str) or len(value) > limit:
         problems.add(key, f"a string of at most {limit} characters")
         return ""
@@ -48,8 +48,9 @@ async def start(ctx: Context, principal: Principal, body: dict[str, Any]) -> Asy
     """POST /api/assistant/field: refusals first, then the suggestion's events."""
     budget.require_spender(principal)
     problems = Problems()
+    refuse_unknown(body, ("action", "value", "field", "context", "language"), problems)
     action = body.get("action")
-    if action not in ACTIONS:
+    if not isinstance(action, str) or action not in ACTIONS:
         problems.add("action", f"one of {', '.join(ACTIONS)}")
     value = _string(body, "value", MAX_VALUE, problems)
     label = _string(body, "field", 200, problems)

@@ -40,7 +40,7 @@ TEST = obj(
     {"ok": boolean(), "problem": string(nullable=True), "message": string()},
     required=["ok", "problem", "message"],
 )
-LIMIT = {"type": ["integer", "null"], "minimum": 0}
+LIMIT = {"type": ["integer", "null"], "minimum": 0, "maximum": budget.MAX_LIMIT}
 BUDGET = obj(
     {"month": string(), "limits": _ANY, "site": _ANY, "people": array(_ANY)},
     required=["month", "limits", "site", "people"],
@@ -50,7 +50,7 @@ BUBBLE = obj(
     {
         "enabled": boolean(),
         "origins": array(string(max_length=200), max_items=50),
-        "types": array(string(max_length=100)),
+        "types": array(string(min_length=1, max_length=100), max_items=200),
         "ratePerMinute": integer(minimum=1, maximum=600),
     }
 )
@@ -107,7 +107,7 @@ async def disconnect_provider(request: web.Request, principal: Principal) -> web
 
 @routes.post("/api/assistant/provider/test")
 @admin_route("settings.manage", budget.SPEND)
-@operation(auth="admin", response=TEST, errors=[409, 424])
+@operation(auth="admin", response=TEST, errors=[409, 424, 429])
 async def test_provider(request: web.Request, principal: Principal) -> web.Response:
     """Streamed tool calling with a synthetic marker; reads and changes no content."""
     return json_response(await service.check_connection(context(request), principal))
@@ -118,7 +118,11 @@ async def test_provider(request: web.Request, principal: Principal) -> web.Respo
 @operation(
     auth="admin",
     body=obj(
-        {"kind": string(enum=["openai"]), "model": string(max_length=200)},
+        {
+            "kind": string(enum=["openai"]),
+            "model": string(max_length=200),
+            "baseUrl": string(nullable=True, max_length=500),
+        },
         required=["kind", "model"],
     ),
     response=obj({"url": string()}, required=["url"]),
@@ -200,7 +204,7 @@ async def set_bubble(request: web.Request, principal: Principal) -> web.Response
     ),
     response=STREAM,
     response_media=MEDIA,
-    errors=[409],
+    errors=[409, 424, 429],
 )
 async def field_assistant(request: web.Request, principal: Principal) -> web.StreamResponse:
     """A suggestion for one field, streamed (text, done); nothing is saved."""

@@ -17,8 +17,9 @@ from urllib.parse import urlencode
 
 from common.crypto import Sealer, sha256_hex
 from content.assistant import budget, store
-from content.assistant.errors import NotConnected, provider_failure
+from content.assistant.errors import NotConnected, provider_failure, refuse_unknown
 from content.assistant.providers import (
+    DEFAULT_URLS,
     KINDS,
     URL_KINDS,
     Connection,
@@ -31,9 +32,6 @@ from content.assistant.providers import (
 )
 from content.assistant.providers import stream as provider_stream
 from content.assistant.providers.addresses import check_reachable, url_problem
-from content.assistant.providers.anthropic_messages import DEFAULT_URL as ANTHROPIC_URL
-from content.assistant.providers.ollama_chat import LOCAL_URL
-from content.assistant.providers.openai_chat import DEFAULT_URL as OPENAI_URL
 from content.assistant.toolbox import ToolSpec
 from content.auth.principal import Actor, Principal
 from content.context import Context
@@ -54,7 +52,6 @@ LABELS = {
     "ollama": "Ollama on your own machine",
     "ollama-cloud": "Ollama Cloud",
 }
-DEFAULT_URLS = {"openai": OPENAI_URL, "anthropic": ANTHROPIC_URL, "ollama": LOCAL_URL}
 # The synthetic tool of the connection test: it reads and changes nothing.
 MARKER_TOOL = "connection_check"
 
@@ -116,8 +113,11 @@ async def get(ctx: Context) -> dict[str, Any]:
     return provider_json(ctx, row)
 
 
-def _settings(ctx: Context, body: dict[str, Any], problems: Problems) -> dict[str, str]:
+def _settings(
+    ctx: Context, body: dict[str, Any], problems: Problems, known: tuple[str, ...]
+) -> dict[str, str]:
     """kind, model and base URL of a connect body, checked."""
+    refuse_unknown(body, known, problems)
     kind = body.get("kind")
     if kind not in KINDS:
         problems.add("kind", f"one of {', '.join(KINDS)}")
@@ -143,7 +143,7 @@ def _settings(ctx: Context, body: dict[str, Any], problems: Problems) -> dict[st
 async def connect(ctx: Context, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
     """PUT /api/assistant/provider {kind, model, baseUrl?, apiKey?}: replaces the one provider."""
     problems = Problems()
-    values = _settings(ctx, body, problems)
+    values = _settings(ctx, body, problems, ("kind", "model", "baseUrl", "apiKey"))
     key = body.get("apiKey")
     secret = ""
     if values["kind"] == "ollama":
@@ -192,7 +192,7 @@ async def disconnect(ctx: Context, principal: Principal) -> None:
 async def oauth_start(ctx: Context, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
     """POST /api/assistant/provider/oauth {kind, model, baseUrl?}: the consent address."""
     problems = Problems()
-    values = _settings(ctx, body, problems)
+    values = _settings(ctx, body, problems, ("kind", "model", "baseUrl"))
     problems.raise_if_any()
     client = oauth_client(ctx, values["kind"])
     if client is None:

@@ -25,7 +25,7 @@ def _cors(origin: str) -> dict[str, str]:
 
 
 @routes.post("/ext/assistant/ask")
-@operation(auth="delivery", body=QUESTION, response=ANSWER, errors=[409, 424])
+@operation(auth="delivery", body=QUESTION, response=ANSWER, errors=[409, 424, 429])
 async def ask(request: web.Request) -> web.Response:
     """An answer and its sources from published content in the key's type scopes."""
     key = await delivery_key(request)
@@ -34,7 +34,7 @@ async def ask(request: web.Request) -> web.Response:
 
 
 @routes.post("/ext/assistant/public-ask")
-@operation(body=QUESTION, response=ANSWER, errors=[403, 409, 424])
+@operation(body=QUESTION, response=ANSWER, errors=[403, 409, 424, 429])
 async def public_ask(request: web.Request) -> web.Response:
     """The same answer straight from a browser on an allowed origin (no key)."""
     ctx = context(request)

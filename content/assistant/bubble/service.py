@@ -26,7 +26,7 @@ from content.assistant import budget
 from content.assistant import service as provider
 from content.assistant import store as settings_store
 from content.assistant.bubble import store
-from content.assistant.errors import provider_failure
+from content.assistant.errors import provider_failure, refuse_unknown
 from content.assistant.providers import ProviderError, TextDelta
 from content.auth.principal import Principal
 from content.context import Context
@@ -37,6 +37,8 @@ MAX_QUESTION = 1000
 SOURCES = 5
 EXCERPT = 1500
 MAX_ORIGINS = 50
+MAX_TYPES = 200
+MAX_TYPE_NAME = 100
 WIDGET = Path(__file__).with_name("widget.js")
 NOTHING_FOUND = "I could not find anything about that on this site."
 SYSTEM = (
@@ -71,11 +73,12 @@ def _url(row: dict[str, Any]) -> str | None:
 
 
 def question_of(body: dict[str, Any]) -> str:
+    problems = Problems()
+    refuse_unknown(body, ("question",), problems)
     question = body.get("question")
     if not isinstance(question, str) or not question.strip() or len(question) > MAX_QUESTION:
-        problems = Problems()
         problems.add("question", f"the visitor's question, 1 to {MAX_QUESTION} characters")
-        problems.raise_if_any()
+    problems.raise_if_any()
     return str(question).strip()
 
 
@@ -184,6 +187,7 @@ def _origin(value: Any) -> str | None:
 async def put_settings(ctx: Context, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
     """PUT /api/assistant/bubble {enabled, origins, types, ratePerMinute}."""
     problems = Problems()
+    refuse_unknown(body, ("enabled", "origins", "types", "ratePerMinute"), problems)
     enabled = body.get("enabled", False)
     if not isinstance(enabled, bool):
         problems.add("enabled", "true or false")
@@ -199,9 +203,12 @@ async def put_settings(ctx: Context, principal: Principal, body: dict[str, Any])
         elif origin not in origins:
             origins.append(origin)
     types = body.get("types", [])
-    if not isinstance(types, list) or not all(isinstance(t, str) and t for t in types):
-        problems.add("types", "a list of content type names ('*' for every type)")
+    if not isinstance(types, list) or len(types) > MAX_TYPES:
+        problems.add("types", f"a list of at most {MAX_TYPES} content type names ('*': every type)")
         types = []
+    for i, name in enumerate(types):
+        if not isinstance(name, str) or not 0 < len(name) <= MAX_TYPE_NAME:
+            problems.add(f"types.{i}", f"a content type name of 1 to {MAX_TYPE_NAME} characters")
     rate = body.get("ratePerMinute", 10)
     if isinstance(rate, bool) or not isinstance(rate, int) or not 1 <= rate <= 600:
         problems.add("ratePerMinute", "a whole number from 1 to 600")

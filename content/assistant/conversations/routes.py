@@ -74,7 +74,7 @@ async def delete_conversation(request: web.Request, principal: Principal) -> web
     body=obj({"text": string(max_length=service.MAX_MESSAGE)}, required=["text"]),
     response=string(),
     response_media=MEDIA,
-    errors=[409],
+    errors=[409, 424, 429],
 )
 async def send_message(request: web.Request, principal: Principal) -> web.StreamResponse:
     """Send a message; the answer streams as server-sent events (docs/content.md, "Assistant")."""

@@ -24,7 +24,7 @@ from common.ids import short_id
 from content.assistant import budget
 from content.assistant import service as provider
 from content.assistant.conversations import store
-from content.assistant.errors import provider_failure
+from content.assistant.errors import provider_failure, refuse_unknown
 from content.assistant.providers import (
     Connection,
     ProviderError,
@@ -92,11 +92,13 @@ async def list_conversations(
 
 async def create(ctx: Context, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
     budget.require_spender(principal)
-    title = body.get("title") or ""
+    problems = Problems()
+    refuse_unknown(body, ("title",), problems)
+    title = body.get("title", "")
     if not isinstance(title, str) or len(title) > 200:
-        problems = Problems()
         problems.add("title", "at most 200 characters")
-        problems.raise_if_any()
+        title = ""
+    problems.raise_if_any()
     async with ctx.db.connection() as conn:
         row = await store.create(
             conn, f"c_{short_id()}", principal.user.id, title.strip(), ctx.clock.now()
@@ -120,11 +122,12 @@ async def delete(ctx: Context, principal: Principal, conversation_id: str) -> No
 
 
 def _text(body: dict[str, Any]) -> str:
+    problems = Problems()
+    refuse_unknown(body, ("text",), problems)
     text = body.get("text")
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_MESSAGE:
-        problems = Problems()
         problems.add("text", f"the message, 1 to {MAX_MESSAGE} characters")
-        problems.raise_if_any()
+    problems.raise_if_any()
     return str(text).strip()
 
 

@@ -15,13 +15,13 @@ its kind, so the person reads what went wrong, whichever provider it was.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import AsyncIterator, Sequence
-from types import ModuleType
 from typing import Any
 
-from content.assistant.providers import anthropic_messages, ollama_chat, openai_chat
 from content.assistant.providers.base import (
     CONNECT_SECONDS,
+    DEFAULT_URLS,
     KINDS,
     TIMEOUT_SECONDS,
     URL_KINDS,
@@ -44,6 +44,7 @@ from content.assistant.toolbox import ToolSpec
 
 __all__ = [
     "CONNECT_SECONDS",
+    "DEFAULT_URLS",
     "KINDS",
     "TIMEOUT_SECONDS",
     "URL_KINDS",
@@ -64,12 +65,14 @@ __all__ = [
     "stream",
 ]
 
-# One module per provider kind; both Ollama kinds speak the same API.
-MODULES: dict[str, ModuleType] = {
-    "openai": openai_chat,
-    "anthropic": anthropic_messages,
-    "ollama": ollama_chat,
-    "ollama-cloud": ollama_chat,
+# One module per provider kind; both Ollama kinds speak the same API. Each is
+# imported on its first call: the three SDKs take seconds to import, and a
+# process that never calls one should not pay for them at start.
+MODULES = {
+    "openai": "content.assistant.providers.openai_chat",
+    "anthropic": "content.assistant.providers.anthropic_messages",
+    "ollama": "content.assistant.providers.ollama_chat",
+    "ollama-cloud": "content.assistant.providers.ollama_chat",
 }
 
 
@@ -82,9 +85,10 @@ async def stream(
     max_tokens: int = 2048,
 ) -> AsyncIterator[Event]:
     """Stream one model turn through the kind's official SDK."""
-    module = MODULES.get(connection.kind)
-    if module is None:
+    name = MODULES.get(connection.kind)
+    if name is None:
         raise ProviderError("bad_request", f"unknown provider kind {connection.kind}")
+    module = importlib.import_module(name)
     # Whatever the person typed or a tool returned, no secret is sent (spec, Assistant tools).
     clean = [scrub(m, connection.credential) for m in messages]
     system = scrub(system, connection.credential)

@@ -18,6 +18,7 @@ from anthropic import types
 
 from content.assistant.providers.base import (
     CONNECT_SECONDS,
+    DEFAULT_URLS,
     TIMEOUT_SECONDS,
     Connection,
     Event,
@@ -30,8 +31,6 @@ from content.assistant.providers.base import (
     status_kind,
 )
 from content.assistant.toolbox import ToolSpec
-
-DEFAULT_URL = "https://api.anthropic.com"
 
 
 def messages_for(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -86,7 +85,7 @@ async def stream(
 ) -> AsyncIterator[Event]:
     client = anthropic.AsyncAnthropic(
         api_key=connection.credential or "",
-        base_url=connection.base_url or DEFAULT_URL,
+        base_url=connection.base_url or DEFAULT_URLS["anthropic"],
         max_retries=0,
         timeout=anthropic.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS),
     )

@@ -14,6 +14,12 @@ Kind = Literal["openai", "anthropic", "ollama", "ollama-cloud"]
 ErrorKind = Literal[
     "auth", "not_found", "rate_limited", "unreachable", "bad_request", "upstream", "refused"
 ]
+# Where each kind answers when the admin gave no address (ollama-cloud: ollama_chat.CLOUD_URL).
+DEFAULT_URLS = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+    "ollama": "http://127.0.0.1:11434",
+}
 # How long one provider call may take before the person hears it failed.
 TIMEOUT_SECONDS = 60.0
 CONNECT_SECONDS = 10.0

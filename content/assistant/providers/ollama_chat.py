@@ -22,6 +22,7 @@ import ollama
 
 from content.assistant.providers.base import (
     CONNECT_SECONDS,
+    DEFAULT_URLS,
     TIMEOUT_SECONDS,
     Connection,
     Event,
@@ -33,7 +34,6 @@ from content.assistant.providers.base import (
 )
 from content.assistant.toolbox import ToolSpec
 
-LOCAL_URL = "http://127.0.0.1:11434"
 # The hosted variant's one endpoint; no URL field (tests point it at a stand-in).
 CLOUD_URL = "https://ollama.com"
 
@@ -41,7 +41,7 @@ CLOUD_URL = "https://ollama.com"
 def url_of(connection: Connection) -> str:
     if connection.kind == "ollama-cloud":
         return CLOUD_URL
-    return connection.base_url or LOCAL_URL
+    return connection.base_url or DEFAULT_URLS["ollama"]
 
 
 def messages_for(system: str, messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ import openai
 
 from content.assistant.providers.base import (
     CONNECT_SECONDS,
+    DEFAULT_URLS,
     TIMEOUT_SECONDS,
     Connection,
     Event,
@@ -29,8 +30,6 @@ from content.assistant.providers.base import (
     status_kind,
 )
 from content.assistant.toolbox import ToolSpec
-
-DEFAULT_URL = "https://api.openai.com/v1"
 
 
 def messages_for(system: str, messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -89,7 +88,7 @@ async def stream(
 ) -> AsyncIterator[Event]:
     client = openai.AsyncOpenAI(
         api_key=connection.credential or "none",
-        base_url=connection.base_url or DEFAULT_URL,
+        base_url=connection.base_url or DEFAULT_URLS["openai"],
         max_retries=0,
         timeout=openai.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS),
         # No organization, project or key read from the environment.

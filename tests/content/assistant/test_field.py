@@ -57,3 +57,39 @@ async def test_field_assistant_refusals(cms: Any, team: Any, model: Any) -> None
         headers=team["viewer"].headers,
     )
     assert resp.status == 403
+
+
+async def test_wrong_shapes_are_named_not_crashed_on(cms: Any, team: Any, model: Any) -> None:
+    _, base = model
+    admin = team["admin"].headers
+    await connect(cms, admin, "ollama", base)
+    for path, body, key in [
+        ("/api/assistant/field", {"action": {}}, "action"),
+        ("/api/assistant/field", {"action": "suggest", "colour": "red"}, "colour"),
+        ("/api/assistant/budget", {"personMonthly": 5, "perPerson": 1}, "perPerson"),
+        ("/api/assistant/bubble", {"enabled": False, "origin": "x"}, "origin"),
+        ("/api/assistant/conversations", {"topic": "x"}, "topic"),
+        ("/api/assistant/provider", {"kind": "ollama", "model": "m", "url": "x"}, "url"),
+    ]:
+        method = (
+            cms.put
+            if path in ("/api/assistant/budget", "/api/assistant/bubble", "/api/assistant/provider")
+            else cms.post
+        )
+        resp = await method(path, json=body, headers=admin)
+        assert resp.status == 400, path
+        assert [f["key"] for f in (await resp.json())["details"]["fields"]] == [key], path
+
+
+async def test_null_where_a_string_is_expected_is_refused(cms: Any, team: Any, model: Any) -> None:
+    _, base = model
+    admin = team["admin"].headers
+    await connect(cms, admin, "ollama", base)
+    resp = await cms.post(
+        "/api/assistant/field", json={"action": "suggest", "value": None}, headers=admin
+    )
+    assert [f["key"] for f in (await resp.json())["details"]["fields"]] == ["value"]
+    resp = await cms.post("/api/assistant/conversations", json={"title": {}}, headers=admin)
+    assert [f["key"] for f in (await resp.json())["details"]["fields"]] == ["title"]
+    resp = await cms.put("/api/assistant/bubble", json={"types": ["x" * 101]}, headers=admin)
+    assert [f["key"] for f in (await resp.json())["details"]["fields"]] == ["types.0"]
