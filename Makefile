@@ -63,6 +63,10 @@ imap-server:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 			--no-install-recommends dovecot-imapd; } || \
 		{ test -z "$$CI" && echo "dovecot is missing: the transfer tests will be skipped"; }
+	@command -v mbsync >/dev/null 2>&1 || { \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends isync; } || \
+		{ test -z "$$CI" && echo "mbsync (isync) is missing: the IMAP sync test will be skipped"; }
 
 # The reverse proxy of deploy/compose.yaml is checked with `caddy validate`
 # (tests/deploy/): Debian's caddy, installed here when missing (same rules).
