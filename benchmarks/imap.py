@@ -74,6 +74,12 @@ def fill_dovecot(root: Path, user: str, rows: list[dict[str, Any]]) -> None:
         path = cur / f"{stamp}.M{i}P1.bench,S={len(row['raw'])}:2,{flags}"
         path.write_bytes(row["raw"])
         os.utime(path, (stamp, stamp))
+    # As root the mail belongs to Dovecot's user (tests/mail/imap_server.py).
+    owner = (root / "mail").stat()
+    for dirpath, _dirs, files in os.walk(root / "mail"):
+        os.chown(dirpath, owner.st_uid, owner.st_gid)
+        for name in files:
+            os.chown(os.path.join(dirpath, name), owner.st_uid, owner.st_gid)
 
 
 def timed(fn: Any, runs: int) -> float:
@@ -88,7 +94,7 @@ def timed(fn: Any, runs: int) -> float:
 
 def measure(client: imaplib.IMAP4, n: int, bodies: int, runs: int) -> dict[str, float]:
     def select() -> None:
-        typ, data = client.select("INBOX")
+        typ, data = client.select("INBOX", readonly=True)
         assert typ == "OK" and int(data[0]) == n, data
 
     def listing() -> None:
@@ -122,8 +128,11 @@ def ours(dsn: str, data_dir: Path, email: str, n: int, bodies: int, runs: int) -
         "SECRET": "bench-" + "x" * 40,
         "LOG_LEVEL": "WARNING",
     }
+    # IMAP_BENCH_PROFILE=file: the daemon under cProfile (docs/performance.md says where time goes).
+    profile = os.environ.get("IMAP_BENCH_PROFILE")
+    wrap = ["-m", "cProfile", "-o", profile] if profile else []
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mta", "imap"],
+        [sys.executable, *wrap, "-m", "mta", "imap"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -166,10 +175,10 @@ def report(results: dict[int, dict[str, dict[str, float]]]) -> str:
         "|---:|---|---:|---:|---:|",
     ]
     names = {
-        "select": "SELECT INBOX",
+        "select": "EXAMINE INBOX",
         "flags_envelope": "UID FETCH 1:* (FLAGS ENVELOPE)",
         "flags": "UID FETCH 1:* (FLAGS)",
-        "bodies": "FETCH BODY.PEEK[] of the first 1,000",
+        "bodies": "FETCH BODY.PEEK[] of the first --bodies (1,000)",
     }
     for n, sides in results.items():
         for key, label in names.items():

@@ -279,7 +279,7 @@ async def cmd_select(
 async def _mailbox_keywords(conn: Any, c: Connection, view: store.View) -> str:
     """Keywords in use beyond the system flags, for FLAGS (one query, first 1000)."""
     rows = await imap_uids.message_rows(
-        conn, c.session.address_id, view.email_ids[-1000:], with_raw=False
+        conn, c.session.address_id, view.email_ids[-1000:], columns=False
     )
     extra = sorted({k for r in rows.values() for k in r["keywords"]} - set(store_keywords()))
     return "".join(f" {k}" for k in extra if k.isascii())
@@ -627,7 +627,7 @@ async def _deleted_ids(c: Connection, sel: Selected, only: set[int] | None) -> l
         out = []
         for i in range(0, len(ids), 5000):
             rows = await imap_uids.message_rows(
-                conn, c.session.address_id, ids[i : i + 5000], with_raw=False
+                conn, c.session.address_id, ids[i : i + 5000], columns=False
             )
             out += [e for e, r in rows.items() if "$deleted" in r["keywords"]]
     return out
@@ -737,6 +737,7 @@ async def _send_fetch(
     if c.session.condstore and "MODSEQ" not in atts and ("FLAGS" in atts):
         atts = [*atts, "MODSEQ"]
     raw_needed = _needs_raw(atts)
+    header_needed = "ENVELOPE" in atts and not raw_needed
     sets_seen = not sel.readonly and any(
         (isinstance(a, Section) and not a.peek and a.name != "BINARY.SIZE")
         or a in ("RFC822", "RFC822.TEXT")
@@ -747,7 +748,14 @@ async def _send_fetch(
         batch = positions[start : start + FETCH_BATCH]
         ids = [sel.view.email_ids[p] for p in batch]
         async with c.db.connection() as conn:
-            rows = await imap_uids.message_rows(conn, address, ids, with_raw=raw_needed)
+            rows = await imap_uids.message_rows(
+                conn,
+                address,
+                ids,
+                with_raw=raw_needed,
+                with_header=header_needed,
+                columns=header_needed,
+            )
             seqmap = await imap_uids.modseqs(conn, address, ids) if "MODSEQ" in atts else {}
         if sets_seen:
             unseen = [e for e in ids if e in rows and "$seen" not in rows[e]["keywords"]]
@@ -763,8 +771,10 @@ async def _send_fetch(
             if row is None:
                 continue  # expunged meanwhile
             raw = row["raw"]
-            if raw is None and raw_needed:
+            if raw is None and (raw_needed or header_needed):
                 raw = await c.email_ctx.raw.get(row["blob_id"])
+                if header_needed:
+                    raw = fetch.split_head(raw)[0]
             parts = await _fetch_items(
                 c,
                 row,
@@ -788,7 +798,6 @@ async def _fetch_items(
     seen_set: bool,
 ) -> list[bytes]:
     out: list[bytes] = []
-    msg = None  # the header alone (ENVELOPE)
     full = None  # the whole MIME tree (BODYSTRUCTURE)
     flags_sent = False
     for a in atts:
@@ -800,7 +809,7 @@ async def _fetch_items(
         elif a == "INTERNALDATE":
             out.append(b'INTERNALDATE "' + format_date_time(row["received_at"]).encode() + b'"')
         elif a == "RFC822.SIZE":
-            out.append(b"RFC822.SIZE %d" % len(raw) if raw else b"RFC822.SIZE %d" % row["size"])
+            out.append(b"RFC822.SIZE %d" % row["size"])
         elif a == "MODSEQ":
             out.append(b"MODSEQ (%d)" % modseq)
         elif a == "EMAILID":
@@ -810,8 +819,7 @@ async def _fetch_items(
         elif a == "SAVEDATE":
             out.append(b"SAVEDATE NIL")
         elif a == "ENVELOPE":
-            msg = msg or fetch.parse(fetch.split_head(raw)[0])
-            out.append(b"ENVELOPE " + fetch.envelope(msg))
+            out.append(b"ENVELOPE " + fetch.envelope_of(fetch.split_head(raw)[0], row))
         elif a in ("BODY", "BODYSTRUCTURE"):
             full = full or fetch.parse(raw)
             out.append(a.encode() + b" " + fetch.bodystructure(full, extended=a == "BODYSTRUCTURE"))

@@ -8,9 +8,11 @@ sizes, line counts and section bytes are those of the stored message.
 from __future__ import annotations
 
 import email
+import re
 from email.message import Message
 from email.policy import compat32
 from email.utils import getaddresses
+from typing import Any
 
 from mta.imap.parser import Section
 from mta.imap.responses import nstring, plist, string
@@ -73,6 +75,73 @@ def envelope(msg: Message) -> bytes:
             _addresses(addrs("Bcc")),
             nstring(_header(msg, "In-Reply-To")),
             nstring(_header(msg, "Message-ID")),
+        ]
+    )
+
+
+_FOLD = re.compile(rb"\r?\n[ \t]")
+_STORED = {"from": "from_addrs", "to": "to_addrs", "cc": "cc_addrs"}
+
+
+def _fields(head: bytes) -> dict[str, list[str]]:
+    """The header's fields, unfolded (RFC 5322 2.2.3), by lower-cased name."""
+    out: dict[str, list[str]] = {}
+    for line in _FOLD.sub(b" ", head).split(b"\n"):
+        name, colon, value = line.partition(b":")
+        if colon and name and b" " not in name:
+            key = name.decode("latin-1").lower()
+            out.setdefault(key, []).append(value.strip().decode("utf-8", "surrogateescape"))
+    return out
+
+
+def _stored(values: list[dict[str, str]]) -> bytes:
+    out = []
+    for a in values:
+        mailbox, _, host = (a.get("email") or "").rpartition("@")
+        out.append(
+            plist(
+                [
+                    nstring(a.get("name") or None),
+                    b"NIL",
+                    nstring(mailbox or None),
+                    nstring(host or None),
+                ]
+            )
+        )
+    return plist(out) if out else b"NIL"
+
+
+def envelope_of(head: bytes, row: dict[str, Any]) -> bytes:
+    """ENVELOPE from the raw header and the address columns the store parsed at
+    delivery (RFC 5322 addresses with their names), used when they are plain
+    ASCII: a FETCH of a folder's envelopes parses no address twice. Otherwise,
+    and for Sender, Reply-To and Bcc, the header's own values are parsed."""
+    fields = _fields(head)
+
+    def one(name: str) -> bytes:
+        values = fields.get(name)
+        return nstring(values[0] if values and values[0] else None)
+
+    def addrs(name: str) -> bytes:
+        column = _STORED.get(name)
+        stored = row.get(column) if column else None
+        if stored is not None and all((a.get("name") or "").isascii() for a in stored):
+            return _stored(stored)
+        return _addresses(fields.get(name))
+
+    from_ = addrs("from")
+    return plist(
+        [
+            one("date"),
+            one("subject"),
+            from_,
+            _addresses(fields["sender"]) if "sender" in fields else from_,
+            _addresses(fields["reply-to"]) if "reply-to" in fields else from_,
+            addrs("to"),
+            addrs("cc"),
+            _addresses(fields.get("bcc")),
+            one("in-reply-to"),
+            one("message-id"),
         ]
     )
 
