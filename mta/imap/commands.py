@@ -724,7 +724,7 @@ async def cmd_fetch(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
 def _needs_raw(atts: list[Any]) -> bool:
     return any(
         isinstance(a, Section)
-        or a in ("ENVELOPE", "BODY", "BODYSTRUCTURE", "RFC822", "RFC822.HEADER", "RFC822.TEXT")
+        or a in ("BODY", "BODYSTRUCTURE", "RFC822", "RFC822.HEADER", "RFC822.TEXT")
         for a in atts
     )
 
