@@ -153,7 +153,9 @@ def ours(dsn: str, data_dir: Path, email: str, n: int, bodies: int, runs: int) -
         proc.wait(10)
 
 
-def dovecot(root: Path, rows: list[dict[str, Any]], n: int, bodies: int, runs: int) -> dict[str, float]:
+def dovecot(
+    root: Path, rows: list[dict[str, Any]], n: int, bodies: int, runs: int
+) -> dict[str, float]:
     from tests.mail import imap_server
 
     server = imap_server.start(root)
@@ -183,7 +185,9 @@ def report(results: dict[int, dict[str, dict[str, float]]]) -> str:
     for n, sides in results.items():
         for key, label in names.items():
             a, b = sides["ours"][key], sides["dovecot"][key]
-            lines.append(f"| {n:,} | {label} | {a * 1000:.0f} ms | {b * 1000:.0f} ms | {b / a:.2f} |")
+            lines.append(
+                f"| {n:,} | {label} | {a * 1000:.0f} ms | {b * 1000:.0f} ms | {b / a:.2f} |"
+            )
     return "\n".join(lines)
 
 

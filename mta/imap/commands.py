@@ -395,7 +395,9 @@ async def cmd_list(c: Connection, tag: str, toks: Tokens, uid: bool, *, lsub: bo
     items = toks.items()
     selection: list[str] = []
     if items and isinstance(items[0], list) and not lsub:
-        selection = [text_of(i).upper() for i in items.pop(0)]
+        first = items.pop(0)
+        assert isinstance(first, list)
+        selection = [text_of(i).upper() for i in first]
     if len(items) < 2:
         raise ParseError("LIST takes a reference and a pattern")
     reference = decode_mailbox(astring(items[0]), c.session.utf8)
@@ -515,9 +517,10 @@ async def cmd_append(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
     name = _mailbox_name(c, toks.item())
     toks.sp()
     items = toks.items()
-    if not items or not isinstance(items[-1], String) or not items[-1].literal:
+    last = items.pop() if items else None
+    if not isinstance(last, String) or not last.literal:
         raise ParseError("APPEND takes a message literal")
-    data = items.pop().value
+    data = last.value
     flags: list[str] = []
     when: datetime | None = None
     for item in items:

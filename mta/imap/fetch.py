@@ -178,18 +178,22 @@ def _lines(data: bytes) -> int:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
+def _children(part: Message) -> list[Message]:
+    payload = part.get_payload()
+    return [p for p in payload if isinstance(p, Message)] if isinstance(payload, list) else []
+
+
 def bodystructure(msg: Message, extended: bool = True) -> bytes:
     if msg.is_multipart():
-        parts = msg.get_payload()
-        assert isinstance(parts, list)
+        parts = _children(msg)
         out = b"".join(bodystructure(p, extended) for p in parts)
         if not parts:
             out = b'("TEXT" "PLAIN" NIL NIL NIL "7BIT" 0 0)'
-        subtype = string(msg.get_content_subtype().upper())
+        multi = string(msg.get_content_subtype().upper())
         if not extended:
-            return b"(" + out + b" " + subtype + b")"
+            return b"(" + out + b" " + multi + b")"
         ext = [_params(msg, "content-type"), _disposition(msg), _language(msg), _location(msg)]
-        return b"(" + out + b" " + subtype + b" " + b" ".join(ext) + b")"
+        return b"(" + out + b" " + multi + b" " + b" ".join(ext) + b")"
     maintype, subtype = msg.get_content_maintype(), msg.get_content_subtype()
     body = _body_bytes(msg)
     params = _params(msg, "content-type")
@@ -244,17 +248,15 @@ def _part(msg: Message, numbers: tuple[int, ...]) -> Message:
     part = msg
     for n in numbers:
         if part.is_multipart():
-            children = part.get_payload()
-            assert isinstance(children, list)
+            children = _children(part)
             if n > len(children):
                 raise NoSuchPart
             part = children[n - 1]
         elif part.get_content_type() == "message/rfc822":
-            inner = part.get_payload()
-            part = inner[0] if isinstance(inner, list) else parse(_body_bytes(part))
+            inner = _children(part)
+            part = inner[0] if inner else parse(_body_bytes(part))
             if part.is_multipart():
-                children = part.get_payload()
-                assert isinstance(children, list)
+                children = _children(part)
                 if n > len(children):
                     raise NoSuchPart
                 part = children[n - 1]
@@ -327,8 +329,7 @@ def section_bytes(raw: bytes, msg: Message | None, sec: Section) -> bytes:
         decoded = part.get_payload(decode=True)
         return decoded if isinstance(decoded, bytes) else b""
     if part.get_content_type() == "message/rfc822" and isinstance(part.get_payload(), list):
-        inner = part.get_payload()
-        assert isinstance(inner, list)
+        inner = _children(part)
         return inner[0].as_bytes() if inner else b""
     return _body_bytes(part)
 

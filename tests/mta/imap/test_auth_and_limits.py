@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import imaplib
 from dataclasses import replace
 from typing import Any
@@ -83,7 +82,7 @@ async def test_authenticate_plain_oauthbearer_and_xoauth2(
         c = imaplib.IMAP4_SSL("127.0.0.1", imap.tls_port, ssl_context=client_tls(), timeout=10)
         try:
             typ, _ = c.authenticate(mechanism, lambda _: message)
-            typ, data = c.select("INBOX")
+            typ, _data = c.select("INBOX")
             return typ
         except imaplib.IMAP4.error as exc:
             return str(exc)
@@ -155,5 +154,3 @@ async def test_connections_per_client_address_are_capped(imap: Imap) -> None:
     greetings = await run(connect_many)
     assert all(g.startswith(b"* OK") for g in greetings[:4])
     assert greetings[4].startswith(b"* BYE [UNAVAILABLE]")
-
-

@@ -14,7 +14,9 @@ from mta.submission.server import certificate
 from tests.mta.imap.conftest import Imap, Mailbox, run
 
 MBSYNC = shutil.which("mbsync")
-pytestmark = pytest.mark.skipif(MBSYNC is None, reason="mbsync (isync) is not installed: make imap-server")
+pytestmark = pytest.mark.skipif(
+    MBSYNC is None, reason="mbsync (isync) is not installed: make imap-server"
+)
 COUNT = 300
 
 
@@ -128,11 +130,7 @@ async def test_mbsync_syncs_both_ways_with_identical_bytes_and_flags(
         c.select("INBOX", readonly=True)
         _, data = c.fetch("1:*", "(FLAGS BODY.PEEK[])")
         c.logout()
-        return {
-            without_tuid(part[1]): part[0]
-            for part in data
-            if isinstance(part, tuple)
-        }
+        return {without_tuid(part[1]): part[0] for part in data if isinstance(part, tuple)}
 
     remote = await run(server_view)
     assert len(remote) == COUNT + 40 - 10
