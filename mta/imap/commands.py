@@ -463,19 +463,7 @@ async def _status(c: Connection, conn: Any, box: store.Folder, items: list[str])
             if "HIGHESTMODSEQ" in items
             else 0
         )
-        size = 0
-        if "SIZE" in items:
-            from common.db import fetch_val
-
-            size = int(
-                await fetch_val(
-                    conn,
-                    "SELECT coalesce(sum(e.size), 0) FROM mta.email_mailboxes em"
-                    " JOIN mta.emails e ON e.id = em.email_id WHERE em.mailbox_id = %s",
-                    (box.id,),
-                )
-                or 0
-            )
+        size = await imap_uids.mailbox_size(conn, box.id) if "SIZE" in items else 0
     values = {
         "MESSAGES": box.total,
         "UNSEEN": box.unread,

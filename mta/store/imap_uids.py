@@ -117,6 +117,17 @@ async def status(conn: Conn, mailbox_id: str) -> UidState | None:
     return None if row is None else UidState.from_row(row)
 
 
+async def mailbox_size(conn: Conn, mailbox_id: str) -> int:
+    """STATUS SIZE (RFC 8438): the octets of the mailbox's messages."""
+    value = await fetch_val(
+        conn,
+        "SELECT coalesce(sum(e.size), 0) FROM mta.email_mailboxes em"
+        " JOIN mta.emails e ON e.id = em.email_id WHERE em.mailbox_id = %s",
+        (mailbox_id,),
+    )
+    return int(value or 0)
+
+
 async def highest_modseq(conn: Conn, address_id: str, mailbox_id: str) -> int:
     """HIGHESTMODSEQ: the address's latest Email change (what flags, arrivals and
     moves log; an index-only backward scan), or a later expunge from the mailbox."""
