@@ -55,7 +55,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Handler = Callable[["Connection", str, Tokens, bool], Awaitable[str]]
+# Messages per round trip: whole messages are held in memory a batch at a
+# time; flags and envelopes are small, and each round trip costs more than rows.
 FETCH_BATCH = 500
+FETCH_BATCH_SMALL = 5000
 
 
 def capabilities(c: Connection) -> str:
@@ -735,8 +738,9 @@ async def _send_fetch(
         for a in atts
     )
     address = c.session.address_id
-    for start in range(0, len(positions), FETCH_BATCH):
-        batch = positions[start : start + FETCH_BATCH]
+    step = FETCH_BATCH if raw_needed else FETCH_BATCH_SMALL
+    for start in range(0, len(positions), step):
+        batch = positions[start : start + step]
         ids = [sel.view.email_ids[p] for p in batch]
         async with c.db.connection() as conn:
             rows = await imap_uids.message_rows(
