@@ -280,6 +280,9 @@ def launch_gateway(
             # The submission port is also the one mail/ advertises: a real port.
             "SUBMISSION_PORT": str(free_port()),
             "SUBMISSIONS_PORT": "off",
+            # IMAP on a free port (143 and 993 are one per machine).
+            "IMAP_PORT": "0",
+            "IMAPS_PORT": "off",
         }
     )
     full_env.update(env or {})
