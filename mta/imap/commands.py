@@ -581,7 +581,7 @@ async def _quota(c: Connection) -> None:
     if limit is None:
         c.untagged('QUOTA "" ()')
     else:
-        c.untagged(f'QUOTA "" (STORAGE {(used + 1023) // 1024} {limit // 1024})')
+        c.untagged(f'QUOTA "" (STORAGE {-(-used // 1024)} {-(-limit // 1024)})')
 
 
 # -- selected ----------------------------------------------------------------------

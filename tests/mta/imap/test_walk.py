@@ -69,3 +69,29 @@ async def test_login_list_select_append_fetch_store_search_copy_move_expunge(
     typ, expunged = out["move"]  # type: ignore[misc]
     assert typ == "OK" and expunged[1] == [b"1"]
     assert re.match(rb'"?Trash"? \(MESSAGES 1 UNSEEN 0 UIDNEXT 2\)', out["status"][0])  # type: ignore[index]
+
+
+async def test_append_over_the_quota_is_refused_and_getquotaroot_says_why(
+    imap: Imap, alice: Mailbox, db: object
+) -> None:
+    await db.execute(  # type: ignore[attr-defined]
+        "UPDATE mail.addresses SET quota_bytes = %s WHERE id = %s",
+        (len(MESSAGE) + 10, alice.address_id),
+    )
+
+    def walk() -> tuple[object, object, object]:
+        c = imap.connect(alice)
+        first = c.append("INBOX", None, None, MESSAGE)
+        try:
+            second: object = c.append("INBOX", None, None, MESSAGE)
+        except imaplib.IMAP4.error as exc:
+            second = str(exc)
+        quota = c.getquotaroot("INBOX")
+        c.logout()
+        return first, second, quota
+
+    first, second, quota = await run(walk)
+    assert first[0] == "OK"  # type: ignore[index]
+    assert "OVERQUOTA" in str(second)
+    # KiB, rounded up (RFC 9208 5.1): 1 used of a 1 KiB quota.
+    assert quota[1][1] == [b'"" (STORAGE 1 1)']  # type: ignore[index]
