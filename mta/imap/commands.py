@@ -252,7 +252,7 @@ async def cmd_select(
     if c.session.selected is not None:
         c.session.selected = None
         c.session.state = AUTHENTICATED
-        if c.session.condstore:
+        if c.session.condstore or c.session.rev2:
             c.untagged("OK [CLOSED] previous mailbox closed")
     async with c.db.connection() as conn:
         box = store.find(await store.folders(conn, c.session.address_id), name)

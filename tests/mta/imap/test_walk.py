@@ -95,3 +95,31 @@ async def test_append_over_the_quota_is_refused_and_getquotaroot_says_why(
     assert "OVERQUOTA" in str(second)
     # KiB, rounded up (RFC 9208 5.1): 1 used of a 1 KiB quota.
     assert quota[1][1] == [b'"" (STORAGE 1 1)']  # type: ignore[index]
+
+
+async def test_deleting_a_folder_keeps_mail_that_is_also_elsewhere(
+    imap: Imap, alice: Mailbox
+) -> None:
+    def walk() -> dict[str, object]:
+        c = imap.connect(alice)
+        out: dict[str, object] = {}
+        c.create("Projects")
+        c.append("INBOX", None, None, MESSAGE)
+        c.append("Projects", None, None, MESSAGE.replace(b"lunch@", b"only-here@"))
+        c.select("INBOX")
+        c.copy("1", "Projects")
+        out["projects"] = c.select("Projects")
+        c.select("INBOX")
+        out["delete"] = c.delete("Projects")
+        out["lsub"] = c.lsub()
+        out["inbox"] = c.status("INBOX", "(MESSAGES)")
+        out["gone"] = c.select("Projects")
+        c.logout()
+        return out
+
+    out = await run(walk)
+    assert out["projects"] == ("OK", [b"2"])
+    assert out["delete"][0] == "OK"  # type: ignore[index]
+    assert not any(b"Projects" in line for line in out["lsub"][1])  # type: ignore[index]
+    assert b"MESSAGES 1" in out["inbox"][1][0]  # type: ignore[index]
+    assert out["gone"][0] == "NO"  # type: ignore[index]
