@@ -348,14 +348,14 @@ class Connection:
         async with self.db.connection() as conn:
             d = await store.delta(conn, self.session.address_id, sel.view)
             commands._announce_expunged(self, sel, d.expunged)
-            known = set(sel.view.email_ids)
-            changed = [e for e in d.changed if e in known]
+            index = {e: i for i, e in enumerate(sel.view.email_ids)}
+            changed = [e for e in d.changed if e in index]
             if changed:
                 rows = await imap_uids.message_rows(
                     conn, self.session.address_id, changed[:1000], columns=False
                 )
                 for e, row in rows.items():
-                    seq = sel.view.email_ids.index(e) + 1
+                    seq = index[e] + 1
                     items = [f"UID {sel.view.uids[seq - 1]}", f"FLAGS {flags_of(row['keywords'])}"]
                     if self.session.condstore:
                         items.append(f"MODSEQ ({d.changed[e]})")

@@ -143,6 +143,27 @@ async def test_hostile_input_gets_bad_no_or_a_close(imap: Imap, alice: Mailbox) 
     assert out["errors"][-1].startswith(b"* BYE") and len(out["errors"]) == 6
 
 
+async def test_commands_piped_behind_starttls_end_the_connection(imap: Imap) -> None:
+    """A plaintext command sent before the handshake (an injection, CVE-2011-0411's
+    kind) is never run in the TLS session: the connection closes."""
+
+    def session() -> tuple[bytes, bytes]:
+        import socket
+
+        sock = socket.create_connection(("127.0.0.1", imap.port), timeout=10)
+        f = sock.makefile("rb")
+        f.readline()
+        sock.sendall(b"a STARTTLS\r\nb LOGIN x y\r\n")
+        ok = f.readline()
+        rest = f.readline()
+        sock.close()
+        return ok, rest
+
+    ok, rest = await run(session)
+    assert ok.startswith(b"a OK")
+    assert rest == b""
+
+
 async def test_connections_per_client_address_are_capped(imap: Imap) -> None:
     def connect_many() -> list[bytes]:
         conns = [Raw(imap.tls_port) for _ in range(5)]
