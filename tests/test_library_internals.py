@@ -165,7 +165,7 @@ def test_aioimaplib_still_has_what_the_transfer_client_uses():
     assert "loop" in inspect.signature(aioimaplib.Command).parameters
 
 
-def test_stream_reader_still_keeps_unread_bytes_in_buffer():
+async def test_stream_reader_still_keeps_unread_bytes_in_buffer():
     """mta/imap/server.py refuses bytes piped behind STARTTLS by looking at
     ``StreamReader._buffer`` (the plaintext already read, before the handshake)."""
     reader = asyncio.StreamReader()
