@@ -5,7 +5,9 @@ from __future__ import annotations
 import imaplib
 import re
 
-from tests.mta.imap.conftest import Imap, Mailbox, run
+import aioimaplib
+
+from tests.mta.imap.conftest import Imap, Mailbox, client_tls, run
 
 MESSAGE = (
     b"From: Carol <carol@remote.test>\r\n"
@@ -123,3 +125,25 @@ async def test_deleting_a_folder_keeps_mail_that_is_also_elsewhere(
     assert not any(b"Projects" in line for line in out["lsub"][1])  # type: ignore[index]
     assert b"MESSAGES 1" in out["inbox"][1][0]  # type: ignore[index]
     assert out["gone"][0] == "NO"  # type: ignore[index]
+
+
+async def test_aioimaplib_walk_append_uid_fetch_store_move(imap: Imap, alice: Mailbox) -> None:
+    client = aioimaplib.IMAP4_SSL("127.0.0.1", imap.tls_port, ssl_context=client_tls(), timeout=10)
+    await client.wait_hello_from_server()
+    assert (await client.login(alice.email, alice.password)).result == "OK"
+    assert (await client.append(MESSAGE, mailbox="INBOX", flags="(\\Draft)")).result == "OK"
+    assert (await client.select("INBOX")).result == "OK"
+    fetched = await client.uid("fetch", "1:*", "(UID FLAGS BODY.PEEK[HEADER.FIELDS (SUBJECT)])")
+    assert fetched.result == "OK"
+    assert any(b"\\Draft" in line for line in fetched.lines if isinstance(line, bytes))
+    assert any(
+        b"Subject: Lunch?" in line for line in fetched.lines if isinstance(line, (bytes, bytearray))
+    )
+    stored = await client.uid("store", "1", "+FLAGS.SILENT", "(\\Answered)")
+    assert stored.result == "OK"
+    moved = await client.uid("move", "1", "Archive")
+    assert moved.result == "OK" and any(b"COPYUID" in line for line in moved.lines)
+    assert (await client.select("Archive")).result == "OK"
+    search = await client.uid_search("ANSWERED")
+    assert search.result == "OK" and search.lines[0] == b"1"
+    await client.logout()
