@@ -63,6 +63,10 @@ imap-server:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 			--no-install-recommends dovecot-imapd; } || \
 		{ test -z "$$CI" && echo "dovecot is missing: the transfer tests will be skipped"; }
+	@command -v mbsync >/dev/null 2>&1 || { \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends isync; } || \
+		{ test -z "$$CI" && echo "mbsync (isync) is missing: the IMAP sync test will be skipped"; }
 
 # The POP3 and ManageSieve tests (tests/mta/test_pop3.py, test_managesieve.py)
 # drive real clients: Debian's fetchmail and sieve-connect, installed here when

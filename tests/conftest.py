@@ -284,8 +284,9 @@ def launch_gateway(
             "POP3_PORT": "0",
             "POP3S_PORT": "0",
             "SIEVE_PORT": "0",
+            # IMAP on a free port (143 and 993 are one per machine).
             "IMAP_PORT": "0",
-            "IMAPS_PORT": "0",
+            "IMAPS_PORT": "off",
         }
     )
     full_env.update(env or {})

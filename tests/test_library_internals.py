@@ -1,11 +1,13 @@
 """The private names of libraries our hot paths rely on, checked in one place.
 
-Two modules go below a library's public API, each for measured speed
+The modules below go below a library's public API, each for measured speed
 (docs/architecture.md and docs/performance.md say why):
 
 - common/db.py over aiopg (LeanPool and the statement runner);
 - mta/smtp/protocol.py over aiosmtpd (the bulk DATA reader, the address fast
   path and protocol_factory);
+- mta/imap/server.py over asyncio's StreamReader (``_buffer``: bytes sent
+  behind STARTTLS before the handshake are refused);
 - common/outbound.py over aiohttp's client (the SSRF guard checks the
   resolved addresses in ``TCPConnector._resolve_host``, where every
   connection's name resolution passes).
@@ -161,3 +163,11 @@ def test_aioimaplib_still_has_what_the_transfer_client_uses():
         loop.close()
     assert aioimaplib.SELECTED == "SELECTED"
     assert "loop" in inspect.signature(aioimaplib.Command).parameters
+
+
+async def test_stream_reader_still_keeps_unread_bytes_in_buffer():
+    """mta/imap/server.py refuses bytes piped behind STARTTLS by looking at
+    ``StreamReader._buffer`` (the plaintext already read, before the handshake)."""
+    reader = asyncio.StreamReader()
+    reader.feed_data(b"x")
+    assert bytes(reader._buffer) == b"x"

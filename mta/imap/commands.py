@@ -55,7 +55,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Handler = Callable[["Connection", str, Tokens, bool], Awaitable[str]]
+# Messages per round trip: whole messages are held in memory a batch at a
+# time; flags and envelopes are small, and each round trip costs more than rows.
 FETCH_BATCH = 500
+FETCH_BATCH_SMALL = 5000
 
 
 def capabilities(c: Connection) -> str:
@@ -249,7 +252,7 @@ async def cmd_select(
     if c.session.selected is not None:
         c.session.selected = None
         c.session.state = AUTHENTICATED
-        if c.session.condstore:
+        if c.session.condstore or c.session.rev2:
             c.untagged("OK [CLOSED] previous mailbox closed")
     async with c.db.connection() as conn:
         box = store.find(await store.folders(conn, c.session.address_id), name)
@@ -279,7 +282,7 @@ async def cmd_select(
 async def _mailbox_keywords(conn: Any, c: Connection, view: store.View) -> str:
     """Keywords in use beyond the system flags, for FLAGS (one query, first 1000)."""
     rows = await imap_uids.message_rows(
-        conn, c.session.address_id, view.email_ids[-1000:], with_raw=False
+        conn, c.session.address_id, view.email_ids[-1000:], columns=False
     )
     extra = sorted({k for r in rows.values() for k in r["keywords"]} - set(store_keywords()))
     return "".join(f" {k}" for k in extra if k.isascii())
@@ -395,7 +398,9 @@ async def cmd_list(c: Connection, tag: str, toks: Tokens, uid: bool, *, lsub: bo
     items = toks.items()
     selection: list[str] = []
     if items and isinstance(items[0], list) and not lsub:
-        selection = [text_of(i).upper() for i in items.pop(0)]
+        first = items.pop(0)
+        assert isinstance(first, list)
+        selection = [text_of(i).upper() for i in first]
     if len(items) < 2:
         raise ParseError("LIST takes a reference and a pattern")
     reference = decode_mailbox(astring(items[0]), c.session.utf8)
@@ -461,19 +466,7 @@ async def _status(c: Connection, conn: Any, box: store.Folder, items: list[str])
             if "HIGHESTMODSEQ" in items
             else 0
         )
-        size = 0
-        if "SIZE" in items:
-            from common.db import fetch_val
-
-            size = int(
-                await fetch_val(
-                    conn,
-                    "SELECT coalesce(sum(e.size), 0) FROM mta.email_mailboxes em"
-                    " JOIN mta.emails e ON e.id = em.email_id WHERE em.mailbox_id = %s",
-                    (box.id,),
-                )
-                or 0
-            )
+        size = await imap_uids.mailbox_size(conn, box.id) if "SIZE" in items else 0
     values = {
         "MESSAGES": box.total,
         "UNSEEN": box.unread,
@@ -515,9 +508,10 @@ async def cmd_append(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
     name = _mailbox_name(c, toks.item())
     toks.sp()
     items = toks.items()
-    if not items or not isinstance(items[-1], String) or not items[-1].literal:
+    last = items.pop() if items else None
+    if not isinstance(last, String) or not last.literal:
         raise ParseError("APPEND takes a message literal")
-    data = items.pop().value
+    data = last.value
     flags: list[str] = []
     when: datetime | None = None
     for item in items:
@@ -587,7 +581,7 @@ async def _quota(c: Connection) -> None:
     if limit is None:
         c.untagged('QUOTA "" ()')
     else:
-        c.untagged(f'QUOTA "" (STORAGE {(used + 1023) // 1024} {limit // 1024})')
+        c.untagged(f'QUOTA "" (STORAGE {-(-used // 1024)} {-(-limit // 1024)})')
 
 
 # -- selected ----------------------------------------------------------------------
@@ -627,7 +621,7 @@ async def _deleted_ids(c: Connection, sel: Selected, only: set[int] | None) -> l
         out = []
         for i in range(0, len(ids), 5000):
             rows = await imap_uids.message_rows(
-                conn, c.session.address_id, ids[i : i + 5000], with_raw=False
+                conn, c.session.address_id, ids[i : i + 5000], columns=False
             )
             out += [e for e, r in rows.items() if "$deleted" in r["keywords"]]
     return out
@@ -724,7 +718,7 @@ async def cmd_fetch(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
 def _needs_raw(atts: list[Any]) -> bool:
     return any(
         isinstance(a, Section)
-        or a in ("ENVELOPE", "BODY", "BODYSTRUCTURE", "RFC822", "RFC822.HEADER", "RFC822.TEXT")
+        or a in ("BODY", "BODYSTRUCTURE", "RFC822", "RFC822.HEADER", "RFC822.TEXT")
         for a in atts
     )
 
@@ -737,17 +731,26 @@ async def _send_fetch(
     if c.session.condstore and "MODSEQ" not in atts and ("FLAGS" in atts):
         atts = [*atts, "MODSEQ"]
     raw_needed = _needs_raw(atts)
+    header_needed = "ENVELOPE" in atts and not raw_needed
     sets_seen = not sel.readonly and any(
         (isinstance(a, Section) and not a.peek and a.name != "BINARY.SIZE")
         or a in ("RFC822", "RFC822.TEXT")
         for a in atts
     )
     address = c.session.address_id
-    for start in range(0, len(positions), FETCH_BATCH):
-        batch = positions[start : start + FETCH_BATCH]
+    step = FETCH_BATCH if raw_needed else FETCH_BATCH_SMALL
+    for start in range(0, len(positions), step):
+        batch = positions[start : start + step]
         ids = [sel.view.email_ids[p] for p in batch]
         async with c.db.connection() as conn:
-            rows = await imap_uids.message_rows(conn, address, ids, with_raw=raw_needed)
+            rows = await imap_uids.message_rows(
+                conn,
+                address,
+                ids,
+                with_raw=raw_needed,
+                with_header=header_needed,
+                columns=header_needed,
+            )
             seqmap = await imap_uids.modseqs(conn, address, ids) if "MODSEQ" in atts else {}
         if sets_seen:
             unseen = [e for e in ids if e in rows and "$seen" not in rows[e]["keywords"]]
@@ -763,8 +766,10 @@ async def _send_fetch(
             if row is None:
                 continue  # expunged meanwhile
             raw = row["raw"]
-            if raw is None and raw_needed:
+            if raw is None and (raw_needed or header_needed):
                 raw = await c.email_ctx.raw.get(row["blob_id"])
+                if header_needed:
+                    raw = fetch.split_head(raw)[0]
             parts = await _fetch_items(
                 c,
                 row,
@@ -788,7 +793,6 @@ async def _fetch_items(
     seen_set: bool,
 ) -> list[bytes]:
     out: list[bytes] = []
-    msg = None  # the header alone (ENVELOPE)
     full = None  # the whole MIME tree (BODYSTRUCTURE)
     flags_sent = False
     for a in atts:
@@ -800,7 +804,7 @@ async def _fetch_items(
         elif a == "INTERNALDATE":
             out.append(b'INTERNALDATE "' + format_date_time(row["received_at"]).encode() + b'"')
         elif a == "RFC822.SIZE":
-            out.append(b"RFC822.SIZE %d" % len(raw) if raw else b"RFC822.SIZE %d" % row["size"])
+            out.append(b"RFC822.SIZE %d" % row["size"])
         elif a == "MODSEQ":
             out.append(b"MODSEQ (%d)" % modseq)
         elif a == "EMAILID":
@@ -810,8 +814,7 @@ async def _fetch_items(
         elif a == "SAVEDATE":
             out.append(b"SAVEDATE NIL")
         elif a == "ENVELOPE":
-            msg = msg or fetch.parse(fetch.split_head(raw)[0])
-            out.append(b"ENVELOPE " + fetch.envelope(msg))
+            out.append(b"ENVELOPE " + fetch.envelope_of(fetch.split_head(raw)[0], row))
         elif a in ("BODY", "BODYSTRUCTURE"):
             full = full or fetch.parse(raw)
             out.append(a.encode() + b" " + fetch.bodystructure(full, extended=a == "BODYSTRUCTURE"))

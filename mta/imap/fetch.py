@@ -8,9 +8,11 @@ sizes, line counts and section bytes are those of the stored message.
 from __future__ import annotations
 
 import email
+import re
 from email.message import Message
 from email.policy import compat32
 from email.utils import getaddresses
+from typing import Any
 
 from mta.imap.parser import Section
 from mta.imap.responses import nstring, plist, string
@@ -77,6 +79,82 @@ def envelope(msg: Message) -> bytes:
     )
 
 
+_FOLD = re.compile(rb"\r?\n[ \t]")
+_STORED = {"from": "from_addrs", "to": "to_addrs", "cc": "cc_addrs"}
+
+
+# The fields ENVELOPE names (beside From/To/Cc, which the store parsed), each
+# with its folded continuation lines: one C-speed scan of the header, which
+# skips the Received and DKIM lines a full split would walk.
+_ENVELOPE_FIELDS = re.compile(
+    rb"^(date|subject|from|sender|reply-to|to|cc|bcc|in-reply-to|message-id)[ \t]*:"
+    rb"[ \t]*([^\r\n]*(?:\r?\n[ \t][^\r\n]*)*)",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def _fields(head: bytes) -> dict[str, list[str]]:
+    """The envelope's fields, unfolded (RFC 5322 2.2.3), by lower-cased name."""
+    out: dict[str, list[str]] = {}
+    for m in _ENVELOPE_FIELDS.finditer(head):
+        value = _FOLD.sub(b" ", m.group(2)).strip()
+        key = m.group(1).decode("ascii").lower()
+        out.setdefault(key, []).append(value.decode("utf-8", "surrogateescape"))
+    return out
+
+
+def _stored(values: list[dict[str, str]]) -> bytes:
+    out = []
+    for a in values:
+        mailbox, _, host = (a.get("email") or "").rpartition("@")
+        out.append(
+            plist(
+                [
+                    nstring(a.get("name") or None),
+                    b"NIL",
+                    nstring(mailbox or None),
+                    nstring(host or None),
+                ]
+            )
+        )
+    return plist(out) if out else b"NIL"
+
+
+def envelope_of(head: bytes, row: dict[str, Any]) -> bytes:
+    """ENVELOPE from the raw header and the address columns the store parsed at
+    delivery (RFC 5322 addresses with their names), used when they are plain
+    ASCII: a FETCH of a folder's envelopes parses no address twice. Otherwise,
+    and for Sender, Reply-To and Bcc, the header's own values are parsed."""
+    fields = _fields(head)
+
+    def one(name: str) -> bytes:
+        values = fields.get(name)
+        return nstring(values[0] if values and values[0] else None)
+
+    def addrs(name: str) -> bytes:
+        column = _STORED.get(name)
+        stored = row.get(column) if column else None
+        if stored is not None and all((a.get("name") or "").isascii() for a in stored):
+            return _stored(stored)
+        return _addresses(fields.get(name))
+
+    from_ = addrs("from")
+    return plist(
+        [
+            one("date"),
+            one("subject"),
+            from_,
+            _addresses(fields["sender"]) if "sender" in fields else from_,
+            _addresses(fields["reply-to"]) if "reply-to" in fields else from_,
+            addrs("to"),
+            addrs("cc"),
+            _addresses(fields.get("bcc")),
+            one("in-reply-to"),
+            one("message-id"),
+        ]
+    )
+
+
 # -- BODYSTRUCTURE -----------------------------------------------------------------
 
 
@@ -109,18 +187,22 @@ def _lines(data: bytes) -> int:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
+def _children(part: Message) -> list[Message]:
+    payload = part.get_payload()
+    return [p for p in payload if isinstance(p, Message)] if isinstance(payload, list) else []
+
+
 def bodystructure(msg: Message, extended: bool = True) -> bytes:
     if msg.is_multipart():
-        parts = msg.get_payload()
-        assert isinstance(parts, list)
+        parts = _children(msg)
         out = b"".join(bodystructure(p, extended) for p in parts)
         if not parts:
             out = b'("TEXT" "PLAIN" NIL NIL NIL "7BIT" 0 0)'
-        subtype = string(msg.get_content_subtype().upper())
+        multi = string(msg.get_content_subtype().upper())
         if not extended:
-            return b"(" + out + b" " + subtype + b")"
+            return b"(" + out + b" " + multi + b")"
         ext = [_params(msg, "content-type"), _disposition(msg), _language(msg), _location(msg)]
-        return b"(" + out + b" " + subtype + b" " + b" ".join(ext) + b")"
+        return b"(" + out + b" " + multi + b" " + b" ".join(ext) + b")"
     maintype, subtype = msg.get_content_maintype(), msg.get_content_subtype()
     body = _body_bytes(msg)
     params = _params(msg, "content-type")
@@ -175,17 +257,15 @@ def _part(msg: Message, numbers: tuple[int, ...]) -> Message:
     part = msg
     for n in numbers:
         if part.is_multipart():
-            children = part.get_payload()
-            assert isinstance(children, list)
+            children = _children(part)
             if n > len(children):
                 raise NoSuchPart
             part = children[n - 1]
         elif part.get_content_type() == "message/rfc822":
-            inner = part.get_payload()
-            part = inner[0] if isinstance(inner, list) else parse(_body_bytes(part))
+            inner = _children(part)
+            part = inner[0] if inner else parse(_body_bytes(part))
             if part.is_multipart():
-                children = part.get_payload()
-                assert isinstance(children, list)
+                children = _children(part)
                 if n > len(children):
                     raise NoSuchPart
                 part = children[n - 1]
@@ -258,8 +338,7 @@ def section_bytes(raw: bytes, msg: Message | None, sec: Section) -> bytes:
         decoded = part.get_payload(decode=True)
         return decoded if isinstance(decoded, bytes) else b""
     if part.get_content_type() == "message/rfc822" and isinstance(part.get_payload(), list):
-        inner = part.get_payload()
-        assert isinstance(inner, list)
+        inner = _children(part)
         return inner[0].as_bytes() if inner else b""
     return _body_bytes(part)
 

@@ -593,7 +593,8 @@ def decode_mailbox(name: bytes, utf8: bool) -> str:
 def encode_mailbox(name: str, utf8: bool) -> str:
     if utf8:
         return name
-    out, pending = [], []
+    out: list[str] = []
+    pending: list[str] = []
 
     def flush() -> None:
         if pending:

@@ -6,9 +6,12 @@ A string goes out quoted when it is short printable ASCII, else as a literal
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 _QUOTABLE = frozenset(range(0x20, 0x7F))
+# A byte a quoted string cannot carry as itself (CTL, 8-bit): send a literal.
+_UNQUOTABLE = re.compile(rb"[^\x20-\x7e]")
 
 # IMAP flag <-> JMAP keyword (RFC 8621 4.1.1): the system flags by name; any
 # other keyword as itself, lower-cased as JMAP keeps keywords. \Deleted is
@@ -47,7 +50,7 @@ def flags_of(keywords: Iterable[str]) -> str:
 
 def string(value: str | bytes) -> bytes:
     data = value.encode("utf-8") if isinstance(value, str) else value
-    if len(data) < 1024 and all(c in _QUOTABLE for c in data):
+    if len(data) < 1024 and not _UNQUOTABLE.search(data):
         return b'"' + data.replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"'
     return b"{%d}\r\n" % len(data) + data
 

@@ -117,13 +117,25 @@ async def status(conn: Conn, mailbox_id: str) -> UidState | None:
     return None if row is None else UidState.from_row(row)
 
 
+async def mailbox_size(conn: Conn, mailbox_id: str) -> int:
+    """STATUS SIZE (RFC 8438): the octets of the mailbox's messages."""
+    value = await fetch_val(
+        conn,
+        "SELECT coalesce(sum(e.size), 0) FROM mta.email_mailboxes em"
+        " JOIN mta.emails e ON e.id = em.email_id WHERE em.mailbox_id = %s",
+        (mailbox_id,),
+    )
+    return int(value or 0)
+
+
 async def highest_modseq(conn: Conn, address_id: str, mailbox_id: str) -> int:
-    """HIGHESTMODSEQ: the address's latest change, or a later expunge from the mailbox."""
+    """HIGHESTMODSEQ: the address's latest Email change (what flags, arrivals and
+    moves log; an index-only backward scan), or a later expunge from the mailbox."""
     value = await fetch_val(
         conn,
         """
         SELECT greatest(
-            (SELECT max(id) FROM mta.changes WHERE address_id = %s),
+            (SELECT max(id) FROM mta.changes WHERE address_id = %s AND type_name = 'Email'),
             (SELECT max(expunged) FROM mta.imap_uids WHERE mailbox_id = %s AND expunged IS NOT NULL),
             1)
         """,
@@ -184,20 +196,39 @@ async def vanished_since(conn: Conn, mailbox_id: str, since: int) -> list[int]:
     return [r["uid"] for r in rows]
 
 
+# What FETCH reads per email, by need: flags and sizes only; plus the parsed
+# header columns (SEARCH, ENVELOPE); plus the raw header or the whole message
+# when kept inline (else the caller reads the blob store).
+_ROW_COLUMNS = "e.id::text, e.keywords, e.received_at, e.size, e.blob_id, e.thread_id::text"
+_HEADER_COLUMNS = ", e.sent_at, e.subject, e.from_addrs, e.to_addrs, e.cc_addrs"
+_INLINE = "(SELECT {what} FROM mta.inline_blobs ib WHERE ib.blob_id = e.blob_id)"
+_WHOLE = "ib.data"
+_HEAD = "substring(ib.data FROM 1 FOR position('\\x0d0a0d0a'::bytea IN ib.data) + 3)"
+
+
 async def message_rows(
-    conn: Conn, address_id: str, email_ids: Sequence[str], *, with_raw: bool
+    conn: Conn,
+    address_id: str,
+    email_ids: Sequence[str],
+    *,
+    with_raw: bool = False,
+    with_header: bool = False,
+    columns: bool = True,
 ) -> dict[str, dict[str, Any]]:
-    """What FETCH shows of each email: keywords, dates, size, blob (raw when inline)."""
+    """What FETCH and SEARCH show of each email: keywords, dates, size, blob; the
+    parsed header columns (``columns``); ``raw``: the whole message (``with_raw``)
+    or its header alone (``with_header``) when kept inline, else NULL."""
     raw = (
-        "(SELECT ib.data FROM mta.inline_blobs ib WHERE ib.blob_id = e.blob_id)"
+        _INLINE.format(what=_WHOLE)
         if with_raw
+        else _INLINE.format(what=_HEAD)
+        if with_header
         else "NULL::bytea"
     )
     rows = await fetch_all(
         conn,
         f"""
-        SELECT e.id::text, e.keywords, e.received_at, e.size, e.blob_id, e.thread_id::text,
-               e.sent_at, e.subject, e.from_addrs, e.to_addrs, e.cc_addrs, {raw} AS raw
+        SELECT {_ROW_COLUMNS}{_HEADER_COLUMNS if columns else ""}, {raw} AS raw
           FROM mta.emails e
          WHERE e.address_id = %s AND e.id = ANY(%s::uuid[])
         """,

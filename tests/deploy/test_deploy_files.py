@@ -106,7 +106,7 @@ def test_compose_migrates_once_before_two_gateways_and_runs_each_daemon_apart() 
         after = services[name]["depends_on"]
         assert after["migrate"]["condition"] == "service_completed_successfully"
         env = services[name]["environment"]
-        assert env["SMTP_ENABLED"] == env["OUTBOUND_ENABLED"] == "false"
+        assert env["SMTP_ENABLED"] == env["OUTBOUND_ENABLED"] == env["IMAP_ENABLED"] == "false"
         assert env["POP3_ENABLED"] == env["SIEVE_ENABLED"] == "false"
         assert env["STORAGE_DRIVER"] == "s3" and env["S3_ENDPOINT"] == "http://minio:9000"
     daemons = {
@@ -117,6 +117,7 @@ def test_compose_migrates_once_before_two_gateways_and_runs_each_daemon_apart() 
     assert daemons == {
         "smtp": "smtp",
         "submission": "submission",
+        "imap": "imap",
         "pop3": "pop3",
         "managesieve": "managesieve",
         "outbound": "outbound",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import imaplib
 from dataclasses import replace
 from typing import Any
@@ -83,7 +82,7 @@ async def test_authenticate_plain_oauthbearer_and_xoauth2(
         c = imaplib.IMAP4_SSL("127.0.0.1", imap.tls_port, ssl_context=client_tls(), timeout=10)
         try:
             typ, _ = c.authenticate(mechanism, lambda _: message)
-            typ, data = c.select("INBOX")
+            typ, _data = c.select("INBOX")
             return typ
         except imaplib.IMAP4.error as exc:
             return str(exc)
@@ -144,6 +143,27 @@ async def test_hostile_input_gets_bad_no_or_a_close(imap: Imap, alice: Mailbox) 
     assert out["errors"][-1].startswith(b"* BYE") and len(out["errors"]) == 6
 
 
+async def test_commands_piped_behind_starttls_end_the_connection(imap: Imap) -> None:
+    """A plaintext command sent before the handshake (an injection, CVE-2011-0411's
+    kind) is never run in the TLS session: the connection closes."""
+
+    def session() -> tuple[bytes, bytes]:
+        import socket
+
+        sock = socket.create_connection(("127.0.0.1", imap.port), timeout=10)
+        f = sock.makefile("rb")
+        f.readline()
+        sock.sendall(b"a STARTTLS\r\nb LOGIN x y\r\n")
+        ok = f.readline()
+        rest = f.readline()
+        sock.close()
+        return ok, rest
+
+    ok, rest = await run(session)
+    assert ok.startswith(b"a OK")
+    assert rest == b""
+
+
 async def test_connections_per_client_address_are_capped(imap: Imap) -> None:
     def connect_many() -> list[bytes]:
         conns = [Raw(imap.tls_port) for _ in range(5)]
@@ -155,5 +175,3 @@ async def test_connections_per_client_address_are_capped(imap: Imap) -> None:
     greetings = await run(connect_many)
     assert all(g.startswith(b"* OK") for g in greetings[:4])
     assert greetings[4].startswith(b"* BYE [UNAVAILABLE]")
-
-

@@ -19,7 +19,7 @@ async def test_condstore_qresync_esearch_and_uidplus(imap: Imap, alice: Mailbox)
     def walk() -> dict[str, list[bytes]]:
         out: dict[str, list[bytes]] = {}
         r = Raw(imap.tls_port)
-        r.send(b"a LOGIN %s \"%s\"\r\n" % (alice.email.encode(), alice.password.encode()))
+        r.send(b'a LOGIN %s "%s"\r\n' % (alice.email.encode(), alice.password.encode()))
         r.until(b"a")
         r.send(b"b ENABLE IMAP4rev2 QRESYNC\r\n")
         out["enable"] = r.until(b"b")
@@ -38,10 +38,13 @@ async def test_condstore_qresync_esearch_and_uidplus(imap: Imap, alice: Mailbox)
         out["expunge"] = r.until(b"h2")
         r.send(b"i SEARCH RETURN (MIN MAX COUNT) ALL\r\n")
         out["esearch"] = r.until(b"i")
-        r.send(b"j UNSELECT\r\nk SELECT INBOX (QRESYNC (%s %d))\r\n" % (
-            re.search(rb"UIDVALIDITY (\d+)", b"".join(out["select"]))[1],  # type: ignore[index]
-            highest,
-        ))
+        r.send(
+            b"j UNSELECT\r\nk SELECT INBOX (QRESYNC (%s %d))\r\n"
+            % (
+                re.search(rb"UIDVALIDITY (\d+)", b"".join(out["select"]))[1],  # type: ignore[index]
+                highest,
+            )
+        )
         r.until(b"j")
         out["qresync"] = r.until(b"k")
         r.send(b"l GETQUOTAROOT INBOX\r\n")
@@ -53,7 +56,9 @@ async def test_condstore_qresync_esearch_and_uidplus(imap: Imap, alice: Mailbox)
     assert out["enable"][0] == b"* ENABLED IMAP4rev2 QRESYNC\r\n"
     assert [re.search(rb"APPENDUID \d+ (\d+)", a)[1] for a in out["append"]] == [b"1", b"2", b"3"]  # type: ignore[index]
     assert not any(b"RECENT" in line for line in out["select"])  # rev2 has no \Recent
-    assert re.search(rb"\* 2 FETCH \(UID 2 FLAGS \(\\Flagged \\Seen\) MODSEQ \(\d+\)\)", b"".join(out["store"]))
+    assert re.search(
+        rb"\* 2 FETCH \(UID 2 FLAGS \(\\Flagged \\Seen\) MODSEQ \(\d+\)\)", b"".join(out["store"])
+    )
     assert out["conflict"][-1].startswith(b"f OK [MODIFIED 2]")
     changed = b"".join(out["changed"])
     assert b"UID 2 FLAGS" in changed and b"UID 1 " not in changed and b"UID 3 " not in changed
@@ -61,4 +66,6 @@ async def test_condstore_qresync_esearch_and_uidplus(imap: Imap, alice: Mailbox)
     assert out["esearch"][0] == b'* ESEARCH (TAG "i") MIN 1 MAX 2 COUNT 2\r\n'
     qresync = b"".join(out["qresync"])
     assert b"* VANISHED (EARLIER) 1\r\n" in qresync and b"UID 2 FLAGS" in qresync
-    assert b'* QUOTA "" ()' in b"".join(out["quota"]) or b'* QUOTA "" (STORAGE' in b"".join(out["quota"])
+    assert b'* QUOTA "" ()' in b"".join(out["quota"]) or b'* QUOTA "" (STORAGE' in b"".join(
+        out["quota"]
+    )

@@ -58,7 +58,11 @@ async def session(imap: Imap, alice: Mailbox) -> Any:
 async def test_append_and_flags_over_imap_show_up_over_jmap(
     jmap_server: Server, alice: Mailbox, session: imaplib.IMAP4_SSL
 ) -> None:
-    state = (await jmap(jmap_server, alice, ["Email/get", {"accountId": alice.address_id, "ids": []}, "s"]))[0][1]["state"]
+    state = (
+        await jmap(
+            jmap_server, alice, ["Email/get", {"accountId": alice.address_id, "ids": []}, "s"]
+        )
+    )[0][1]["state"]
     typ, _ = await run(session.append, "INBOX", r"(\Seen)", None, MESSAGE)
     assert typ == "OK"
     [email] = await emails(jmap_server, alice)
@@ -66,7 +70,11 @@ async def test_append_and_flags_over_imap_show_up_over_jmap(
     assert email["subject"] == "Agreement"
     assert email["keywords"] == {"$seen": True}
     assert email["mailboxIds"] == {box["inbox"]: True}
-    changes = await jmap(jmap_server, alice, ["Email/changes", {"accountId": alice.address_id, "sinceState": state}, "c"])
+    changes = await jmap(
+        jmap_server,
+        alice,
+        ["Email/changes", {"accountId": alice.address_id, "sinceState": state}, "c"],
+    )
     assert changes[0][1]["created"] == [email["id"]]
 
     await run(session.select, "INBOX")

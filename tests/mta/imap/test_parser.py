@@ -21,7 +21,7 @@ def items(line: bytes, *literals: bytes) -> tuple[str, str, list[object]]:
 
 def test_rfc9051_examples_parse_into_their_items() -> None:
     assert items(b"a002 NOOP") == ("a002", "NOOP", [])
-    assert items(b'A142 SELECT INBOX') == ("A142", "SELECT", [Atom("INBOX")])
+    assert items(b"A142 SELECT INBOX") == ("A142", "SELECT", [Atom("INBOX")])
     assert items(b'A682 LIST "" *') == ("A682", "LIST", [String(b""), Atom("*")])
     assert items(b"A042 STATUS blurdybloop (UIDNEXT MESSAGES)")[2] == [
         Atom("blurdybloop"),
@@ -43,11 +43,19 @@ def test_rfc9051_examples_parse_into_their_items() -> None:
 
 @pytest.mark.parametrize(
     "line",
-    [b"", b"+tag NOOP", b"a1", b'a1 LOGIN "open', b"a1 LIST (a b", b'a1 LOGIN "a\\x" b', b"a1 X {5}"],
+    [
+        b"",
+        b"+tag NOOP",
+        b"a1",
+        b'a1 LOGIN "open',
+        b"a1 LIST (a b",
+        b'a1 LOGIN "a\\x" b',
+        b"a1 X {5}",
+    ],
 )
 def test_malformed_commands_are_parse_errors(line: bytes) -> None:
     with pytest.raises(ParseError):
-        tag, name, toks = parse_head(Command.of(line))
+        _tag, _name, toks = parse_head(Command.of(line))
         if not toks.at_end:
             toks.sp()
             toks.items()
@@ -66,15 +74,29 @@ def test_sequence_sets_and_uid_sets() -> None:
 
 def test_fetch_attributes_sections_and_partials() -> None:
     atts = parser.fetch_atts(
-        Tokens(Command.of(b"(FLAGS BODY.PEEK[1.2.MIME] BODY[]<0.2048> BINARY[2] RFC822.SIZE)")).item()
+        Tokens(
+            Command.of(b"(FLAGS BODY.PEEK[1.2.MIME] BODY[]<0.2048> BINARY[2] RFC822.SIZE)")
+        ).item()
     )
     assert atts[0] == "FLAGS" and atts[-1] == "RFC822.SIZE"
     mime, whole, binary = atts[1], atts[2], atts[3]
-    assert isinstance(mime, parser.Section) and mime.peek and mime.part == (1, 2) and mime.kind == "MIME"
-    assert isinstance(whole, parser.Section) and whole.partial == (0, 2048) and whole.label() == "BODY[]<0>"
+    assert (
+        isinstance(mime, parser.Section)
+        and mime.peek
+        and mime.part == (1, 2)
+        and mime.kind == "MIME"
+    )
+    assert (
+        isinstance(whole, parser.Section)
+        and whole.partial == (0, 2048)
+        and whole.label() == "BODY[]<0>"
+    )
     assert isinstance(binary, parser.Section) and binary.name == "BINARY"
     fields = parser.section("BODY.PEEK[HEADER.FIELDS (From Subject)]")
-    assert fields.fields == ("FROM", "SUBJECT") and fields.label() == "BODY[HEADER.FIELDS (FROM SUBJECT)]"
+    assert (
+        fields.fields == ("FROM", "SUBJECT")
+        and fields.label() == "BODY[HEADER.FIELDS (FROM SUBJECT)]"
+    )
     assert parser.fetch_atts(Atom("ALL")) == ["FLAGS", "INTERNALDATE", "RFC822.SIZE", "ENVELOPE"]
     for bad in ("BODY[0]", "BODY[HEADER.FIELDS]", "BINARY[HEADER]", "BODY[MIME]", "XYZ"):
         with pytest.raises(ParseError):
@@ -108,7 +130,13 @@ def test_dates_and_mailbox_names() -> None:
     assert when == datetime(1996, 7, 17, 9, 44, 25, tzinfo=UTC)
     assert parser.format_date_time(when) == "17-Jul-1996 09:44:25 +0000"
     # RFC 3501 5.1.3's example of modified UTF-7.
-    assert parser.decode_mailbox(b"~peter/mail/&U,BTFw-/&ZeVnLIqe-", utf8=False) == "~peter/mail/台北/日本語"
-    assert parser.encode_mailbox("~peter/mail/台北/日本語", utf8=False) == "~peter/mail/&U,BTFw-/&ZeVnLIqe-"
+    assert (
+        parser.decode_mailbox(b"~peter/mail/&U,BTFw-/&ZeVnLIqe-", utf8=False)
+        == "~peter/mail/台北/日本語"
+    )
+    assert (
+        parser.encode_mailbox("~peter/mail/台北/日本語", utf8=False)
+        == "~peter/mail/&U,BTFw-/&ZeVnLIqe-"
+    )
     assert parser.encode_mailbox("A&B", utf8=False) == "A&-B"
     assert parser.decode_mailbox("台北".encode(), utf8=True) == "台北"

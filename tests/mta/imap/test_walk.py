@@ -5,7 +5,9 @@ from __future__ import annotations
 import imaplib
 import re
 
-from tests.mta.imap.conftest import Imap, Mailbox, run
+import aioimaplib
+
+from tests.mta.imap.conftest import Imap, Mailbox, client_tls, run
 
 MESSAGE = (
     b"From: Carol <carol@remote.test>\r\n"
@@ -69,3 +71,79 @@ async def test_login_list_select_append_fetch_store_search_copy_move_expunge(
     typ, expunged = out["move"]  # type: ignore[misc]
     assert typ == "OK" and expunged[1] == [b"1"]
     assert re.match(rb'"?Trash"? \(MESSAGES 1 UNSEEN 0 UIDNEXT 2\)', out["status"][0])  # type: ignore[index]
+
+
+async def test_append_over_the_quota_is_refused_and_getquotaroot_says_why(
+    imap: Imap, alice: Mailbox, db: object
+) -> None:
+    await db.execute(  # type: ignore[attr-defined]
+        "UPDATE mail.addresses SET quota_bytes = %s WHERE id = %s",
+        (len(MESSAGE) + 10, alice.address_id),
+    )
+
+    def walk() -> tuple[object, object, object]:
+        c = imap.connect(alice)
+        first = c.append("INBOX", None, None, MESSAGE)
+        try:
+            second: object = c.append("INBOX", None, None, MESSAGE)
+        except imaplib.IMAP4.error as exc:
+            second = str(exc)
+        quota = c.getquotaroot("INBOX")
+        c.logout()
+        return first, second, quota
+
+    first, second, quota = await run(walk)
+    assert first[0] == "OK"  # type: ignore[index]
+    assert "OVERQUOTA" in str(second)
+    # KiB, rounded up (RFC 9208 5.1): 1 used of a 1 KiB quota.
+    assert quota[1][1] == [b'"" (STORAGE 1 1)']  # type: ignore[index]
+
+
+async def test_deleting_a_folder_keeps_mail_that_is_also_elsewhere(
+    imap: Imap, alice: Mailbox
+) -> None:
+    def walk() -> dict[str, object]:
+        c = imap.connect(alice)
+        out: dict[str, object] = {}
+        c.create("Projects")
+        c.append("INBOX", None, None, MESSAGE)
+        c.append("Projects", None, None, MESSAGE.replace(b"lunch@", b"only-here@"))
+        c.select("INBOX")
+        c.copy("1", "Projects")
+        out["projects"] = c.select("Projects")
+        c.select("INBOX")
+        out["delete"] = c.delete("Projects")
+        out["lsub"] = c.lsub()
+        out["inbox"] = c.status("INBOX", "(MESSAGES)")
+        out["gone"] = c.select("Projects")
+        c.logout()
+        return out
+
+    out = await run(walk)
+    assert out["projects"] == ("OK", [b"2"])
+    assert out["delete"][0] == "OK"  # type: ignore[index]
+    assert not any(b"Projects" in line for line in out["lsub"][1])  # type: ignore[index]
+    assert b"MESSAGES 1" in out["inbox"][1][0]  # type: ignore[index]
+    assert out["gone"][0] == "NO"  # type: ignore[index]
+
+
+async def test_aioimaplib_walk_append_uid_fetch_store_move(imap: Imap, alice: Mailbox) -> None:
+    client = aioimaplib.IMAP4_SSL("127.0.0.1", imap.tls_port, ssl_context=client_tls(), timeout=10)
+    await client.wait_hello_from_server()
+    assert (await client.login(alice.email, alice.password)).result == "OK"
+    assert (await client.append(MESSAGE, mailbox="INBOX", flags="(\\Draft)")).result == "OK"
+    assert (await client.select("INBOX")).result == "OK"
+    fetched = await client.uid("fetch", "1:*", "(UID FLAGS BODY.PEEK[HEADER.FIELDS (SUBJECT)])")
+    assert fetched.result == "OK"
+    assert any(b"\\Draft" in line for line in fetched.lines if isinstance(line, bytes))
+    assert any(
+        b"Subject: Lunch?" in line for line in fetched.lines if isinstance(line, (bytes, bytearray))
+    )
+    stored = await client.uid("store", "1", "+FLAGS.SILENT", "(\\Answered)")
+    assert stored.result == "OK"
+    moved = await client.uid("move", "1", "Archive")
+    assert moved.result == "OK" and any(b"COPYUID" in line for line in moved.lines)
+    assert (await client.select("Archive")).result == "OK"
+    search = await client.uid_search("ANSWERED")
+    assert search.result == "OK" and search.lines[0] == b"1"
+    await client.logout()
