@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
 from datetime import datetime
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from common.blobs import BlobNotFound, BlobStore, LocalBlobStore, blob_id_of, check_blob_id
 from common.db import Conn, Database, Prepared, execute, fetch_val
@@ -51,7 +51,7 @@ PUT_MANY = """
 """
 
 
-def put_params(blobs: dict[str, tuple[bytes, datetime]]) -> dict[str, list[object]]:
+def put_params(blobs: dict[str, tuple[bytes, datetime]]) -> dict[str, list[Any]]:
     ids = sorted(blobs)
     return {
         "blob_ids": ids,
