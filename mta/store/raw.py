@@ -30,6 +30,7 @@ from common.blobs import BlobNotFound, BlobStore, LocalBlobStore, blob_id_of, ch
 from common.db import Conn, Database, Prepared, execute, fetch_val
 from common.runtime import Runtime
 from common.settings import Settings, SettingsError, read_str
+from mta.store.batch import deferred_for
 
 INLINE_MAX = 256 * 1024
 
@@ -124,9 +125,7 @@ class RawMessages:
         In a delivery group commit the row waits for the batch's flush (one
         statement for the batch, still before its COMMIT)."""
         blob_id = blob_id_of(data)
-        from mta.store import counters  # it imports this module's SQL
-
-        batch = counters.deferred_for(conn)
+        batch = deferred_for(conn)
         if batch is not None:
             batch.blobs.setdefault(blob_id, (data, now))
             return blob_id
