@@ -225,8 +225,17 @@ def bench_bare(args: argparse.Namespace) -> Result:
     return Result(f"bare aiosmtpd x{args.processes} (stores nothing)", seconds, args.messages)
 
 
-async def prepare(dsn: str) -> str:
-    """Migrate, and create one hosted address; return its id."""
+# Run on every message, as a user's filter would be: tests two header fields and
+# keeps the message (nothing matches smtp-source's mail).
+SIEVE = """require ["fileinto"];
+if anyof (header :contains "subject" "[newsletter]", address :is "from" "noreply@ads.test") {
+    fileinto "Junk";
+}
+"""
+
+
+async def prepare(dsn: str, *, sieve: bool = True) -> str:
+    """Migrate, and create one hosted address (with a Sieve filter); return its id."""
     from datetime import UTC, datetime
 
     from common.db import Database
@@ -247,7 +256,7 @@ async def prepare(dsn: str) -> str:
             " VALUES (%s, 'bench.test', %s, %s) RETURNING id",
             (account, now, now),
         )
-        return str(
+        address = str(
             await db.fetch_val(
                 "INSERT INTO mail.addresses"
                 " (domain_id, local_part, password_hash, quota_bytes, created_at, updated_at)"
@@ -255,6 +264,14 @@ async def prepare(dsn: str) -> str:
                 (domain, now, now),
             )
         )
+        if sieve:
+            await db.execute(
+                "INSERT INTO mta.filters"
+                " (account_id, address_id, name, script, created_at, updated_at)"
+                " VALUES (%s, %s, 'bench', %s, %s, %s)",
+                (account, address, SIEVE, now, now),
+            )
+        return address
     finally:
         await db.close()
 
@@ -355,7 +372,8 @@ def report(args: argparse.Namespace, runs: list[Run]) -> str:
     lines = [
         f"Run on {platform.machine()} with {os.cpu_count()} cores, Python "
         f"{platform.python_version()}: {args.messages} messages of {args.size} bytes over "
-        f"{args.sessions} concurrent sessions (Postfix smtp-source), one recipient each;"
+        f"{args.sessions} concurrent sessions (Postfix smtp-source), one recipient each"
+        f"{' with a Sieve filter' if args.sieve else ''};"
         f" {args.processes} daemon processes on one port (SO_REUSEPORT). Load average when"
         f" the run ended: {os.getloadavg()[0]:.1f}.",
         "",
@@ -423,7 +441,7 @@ async def run(args: argparse.Namespace) -> None:
         async with database(args.database_url, Path(tmp), "smtp_bench") as (dsn, pg):
             runs: list[Run] = []
             db_pids = postgres_pids(pg.pgdata) if pg is not None else None
-            address_id = await prepare(dsn)
+            address_id = await prepare(dsn, sieve=args.sieve)
             modes = [("new connection per message", False), ("session reuse (-d)", True)]
             for mode, reuse in modes if args.modes == "both" else modes[:1]:
                 args.reuse = reuse
@@ -455,6 +473,12 @@ def main() -> None:
         choices=("both", "connection"),
         default="both",
         help="a new connection per message only, or that and session reuse (smtp-source -d)",
+    )
+    parser.add_argument(
+        "--no-sieve",
+        dest="sieve",
+        action="store_false",
+        help="no Sieve filter on the benchmark address (by default one runs on every message)",
     )
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--serve-bare", type=int, help=argparse.SUPPRESS)
