@@ -38,6 +38,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from email.message import EmailMessage
 from pathlib import Path
 
@@ -48,7 +50,11 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import postfix  # noqa: E402
 from benchmarks.performance_doc import replace_section  # noqa: E402
-from benchmarks.processes import free_port  # noqa: E402
+from benchmarks.processes import (  # noqa: E402
+    free_port,
+    postgres_pids,
+    process_cpu_seconds,
+)
 from benchmarks.smtp_inbound import (  # noqa: E402
     SECRET,
     database,
@@ -204,33 +210,86 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
+@dataclass
+class Ours:
+    submit: float  # seconds
+    deliver: float
+    # CPU per message (ms): the daemon (with its signing processes), PostgreSQL.
+    submit_cpu: float
+    submit_db_cpu: float | None
+    deliver_cpu: float
+    deliver_db_cpu: float | None
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU of a process and its children (the outbound worker's signing processes)."""
+    import psutil
+
+    try:
+        proc = psutil.Process(pid)
+        procs = [proc, *proc.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0.0
+    return sum(process_cpu_seconds(p.pid) for p in procs)
+
+
+def db_cpu_seconds(db_pids: Callable[[], list[int]] | None) -> dict[int, float]:
+    return {pid: process_cpu_seconds(pid) for pid in db_pids()} if db_pids else {}
+
+
+def db_spent(db_pids: Callable[[], list[int]] | None, before: dict[int, float]) -> float | None:
+    if not db_pids:
+        return None
+    # A backend that connected during the run spent all its CPU in it.
+    return sum(cpu - before.get(pid, 0.0) for pid, cpu in db_cpu_seconds(db_pids).items())
+
+
 async def bench_ours(
-    args: argparse.Namespace, dsn: str, tmp: Path, sink: int
-) -> tuple[float, float]:
+    args: argparse.Namespace,
+    dsn: str,
+    tmp: Path,
+    sink: int,
+    db_pids: Callable[[], list[int]] | None,
+) -> Ours:
+    n = args.messages
     port = free_port()
     env = mta_env(dsn, tmp, SUBMISSION_PORT=str(port), OUTBOUND_RELAY=f"127.0.0.1:{sink}")
     log = tmp / "mta.log"
     submission = start("submission", env, log, "submission listening")
     try:
+        cpu, db = tree_cpu_seconds(submission.pid), db_cpu_seconds(db_pids)
         submit = await load(port, args, login=True)
+        submit_cpu = tree_cpu_seconds(submission.pid) - cpu
+        submit_db = db_spent(db_pids, db)
     finally:
         stop(submission)
     workers = []
-    for n in range(args.workers):
+    for i in range(args.workers):
         # Each waits for its own line: the log is shared.
-        worker_log = tmp / f"outbound-{n}.log"
+        worker_log = tmp / f"outbound-{i}.log"
         workers.append(start("outbound", env, worker_log, "worker running"))
     started = time.perf_counter()
+    cpu, db = sum(tree_cpu_seconds(w.pid) for w in workers), db_cpu_seconds(db_pids)
     try:
-        while await delivered(dsn) < args.messages:
+        while await delivered(dsn) < n:
             if any(w.poll() is not None for w in workers):
                 sys.exit("an outbound worker exited")
             await asyncio.sleep(0.05)
         deliver = time.perf_counter() - started
+        # From "worker running" on (the signing processes' start-up included).
+        deliver_cpu = sum(tree_cpu_seconds(w.pid) for w in workers) - cpu
+        deliver_db = db_spent(db_pids, db)
     finally:
         for worker in workers:
             stop(worker)
-    return submit, deliver
+    return Ours(
+        submit,
+        deliver,
+        submit_cpu / n * 1000,
+        None if submit_db is None else submit_db / n * 1000,
+        deliver_cpu / n * 1000,
+        None if deliver_db is None else deliver_db / n * 1000,
+    )
 
 
 def postfix_instance(base: Path, port: int, sink: int) -> Path:
@@ -286,25 +345,34 @@ def start_sink(port: int) -> subprocess.Popen[bytes]:
     return sink
 
 
-def report(
-    args: argparse.Namespace, ours: tuple[float, float], theirs: tuple[float, float]
-) -> str:
+def report(args: argparse.Namespace, ours: Ours, theirs: tuple[float, float]) -> str:
     n = args.messages
+
+    def ms(value: float | None) -> str:
+        return "-" if value is None else f"{value:.2f}"
+
     rows = [
-        ("submission: accepted and queued durably", ours[0], theirs[0]),
-        ("delivery to a loopback smtp-sink", ours[1], theirs[1]),
-    ]
+        ("submission: accepted and queued durably", ours.submit, theirs[0], ours.submit_cpu,
+         ours.submit_db_cpu),
+        ("delivery to a loopback smtp-sink", ours.deliver, theirs[1], ours.deliver_cpu,
+         ours.deliver_db_cpu),
+    ]  # fmt: skip
     lines = [
         f"{n} messages of {args.size} bytes, {args.sessions} sessions, "
         f"{args.workers} outbound worker process(es), "
         f"{os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), "
-        f"Python {platform.python_version()}.",
+        f"Python {platform.python_version()}; load average at the end "
+        f"{os.getloadavg()[0]:.1f}.",
         "",
-        "| | ours (messages/s) | Postfix 3.7 (messages/s) | ours / Postfix |",
-        "|---|---|---|---|",
+        "| | ours (messages/s) | Postfix 3.7 (messages/s) | ours / Postfix |"
+        " our daemon CPU ms/message | PostgreSQL CPU ms/message |",
+        "|---|---|---|---|---|---|",
     ]
-    for name, mine, theirs in rows:
-        lines.append(f"| {name} | {n / mine:,.0f} | {n / theirs:,.0f} | {theirs / mine:.2f} |")
+    for name, mine, their, cpu, db in rows:
+        lines.append(
+            f"| {name} | {n / mine:,.0f} | {n / their:,.0f} | {their / mine:.2f} |"
+            f" {cpu:.2f} | {ms(db)} |"
+        )
     return "\n".join(lines)
 
 
@@ -316,9 +384,10 @@ async def run(args: argparse.Namespace) -> None:
         sink_port = free_port()
         sink = await asyncio.to_thread(start_sink, sink_port)
         try:
-            async with database(args.database_url, tmp, "send_bench") as (dsn, _pg):
+            async with database(args.database_url, tmp, "send_bench") as (dsn, pg):
                 await prepare(dsn)
-                ours = await bench_ours(args, dsn, tmp, sink_port)
+                db_pids = postgres_pids(pg.pgdata) if pg is not None else None
+                ours = await bench_ours(args, dsn, tmp, sink_port, db_pids)
             theirs = await bench_postfix(args, tmp, sink_port)
         finally:
             sink.terminate()

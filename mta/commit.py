@@ -12,7 +12,8 @@ own, so one bad message never costs the others their delivery.
 
 Mailbox counts and quota usage of a batch are written once, just before its
 COMMIT (mta/store/counters.py), so the rows every message of one mailbox
-touches are locked for one statement, not for the whole batch.
+touches are locked for one statement, not for the whole batch; the batch's
+raw messages, activity and event rows go in that same statement.
 """
 
 from __future__ import annotations

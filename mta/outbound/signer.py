@@ -64,7 +64,9 @@ SIGNED_HEADERS = (
 
 def from_domain(raw: bytes) -> str | None:
     """The domain of the (first) From address, lower-cased; d= of the signature."""
-    headers = BytesHeaderParser(policy=compat32).parsebytes(raw, headersonly=True)
+    # The header block alone: the parser would read the body line by line for nothing.
+    head = raw.split(b"\r\n\r\n", 1)[0] if b"\r\n\r\n" in raw else raw.split(b"\n\n", 1)[0]
+    headers = BytesHeaderParser(policy=compat32).parsebytes(head + b"\r\n\r\n", headersonly=True)
     found = getaddresses([str(v) for v in headers.get_all("From") or []])
     for _, address in found:
         if "@" in address:

@@ -25,7 +25,6 @@ Outcomes, per recipient:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import re
 import uuid
@@ -126,6 +125,9 @@ class OutboundWorker:
         # Recipients being tried by run(): at most OUTBOUND_CONCURRENCY.
         self._inflight = 0
         self._wake = asyncio.Event()
+        # Set by what may have made mail due (a NOTIFY, the timer), not by a
+        # finished delivery: see _listen_and_work.
+        self._news = True
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def _fetch_policy(self, url: str) -> tuple[int, bytes]:
@@ -133,6 +135,8 @@ class OutboundWorker:
         return answer.status, answer.body
 
     def wake(self) -> None:
+        """New mail or a lost connection: claim now, whatever is in flight."""
+        self._news = True
         self._wake.set()
 
     # One round, awaited: the job queue's handler and the tests use it.
@@ -166,26 +170,39 @@ class OutboundWorker:
         Woken by the queue's NOTIFY through the process's notification hub
         (common/notify.py), and after a lost connection by its gap; between
         wake-ups it sleeps until the next retry is due, at most poll_seconds.
+        A finished delivery wakes it too, but frees only its own slot: it
+        claims again once a quarter of OUTBOUND_CONCURRENCY is free (or
+        nothing is in flight), so a full queue is claimed in chunks, one
+        transaction for many messages, not one claim and commit per message.
+        New mail (a NOTIFY) and a due retry (the timer) are claimed at once.
         """
         notifications = self.ctx.runtime.notifications
         subscription = notifications.subscribe(
-            outbound.CHANNEL, lambda _payload: self._wake.set(), on_gap=self._wake.set
+            outbound.CHANNEL, lambda _payload: self.wake(), on_gap=self.wake
         )
+        refill = max(1, self.ctx.config.outbound_concurrency // 4)
+        self._news = True
         try:
             async with notifications.running():
                 while True:
                     self._wake.clear()
                     free = self.ctx.config.outbound_concurrency - self._inflight
-                    claimed = await self._claim(min(BATCH, free)) if free > 0 else []
+                    news, self._news = self._news, False
+                    claiming = free > 0 and (news or free >= refill or not self._inflight)
+                    claimed = await self._claim(min(BATCH, free)) if claiming else []
                     for items in _by_message(claimed):
                         self._inflight += len(items)
                         task = asyncio.create_task(self._counted(items))
                         self._tasks.add(task)
                         task.add_done_callback(self._done)
-                    if len(claimed) >= min(BATCH, free) and free:
-                        continue  # more may be due now
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._wake.wait(), await self._pause())
+                    if claimed and len(claimed) >= min(BATCH, free):
+                        self._news = True  # more may be due now
+                        continue
+                    pause = await self._pause() if claiming else self.poll_seconds
+                    try:
+                        await asyncio.wait_for(self._wake.wait(), pause)
+                    except TimeoutError:
+                        self._news = True  # a retry may have come due
         finally:
             subscription.close()
             for task in list(self._tasks):

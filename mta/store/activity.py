@@ -7,6 +7,7 @@ from datetime import datetime
 
 from common.db import Conn, Prepared, execute, fetch_all, fetch_val
 from common.records import Record
+from mta.store.batch import deferred_for
 
 
 @dataclass(frozen=True)
@@ -81,9 +82,7 @@ def _params(event: Event, now: datetime) -> dict[str, object]:
 async def record(conn: Conn, event: Event, now: datetime) -> None:
     """Log ``event``; in a delivery group commit, with the batch's others at its flush
     (mta/store/counters.py), still before its COMMIT."""
-    from mta.store import counters  # it imports this module's SQL
-
-    batch = counters.deferred_for(conn)
+    batch = deferred_for(conn)
     if batch is not None:
         batch.activity.append((event, now))
         return

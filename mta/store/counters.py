@@ -17,17 +17,14 @@ back loses its deltas with its rows).
 
 from __future__ import annotations
 
-import weakref
-from collections import defaultdict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from typing import Any
 
 from common.db import Conn, Prepared, execute
 from mta.store import activity, events, mailboxes, quota, raw
+from mta.store.batch import Deferred, close_for, deferred_for, open_for
 
-_open: weakref.WeakKeyDictionary[Conn, Deferred] = weakref.WeakKeyDictionary()
+__all__ = ["Deferred", "deferred", "deferred_for"]
 
 # One statement for everything a delivery batch writes once: its raw messages,
 # activity and event rows, then the mailbox counts and quota usage (each table's
@@ -44,45 +41,25 @@ _FLUSH = Prepared(
 )
 
 
-@dataclass
-class Deferred:
-    boxes: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
-    quota: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
-    # The batch's event log rows (events.Pending), inserted with one statement at flush.
-    events: list[Any] = field(default_factory=list)
-    # Its activity rows (activity.Event, time) and small raw messages (blob id ->
-    # bytes, time), likewise: one statement each instead of one per message.
-    activity: list[Any] = field(default_factory=list)
-    blobs: dict[str, Any] = field(default_factory=dict)
-
-    def email_added(self, address_id: str, mailbox_ids: list[str], size: int, seen: bool) -> None:
-        for mailbox_id in mailbox_ids:
-            counts = self.boxes[mailbox_id]
-            counts[0] += 1
-            counts[1] += 0 if seen else 1
-        usage = self.quota[address_id]
-        usage[0] += size
-        usage[1] += 1
-
-    async def flush(self, conn: Conn) -> None:
-        if not (self.boxes or self.quota or self.events or self.activity or self.blobs):
-            return
-        boxes = sorted(self.boxes.items())
-        quota = sorted(self.quota.items())
-        await _FLUSH.execute(
-            conn,
-            {
-                **raw.put_params(self.blobs),
-                **activity.record_params(self.activity),
-                **events.append_params(self.events),
-                "boxes": [b for b, _ in boxes],
-                "totals": [c[0] for _, c in boxes],
-                "unread": [c[1] for _, c in boxes],
-                "addresses": [a for a, _ in quota],
-                "bytes": [u[0] for _, u in quota],
-                "emails": [u[1] for _, u in quota],
-            },
-        )
+async def _flush(conn: Conn, batch: Deferred) -> None:
+    if not (batch.boxes or batch.quota or batch.events or batch.activity or batch.blobs):
+        return
+    boxes = sorted(batch.boxes.items())
+    quota = sorted(batch.quota.items())
+    await _FLUSH.execute(
+        conn,
+        {
+            **raw.put_params(batch.blobs),
+            **activity.record_params(batch.activity),
+            **events.append_params(batch.events),
+            "boxes": [b for b, _ in boxes],
+            "totals": [c[0] for _, c in boxes],
+            "unread": [c[1] for _, c in boxes],
+            "addresses": [a for a, _ in quota],
+            "bytes": [u[0] for _, u in quota],
+            "emails": [u[1] for _, u in quota],
+        },
+    )
 
 
 @asynccontextmanager
@@ -93,13 +70,9 @@ async def deferred(conn: Conn) -> AsyncIterator[Deferred]:
     COMMIT; when it raises they are dropped with the transaction's rows.
     """
     await execute(conn, "SET LOCAL mta.deferred_counts = 'on'")
-    batch = _open[conn] = Deferred()
+    batch = open_for(conn)
     try:
         yield batch
-        await batch.flush(conn)
+        await _flush(conn, batch)
     finally:
-        _open.pop(conn, None)
-
-
-def deferred_for(conn: Conn) -> Deferred | None:
-    return _open.get(conn)
+        close_for(conn)

@@ -15,6 +15,7 @@ from typing import Any
 from common.db import Conn, Prepared, execute, fetch_all, fetch_one, fetch_val
 from common.logs import current_request_id
 from common.records import Record
+from mta.store.batch import deferred_for
 
 # The channel a fan-out LISTENs on; the payload is the event id.
 CHANNEL = "mta_events"
@@ -120,8 +121,6 @@ async def add(
     """:func:`record` where nothing reads the event back: inside a group commit
     (mta/store/counters.py) it is appended with the batch's others at its flush,
     still before its COMMIT; elsewhere at once."""
-    from mta.store import counters  # it imports this module's SQL
-
     row = pending(
         account_id,
         type_,
@@ -130,7 +129,7 @@ async def add(
         email_id=email_id,
         request_id=request_id or current_request_id(),
     )
-    batch = counters.deferred_for(conn)
+    batch = deferred_for(conn)
     if batch is not None:
         batch.events.append(row)
     else:

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
 from datetime import datetime
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from common.blobs import BlobNotFound, BlobStore, LocalBlobStore, blob_id_of, check_blob_id
 from common.db import Conn, Database, Prepared, execute, fetch_val
 from common.runtime import Runtime
 from common.settings import Settings, SettingsError, read_str
+from mta.store.batch import deferred_for
 
 INLINE_MAX = 256 * 1024
 
@@ -51,7 +52,7 @@ PUT_MANY = """
 """
 
 
-def put_params(blobs: dict[str, tuple[bytes, datetime]]) -> dict[str, list[object]]:
+def put_params(blobs: dict[str, tuple[bytes, datetime]]) -> dict[str, list[Any]]:
     ids = sorted(blobs)
     return {
         "blob_ids": ids,
@@ -124,9 +125,7 @@ class RawMessages:
         In a delivery group commit the row waits for the batch's flush (one
         statement for the batch, still before its COMMIT)."""
         blob_id = blob_id_of(data)
-        from mta.store import counters  # it imports this module's SQL
-
-        batch = counters.deferred_for(conn)
+        batch = deferred_for(conn)
         if batch is not None:
             batch.blobs.setdefault(blob_id, (data, now))
             return blob_id

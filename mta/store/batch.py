@@ -1,0 +1,53 @@
+"""What a delivery group commit keeps until its flush: counts, raw messages, activity, events.
+
+A leaf of mta/store: the modules that write those rows (``raw``, ``activity``,
+``events``, ``emails``) look up the open batch of their connection here and
+append to it; ``counters`` (which imports them for their SQL) opens the batch
+and writes it in one statement before COMMIT.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from common.db import Conn
+
+_open: weakref.WeakKeyDictionary[Conn, Deferred] = weakref.WeakKeyDictionary()
+
+
+@dataclass
+class Deferred:
+    boxes: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+    quota: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+    # The batch's event log rows (events.Pending), inserted with one statement at flush.
+    events: list[Any] = field(default_factory=list)
+    # Its activity rows (activity.Event, time) and small raw messages (blob id ->
+    # bytes, time), likewise: all in the one statement of the flush (counters.py).
+    activity: list[Any] = field(default_factory=list)
+    blobs: dict[str, Any] = field(default_factory=dict)
+
+    def email_added(self, address_id: str, mailbox_ids: list[str], size: int, seen: bool) -> None:
+        for mailbox_id in mailbox_ids:
+            counts = self.boxes[mailbox_id]
+            counts[0] += 1
+            counts[1] += 0 if seen else 1
+        usage = self.quota[address_id]
+        usage[0] += size
+        usage[1] += 1
+
+
+def open_for(conn: Conn) -> Deferred:
+    batch = _open[conn] = Deferred()
+    return batch
+
+
+def close_for(conn: Conn) -> None:
+    _open.pop(conn, None)
+
+
+def deferred_for(conn: Conn) -> Deferred | None:
+    """The open batch of ``conn``'s transaction, if a group commit runs it."""
+    return _open.get(conn)
