@@ -18,10 +18,10 @@ from common.runtime import Runtime
 from common.web import error_middleware
 from content import admin, errors
 from content.activity import routes as activity_routes
-from content.assistant.proposals import routes as proposal_routes
 from content.assistant import routes as assistant_routes
 from content.assistant.bubble import routes as bubble_routes
 from content.assistant.conversations import routes as conversation_routes
+from content.assistant.proposals import routes as proposal_routes
 from content.assistant.toolbox import default_toolbox
 from content.auth import routes as auth_routes
 from content.changes import Changes
