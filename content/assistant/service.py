@@ -222,7 +222,7 @@ async def oauth_start(ctx: Context, principal: Principal, body: dict[str, Any]) 
 
 async def oauth_callback(ctx: Context, query: dict[str, str]) -> str:
     """GET /assistant/oauth/callback: finish the consent; where to send the browser."""
-    back = ctx.prefix + "/admin/settings"
+    back = ctx.prefix + "/admin/assistant"  # the assistant settings screen
     now = ctx.clock.now()
     state = query.get("state", "")
     async with ctx.db.connection() as conn:
@@ -234,7 +234,7 @@ async def oauth_callback(ctx: Context, query: dict[str, str]) -> str:
     client = oauth_client(ctx, pending["kind"])
     if client is None or "error" in query or not query.get("code"):
         reason = query.get("error_description") or query.get("error") or "no code returned"
-        return back + "?" + urlencode({"assistant": "error", "reason": reason[:300]})
+        return back + "?" + urlencode({"oauth": "error", "reason": reason[:300]})
     try:
         tokens = await oauth.exchange(
             client,
@@ -244,11 +244,11 @@ async def oauth_callback(ctx: Context, query: dict[str, str]) -> str:
             now=now,
         )
     except ProviderError as exc:
-        return back + "?" + urlencode({"assistant": "error", "reason": exc.message[:300]})
+        return back + "?" + urlencode({"oauth": "error", "reason": exc.message[:300]})
     async with write(ctx) as tx:
         user = await people_store.get_user(tx.conn, pending["user_id"])
         if user is None:
-            return back + "?" + urlencode({"assistant": "error", "reason": "the account is gone"})
+            return back + "?" + urlencode({"oauth": "error", "reason": "the account is gone"})
         await store.put_provider(
             tx.conn,
             {
@@ -270,7 +270,7 @@ async def oauth_callback(ctx: Context, query: dict[str, str]) -> str:
             "provider",
             {"kind": pending["kind"], "model": pending["model"], "auth": "oauth"},
         )
-    return back + "?" + urlencode({"assistant": "connected"})
+    return back + "?" + urlencode({"oauth": "connected"})
 
 
 def _seal_tokens(ctx: Context, tokens: oauth.Tokens) -> str:

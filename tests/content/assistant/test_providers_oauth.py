@@ -46,7 +46,7 @@ async def test_oauth_consent_then_token_refresh(
         allow_redirects=False,
     )
     assert resp.status == 303
-    assert resp.headers["Location"] == "/admin/settings?assistant=connected"
+    assert resp.headers["Location"] == "/admin/assistant?oauth=connected"
     verifier = issued[0]["code_verifier"]
     challenge = (
         base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()

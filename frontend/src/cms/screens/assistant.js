@@ -24,8 +24,15 @@ async function start() {
   const [provider, budget, bubble] = await Promise.all([api("GET", "/assistant/provider"), api("GET", "/assistant/budget"), api("GET", "/assistant/bubble")]);
   if (!provider.ok) return replace(root, h("p", { class: "alert", role: "alert" }, messageOf(provider.data)));
   replace(root, providerCard(provider.data), budget.ok ? budgetCard(budget.data) : null, bubble.ok ? bubbleCard(bubble.data) : null);
+  // The OAuth consent's return leg lands here once: say how it went, then tidy the address.
   const params = new URLSearchParams(location.search);
-  if (params.has("oauth")) announce(params.get("oauth") === "connected" ? "The provider is connected" : "Connecting the provider did not finish");
+  if (params.has("oauth")) {
+    const done = params.get("oauth") === "connected";
+    const text = done ? "The provider is connected." : `Connecting the provider did not finish: ${params.get("reason") || "no reason given"}.`;
+    root.prepend(h("p", { class: done ? "notice" : "alert", role: done ? "status" : "alert" }, text));
+    announce(text);
+    history.replaceState(null, "", location.pathname);
+  }
 }
 
 // --- the provider ------------------------------------------------------------------
