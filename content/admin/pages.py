@@ -44,27 +44,34 @@ class Section:
     href: str  # below /admin
     label: str
     permission: str
+    group: str  # the heading it is listed under (GROUPS)
+
+
+# The headings of the navigation, in order (Directus and Payload group theirs
+# the same way: what editors touch daily first, the site's setup, then who may
+# do what and what they did).
+GROUPS = ("Content", "Site", "Administration")
 
 
 # The navigation, in order; a new screen appends its section here.
 NAV = (
-    Section("/entries", "Entries", "content.read"),
-    Section("/visual", "Visual editor", "content.write"),
-    Section("/website", "Website parts", "content.read"),
-    Section("/media", "Media", "content.read"),
-    Section("/types", "Content types", "types.manage"),
-    Section("/taxonomies", "Taxonomies", "content.read"),
-    Section("/menus", "Menus", "content.read"),
-    Section("/trash", "Trash", "content.write"),
-    Section("/settings", "Site settings", "content.read"),
-    Section("/design", "Design", "settings.manage"),
-    Section("/plugins", "Plugins", "plugins.manage"),
-    Section("/people", "People", "users.manage"),
-    Section("/keys", "Keys", "content.read"),
-    Section("/webhooks", "Webhooks", "webhooks.manage"),
-    Section("/activity", "Activity", "content.read"),
-    Section("/social", "Social", "social.write"),
-    Section("/assistant", "Assistant settings", "settings.manage"),
+    Section("/entries", "Entries", "content.read", "Content"),
+    Section("/visual", "Visual editor", "content.write", "Content"),
+    Section("/website", "Website parts", "content.read", "Content"),
+    Section("/media", "Media", "content.read", "Content"),
+    Section("/taxonomies", "Taxonomies", "content.read", "Content"),
+    Section("/menus", "Menus", "content.read", "Content"),
+    Section("/social", "Social", "social.write", "Content"),
+    Section("/trash", "Trash", "content.write", "Content"),
+    Section("/types", "Content types", "types.manage", "Site"),
+    Section("/settings", "Site settings", "content.read", "Site"),
+    Section("/design", "Design", "settings.manage", "Site"),
+    Section("/plugins", "Plugins", "plugins.manage", "Site"),
+    Section("/assistant", "Assistant settings", "settings.manage", "Site"),
+    Section("/people", "People", "users.manage", "Administration"),
+    Section("/keys", "Keys", "content.read", "Administration"),
+    Section("/webhooks", "Webhooks", "webhooks.manage", "Administration"),
+    Section("/activity", "Activity", "content.read", "Administration"),
 )
 
 
@@ -99,19 +106,22 @@ def render(
     prefix = context(request).prefix
     admin = prefix + ADMIN
     path = request.path.removeprefix(prefix)
-    nav: list[dict[str, Any]] = []
+    # [(heading, [link, ...])], each heading with at least one link the person may open.
+    nav: list[tuple[str, list[dict[str, Any]]]] = []
     if principal is not None:
-        for s in NAV:
-            if principal.can(s.permission):
-                href = ADMIN + s.href
-                nav.append(
-                    {
-                        "href": prefix + href,
-                        "label": s.label,
-                        "current": path == href or path.startswith(href + "/"),
-                        "exact": path == href,
-                    }
-                )
+        for group in GROUPS:
+            links = [
+                {
+                    "href": prefix + ADMIN + s.href,
+                    "label": s.label,
+                    "current": path == ADMIN + s.href or path.startswith(ADMIN + s.href + "/"),
+                    "exact": path == ADMIN + s.href,
+                }
+                for s in NAV
+                if s.group == group and principal.can(s.permission)
+            ]
+            if links:
+                nav.append((group, links))
     attributes = {
         "screen": screen,
         "api": prefix + "/api",

@@ -184,3 +184,36 @@ def test_media_library_taxonomies_menus_and_webhooks(
     page.get_by_role("button", name="Attempts of Rebuild").click()
     expect(page.get_by_text("No delivery attempted yet.")).to_be_visible()
     tab.check("webhooks")
+
+
+def test_the_navigation_is_a_sidebar_when_wide_and_one_menu_button_on_a_phone(
+    screens: Callable[[], Screens], gateway: GatewayProcess
+) -> None:
+    owner_api(gateway.base_url)
+    tab = signed_in(screens, OWNER, "/cms/admin/people")
+    page = tab.page
+    nav = page.get_by_role("navigation", name="Sections")
+    menu = nav.get_by_role("button", name="Menu: People")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    # Wide: every group's links at once, the current one marked, no button.
+    expect(menu).to_be_hidden()
+    for group, link in (("Content", "Media"), ("Site", "Design"), ("Administration", "Keys")):
+        expect(nav.get_by_role("list", name=group).get_by_role("link", name=link)).to_be_visible()
+    expect(nav.get_by_role("link", name="People")).to_have_attribute("aria-current", "page")
+    # A phone: one button naming where you are; it opens the groups and Escape folds them.
+    page.set_viewport_size({"width": 390, "height": 800})
+    expect(menu).to_be_visible()
+    expect(menu).to_have_attribute("aria-expanded", "false")
+    expect(nav.get_by_role("link", name="Media")).to_be_hidden()
+    menu.click()
+    expect(menu).to_have_attribute("aria-expanded", "true")
+    nav.get_by_role("link", name="Media").focus()
+    page.keyboard.press("Escape")
+    expect(nav.get_by_role("link", name="Media")).to_be_hidden()
+    expect(menu).to_be_focused()
+    menu.click()
+    nav.get_by_role("link", name="Media").click()
+    page.wait_for_url("**/cms/admin/media")
+    expect(page.get_by_role("button", name="Menu: Media")).to_be_visible()
+    page.get_by_role("button", name="Menu: Media").click()
+    tab.check("navigation-open")  # (it moves through both widths itself)
