@@ -16,6 +16,7 @@ from typing import Any, cast
 import anthropic
 from anthropic import types
 
+from content.assistant.providers import transport
 from content.assistant.providers.base import (
     CONNECT_SECONDS,
     DEFAULT_URLS,
@@ -71,6 +72,8 @@ def _error(exc: Exception) -> ProviderError:
             retry_after=retry_after(exc.response.headers),
         )
     if isinstance(exc, anthropic.APIConnectionError):
+        if isinstance(exc.__cause__, transport.AddressRefused):
+            return ProviderError("refused", str(exc.__cause__))
         return ProviderError("unreachable", "the provider could not be reached")
     return ProviderError("upstream", str(exc) or type(exc).__name__)
 
@@ -83,11 +86,16 @@ async def stream(
     *,
     max_tokens: int,
 ) -> AsyncIterator[Event]:
+    timeout = anthropic.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS)
     client = anthropic.AsyncAnthropic(
         api_key=connection.credential or "",
         base_url=connection.base_url or DEFAULT_URLS["anthropic"],
         max_retries=0,
-        timeout=anthropic.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS),
+        timeout=timeout,
+        # Connects only to addresses the SSRF rule allows, judged at connect (transport.py).
+        http_client=transport.sdk_client(
+            connection.kind, allow_private=connection.allow_private, timeout=timeout
+        ),
     )
     blocks: dict[int, dict[str, str]] = {}
     tokens_in = tokens_out = 0

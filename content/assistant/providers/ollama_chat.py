@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import ollama
 
+from content.assistant.providers import transport
 from content.assistant.providers.base import (
     CONNECT_SECONDS,
     DEFAULT_URLS,
@@ -84,8 +85,7 @@ async def stream(
         host=url_of(connection),
         headers=headers,
         timeout=httpx.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS),
-        follow_redirects=False,
-        trust_env=False,
+        **transport.ollama_options(connection.kind, allow_private=connection.allow_private),
     )
     if not connection.credential:
         # The SDK falls back to OLLAMA_API_KEY from the environment; provider
@@ -126,6 +126,8 @@ async def stream(
     except ollama.ResponseError as exc:
         status = exc.status_code if exc.status_code and exc.status_code > 0 else 502
         raise ProviderError(status_kind(status), _message(exc.error), status=status) from None
+    except transport.AddressRefused as exc:
+        raise ProviderError("refused", str(exc)) from None
     except (ConnectionError, httpx.TransportError):
         raise ProviderError("unreachable", "the model runtime could not be reached") from None
     finally:

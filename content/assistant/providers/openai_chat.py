@@ -15,6 +15,7 @@ from typing import Any, cast
 
 import openai
 
+from content.assistant.providers import transport
 from content.assistant.providers.base import (
     CONNECT_SECONDS,
     DEFAULT_URLS,
@@ -74,6 +75,8 @@ def _error(exc: Exception) -> ProviderError:
             retry_after=retry_after(exc.response.headers),
         )
     if isinstance(exc, openai.APIConnectionError):
+        if isinstance(exc.__cause__, transport.AddressRefused):
+            return ProviderError("refused", str(exc.__cause__))
         return ProviderError("unreachable", "the provider could not be reached")
     return ProviderError("upstream", str(exc) or type(exc).__name__)
 
@@ -86,11 +89,16 @@ async def stream(
     *,
     max_tokens: int,
 ) -> AsyncIterator[Event]:
+    timeout = openai.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS)
     client = openai.AsyncOpenAI(
         api_key=connection.credential or "none",
         base_url=connection.base_url or DEFAULT_URLS["openai"],
         max_retries=0,
-        timeout=openai.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS),
+        timeout=timeout,
+        # Connects only to addresses the SSRF rule allows, judged at connect (transport.py).
+        http_client=transport.sdk_client(
+            connection.kind, allow_private=connection.allow_private, timeout=timeout
+        ),
         # No organization, project or key read from the environment.
         organization=None,
         project=None,
