@@ -72,8 +72,6 @@ def _error(exc: Exception) -> ProviderError:
             retry_after=retry_after(exc.response.headers),
         )
     if isinstance(exc, anthropic.APIConnectionError):
-        if isinstance(exc.__cause__, transport.AddressRefused):
-            return ProviderError("refused", str(exc.__cause__))
         return ProviderError("unreachable", "the provider could not be reached")
     return ProviderError("upstream", str(exc) or type(exc).__name__)
 
@@ -86,6 +84,7 @@ async def stream(
     *,
     max_tokens: int,
 ) -> AsyncIterator[Event]:
+    guard = transport.Guard(connection.kind, allow_private=connection.allow_private)
     timeout = anthropic.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS)
     client = anthropic.AsyncAnthropic(
         api_key=connection.credential or "",
@@ -93,9 +92,7 @@ async def stream(
         max_retries=0,
         timeout=timeout,
         # Connects only to addresses the SSRF rule allows, judged at connect (transport.py).
-        http_client=transport.sdk_client(
-            connection.kind, allow_private=connection.allow_private, timeout=timeout
-        ),
+        http_client=guard.sdk_client(timeout),
     )
     blocks: dict[int, dict[str, str]] = {}
     tokens_in = tokens_out = 0
@@ -135,7 +132,7 @@ async def stream(
             elif isinstance(event, types.RawMessageDeltaEvent):
                 tokens_out = event.usage.output_tokens or tokens_out
     except anthropic.AnthropicError as exc:
-        raise _error(exc) from None
+        raise guard.refused() or _error(exc) from None
     finally:
         await client.close()
     yield Usage(tokens_in, tokens_out)

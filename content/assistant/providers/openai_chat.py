@@ -75,8 +75,6 @@ def _error(exc: Exception) -> ProviderError:
             retry_after=retry_after(exc.response.headers),
         )
     if isinstance(exc, openai.APIConnectionError):
-        if isinstance(exc.__cause__, transport.AddressRefused):
-            return ProviderError("refused", str(exc.__cause__))
         return ProviderError("unreachable", "the provider could not be reached")
     return ProviderError("upstream", str(exc) or type(exc).__name__)
 
@@ -89,6 +87,7 @@ async def stream(
     *,
     max_tokens: int,
 ) -> AsyncIterator[Event]:
+    guard = transport.Guard(connection.kind, allow_private=connection.allow_private)
     timeout = openai.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS)
     client = openai.AsyncOpenAI(
         api_key=connection.credential or "none",
@@ -96,9 +95,7 @@ async def stream(
         max_retries=0,
         timeout=timeout,
         # Connects only to addresses the SSRF rule allows, judged at connect (transport.py).
-        http_client=transport.sdk_client(
-            connection.kind, allow_private=connection.allow_private, timeout=timeout
-        ),
+        http_client=guard.sdk_client(timeout),
         # No organization, project or key read from the environment.
         organization=None,
         project=None,
@@ -129,7 +126,7 @@ async def stream(
                         call["name"] += fragment.function.name or ""
                         call["args"] += fragment.function.arguments or ""
     except openai.OpenAIError as exc:
-        raise _error(exc) from None
+        raise guard.refused() or _error(exc) from None
     finally:
         await client.close()
     for index in sorted(calls):

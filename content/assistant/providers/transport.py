@@ -29,22 +29,56 @@ import httpx
 import httpx2
 
 from content.assistant.providers import addresses
+from content.assistant.providers.base import ProviderError
 
 
-class AddressRefused(ConnectionError):
-    """The provider's name resolved, at connect, to an address its kind may not reach."""
+class Guard:
+    """One call's address guard: hands each SDK its httpx client, remembers a refusal.
+
+    A refusal is raised inside the transport as the HTTP library's own
+    ConnectError, so each SDK reports it as it reports any failed connect;
+    the provider module then asks :meth:`refused` whether that failure was
+    the rule's, to answer ``refused`` with the reason rather than "unreachable".
+    """
+
+    def __init__(self, kind: str, *, allow_private: bool) -> None:
+        self.kind = kind
+        self.allow_private = allow_private
+        self.refusal: str | None = None
+
+    def refused(self) -> ProviderError | None:
+        return ProviderError("refused", self.refusal) if self.refusal else None
+
+    def sdk_client(self, timeout: httpx2.Timeout) -> httpx2.AsyncClient:
+        """The httpx2 client handed to the openai and anthropic SDKs."""
+        transport = self._install(httpx2.AsyncHTTPTransport(trust_env=False), httpcore2)
+        return httpx2.AsyncClient(
+            transport=transport, timeout=timeout, follow_redirects=False, trust_env=False
+        )
+
+    def ollama_options(self) -> dict[str, Any]:
+        """The httpx keyword arguments handed to ollama.AsyncClient (it passes them to httpx)."""
+        transport = self._install(httpx.AsyncHTTPTransport(trust_env=False), httpcore)
+        return {"transport": transport, "follow_redirects": False, "trust_env": False}
+
+    def _install(self, transport: Any, core: Any) -> Any:
+        # httpx has no network_backend parameter: the transport's pool is rebuilt
+        # with the guarded backend (the same TLS context).
+        transport._pool = core.AsyncConnectionPool(
+            ssl_context=transport._pool._ssl_context,
+            network_backend=GuardedBackend(core.AnyIOBackend(), core.ConnectError, self),
+            retries=0,
+        )
+        return transport
 
 
 class GuardedBackend:
     """An httpcore(2) network backend connecting only to addresses the kind may reach."""
 
-    def __init__(
-        self, inner: Any, connect_error: type[Exception], kind: str, *, allow_private: bool
-    ) -> None:
+    def __init__(self, inner: Any, connect_error: type[Exception], guard: Guard) -> None:
         self._inner = inner
         self._connect_error = connect_error
-        self.kind = kind
-        self.allow_private = allow_private
+        self._guard = guard
 
     async def connect_tcp(
         self,
@@ -58,11 +92,13 @@ class GuardedBackend:
             found = await asyncio.wait_for(addresses.resolve(host, port), timeout)
         except (OSError, TimeoutError):
             raise self._connect_error(f"{host} could not be resolved") from None
+        guard = self._guard
         if not found or any(
-            not addresses.allowed_address(self.kind, a, allow_private=self.allow_private)
+            not addresses.allowed_address(guard.kind, a, allow_private=guard.allow_private)
             for a in found
         ):
-            raise AddressRefused(f"{host} resolves to an address this provider may not reach")
+            guard.refusal = f"{host} resolves to an address this provider may not reach"
+            raise self._connect_error(guard.refusal)
         failure: Exception | None = None
         for address in found:
             try:
@@ -79,34 +115,7 @@ class GuardedBackend:
         raise failure
 
     async def connect_unix_socket(self, path: str, *args: Any, **kwargs: Any) -> Any:
-        raise AddressRefused("a provider is reached over TCP only")
+        raise self._connect_error("a provider is reached over TCP only")
 
     async def sleep(self, seconds: float) -> None:
         await self._inner.sleep(seconds)
-
-
-def _guard(transport: Any, core: Any, kind: str, allow_private: bool) -> Any:
-    # httpx has no network_backend parameter: the transport's pool is rebuilt
-    # with the guarded backend (same TLS context, one connection per call).
-    transport._pool = core.AsyncConnectionPool(
-        ssl_context=transport._pool._ssl_context,
-        network_backend=GuardedBackend(
-            core.AnyIOBackend(), core.ConnectError, kind, allow_private=allow_private
-        ),
-        retries=0,
-    )
-    return transport
-
-
-def sdk_client(kind: str, *, allow_private: bool, timeout: httpx2.Timeout) -> httpx2.AsyncClient:
-    """The httpx2 client handed to the openai and anthropic SDKs."""
-    transport = _guard(httpx2.AsyncHTTPTransport(trust_env=False), httpcore2, kind, allow_private)
-    return httpx2.AsyncClient(
-        transport=transport, timeout=timeout, follow_redirects=False, trust_env=False
-    )
-
-
-def ollama_options(kind: str, *, allow_private: bool) -> dict[str, Any]:
-    """The httpx keyword arguments handed to ollama.AsyncClient (it passes them to httpx)."""
-    transport = _guard(httpx.AsyncHTTPTransport(trust_env=False), httpcore, kind, allow_private)
-    return {"transport": transport, "follow_redirects": False, "trust_env": False}
