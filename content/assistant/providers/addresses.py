@@ -89,6 +89,15 @@ async def check_reachable(kind: str, url: str, *, allow_private: bool) -> str | 
         addresses = await resolve(host, port)
     except OSError:
         return None  # unresolvable: the call itself fails as unreachable
-    if any(not allowed_address(kind, a, allow_private=allow_private) for a in addresses):
+    return resolved_problem(kind, host, addresses, allow_private=allow_private)
+
+
+def resolved_problem(
+    kind: str, host: str, addresses: list[str], *, allow_private: bool
+) -> str | None:
+    """Why ``host``, resolved to ``addresses``, may not be reached; one forbidden address is enough."""
+    if not addresses or any(
+        not allowed_address(kind, a, allow_private=allow_private) for a in addresses
+    ):
         return f"{host} resolves to an address this provider may not reach"
     return None

@@ -84,7 +84,7 @@ class GuardedBackend:
         self,
         host: str,
         port: int,
-        timeout: float | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore's interface)
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> Any:
@@ -93,12 +93,12 @@ class GuardedBackend:
         except (OSError, TimeoutError):
             raise self._connect_error(f"{host} could not be resolved") from None
         guard = self._guard
-        if not found or any(
-            not addresses.allowed_address(guard.kind, a, allow_private=guard.allow_private)
-            for a in found
-        ):
-            guard.refusal = f"{host} resolves to an address this provider may not reach"
-            raise self._connect_error(guard.refusal)
+        problem = addresses.resolved_problem(
+            guard.kind, host, found, allow_private=guard.allow_private
+        )
+        if problem:
+            guard.refusal = problem
+            raise self._connect_error(problem)
         failure: Exception | None = None
         for address in found:
             try:
