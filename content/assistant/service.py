@@ -291,7 +291,13 @@ async def connection(ctx: Context) -> Connection:
         credential = sealer(ctx).open(row["secret_sealed"])
     elif row["auth"] == "oauth":
         credential = await _oauth_access(ctx, row)
-    return Connection(row["kind"], row["model"], row["base_url"], credential)
+    return Connection(
+        row["kind"],
+        row["model"],
+        row["base_url"],
+        credential,
+        allow_private=ctx.config.webhook_allow_private,
+    )
 
 
 async def _oauth_access(ctx: Context, row: dict[str, Any]) -> str:

@@ -14,9 +14,12 @@ A self-hosted CMS talks to two sorts of model server, and the rule follows:
   tests, an OpenAI-compatible gateway on the LAN).
 - The hosted variant of the runtime (``ollama-cloud``) has a fixed address.
 
-The URL is judged when saved (:func:`url_problem`) and its name resolved and
-judged again before every call (:func:`check_reachable`), so a name re-pointed
-at a forbidden address afterwards is refused too.
+The URL is judged when saved (:func:`url_problem`), its name resolved and
+judged again before every call (:func:`check_reachable`, for a clear early
+answer), and every address a connection is actually opened to judged at
+connect (transport.py), so a name re-pointed at a forbidden address
+afterwards, even between the check and the connect (DNS rebinding), is
+refused too.
 """
 
 from __future__ import annotations
@@ -71,16 +74,30 @@ def _refusal(kind: str) -> str:
     return "a hosted provider must be on a public address"
 
 
+async def resolve(host: str, port: int) -> list[str]:
+    """The addresses ``host`` resolves to, in the resolver's order (one resolver for check and connect)."""
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
 async def check_reachable(kind: str, url: str, *, allow_private: bool) -> str | None:
     """Resolve the URL's host now; why it may not be called, or None."""
     parts = urlsplit(url)
     host = parts.hostname or ""
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        addresses = await resolve(host, port)
     except OSError:
         return None  # unresolvable: the call itself fails as unreachable
-    addresses = {str(info[4][0]) for info in infos}
-    if any(not allowed_address(kind, a, allow_private=allow_private) for a in addresses):
+    return resolved_problem(kind, host, addresses, allow_private=allow_private)
+
+
+def resolved_problem(
+    kind: str, host: str, addresses: list[str], *, allow_private: bool
+) -> str | None:
+    """Why ``host``, resolved to ``addresses``, may not be reached; one forbidden address is enough."""
+    if not addresses or any(
+        not allowed_address(kind, a, allow_private=allow_private) for a in addresses
+    ):
         return f"{host} resolves to an address this provider may not reach"
     return None

@@ -16,6 +16,7 @@ from typing import Any, cast
 import anthropic
 from anthropic import types
 
+from content.assistant.providers import transport
 from content.assistant.providers.base import (
     CONNECT_SECONDS,
     DEFAULT_URLS,
@@ -83,11 +84,15 @@ async def stream(
     *,
     max_tokens: int,
 ) -> AsyncIterator[Event]:
+    guard = transport.Guard(connection.kind, allow_private=connection.allow_private)
+    timeout = anthropic.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS)
     client = anthropic.AsyncAnthropic(
         api_key=connection.credential or "",
         base_url=connection.base_url or DEFAULT_URLS["anthropic"],
         max_retries=0,
-        timeout=anthropic.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS),
+        timeout=timeout,
+        # Connects only to addresses the SSRF rule allows, judged at connect (transport.py).
+        http_client=guard.sdk_client(timeout),
     )
     blocks: dict[int, dict[str, str]] = {}
     tokens_in = tokens_out = 0
@@ -127,7 +132,7 @@ async def stream(
             elif isinstance(event, types.RawMessageDeltaEvent):
                 tokens_out = event.usage.output_tokens or tokens_out
     except anthropic.AnthropicError as exc:
-        raise _error(exc) from None
+        raise guard.refused() or _error(exc) from None
     finally:
         await client.close()
     yield Usage(tokens_in, tokens_out)

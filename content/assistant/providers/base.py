@@ -33,6 +33,8 @@ class Connection:
     model: str
     base_url: str
     credential: str | None = field(default=None, repr=False)
+    # WEBHOOK_ALLOW_PRIVATE: hosted kinds may reach private networks (addresses.py).
+    allow_private: bool = False
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import ollama
 
+from content.assistant.providers import transport
 from content.assistant.providers.base import (
     CONNECT_SECONDS,
     DEFAULT_URLS,
@@ -80,12 +81,13 @@ async def stream(
     max_tokens: int,
 ) -> AsyncIterator[Event]:
     headers = {"Authorization": f"Bearer {connection.credential}"} if connection.credential else {}
+    # Connects only to addresses the SSRF rule allows, judged at connect (transport.py).
+    guard = transport.Guard(connection.kind, allow_private=connection.allow_private)
     client = ollama.AsyncClient(
         host=url_of(connection),
         headers=headers,
         timeout=httpx.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS),
-        follow_redirects=False,
-        trust_env=False,
+        **guard.ollama_options(),
     )
     if not connection.credential:
         # The SDK falls back to OLLAMA_API_KEY from the environment; provider
@@ -127,6 +129,7 @@ async def stream(
         status = exc.status_code if exc.status_code and exc.status_code > 0 else 502
         raise ProviderError(status_kind(status), _message(exc.error), status=status) from None
     except (ConnectionError, httpx.TransportError):
-        raise ProviderError("unreachable", "the model runtime could not be reached") from None
+        unreachable = ProviderError("unreachable", "the model runtime could not be reached")
+        raise guard.refused() or unreachable from None
     finally:
         await client.close()

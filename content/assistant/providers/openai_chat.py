@@ -15,6 +15,7 @@ from typing import Any, cast
 
 import openai
 
+from content.assistant.providers import transport
 from content.assistant.providers.base import (
     CONNECT_SECONDS,
     DEFAULT_URLS,
@@ -86,11 +87,15 @@ async def stream(
     *,
     max_tokens: int,
 ) -> AsyncIterator[Event]:
+    guard = transport.Guard(connection.kind, allow_private=connection.allow_private)
+    timeout = openai.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS)
     client = openai.AsyncOpenAI(
         api_key=connection.credential or "none",
         base_url=connection.base_url or DEFAULT_URLS["openai"],
         max_retries=0,
-        timeout=openai.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS),
+        timeout=timeout,
+        # Connects only to addresses the SSRF rule allows, judged at connect (transport.py).
+        http_client=guard.sdk_client(timeout),
         # No organization, project or key read from the environment.
         organization=None,
         project=None,
@@ -121,7 +126,7 @@ async def stream(
                         call["name"] += fragment.function.name or ""
                         call["args"] += fragment.function.arguments or ""
     except openai.OpenAIError as exc:
-        raise _error(exc) from None
+        raise guard.refused() or _error(exc) from None
     finally:
         await client.close()
     for index in sorted(calls):
