@@ -198,12 +198,23 @@ async def vanished_since(conn: Conn, mailbox_id: str, since: int) -> list[int]:
 
 # What FETCH reads per email, by need: flags and sizes only; plus the parsed
 # header columns (SEARCH, ENVELOPE); plus the raw header or the whole message
-# when kept inline (else the caller reads the blob store).
+# when kept inline (else the caller reads the blob store); plus the cached
+# ENVELOPE and BODYSTRUCTURE (mta/store/imap_cache.py), when the header and
+# the message are read only for the emails whose forms are not cached yet.
 _ROW_COLUMNS = "e.id::text, e.keywords, e.received_at, e.size, e.blob_id, e.thread_id::text"
-_HEADER_COLUMNS = ", e.sent_at, e.subject, e.from_addrs, e.to_addrs, e.cc_addrs"
+_HEADER_NAMES = ("sent_at", "subject", "from_addrs", "to_addrs", "cc_addrs")
 _INLINE = "(SELECT {what} FROM mta.inline_blobs ib WHERE ib.blob_id = e.blob_id)"
 _WHOLE = "ib.data"
 _HEAD = "substring(ib.data FROM 1 FOR position('\\x0d0a0d0a'::bytea IN ib.data) + 3)"
+_CACHED = ("envelope", "bodystructure")
+
+
+def _unless(expr: str, cached: Sequence[str]) -> str:
+    """``expr`` only where a cached form it would build is missing."""
+    if not cached:
+        return expr
+    missing = " OR ".join(f"c.{n} IS NULL" for n in cached)
+    return f"CASE WHEN {missing} THEN {expr} END"
 
 
 async def message_rows(
@@ -214,22 +225,35 @@ async def message_rows(
     with_raw: bool = False,
     with_header: bool = False,
     columns: bool = True,
+    cached: Sequence[str] = (),
+    only_uncached: bool = True,
 ) -> dict[str, dict[str, Any]]:
     """What FETCH and SEARCH show of each email: keywords, dates, size, blob; the
     parsed header columns (``columns``); ``raw``: the whole message (``with_raw``)
-    or its header alone (``with_header``) when kept inline, else NULL."""
+    or its header alone (``with_header``) when kept inline, else NULL.
+
+    ``cached``: "envelope" and/or "bodystructure", read from the cache (NULL
+    when not rendered yet); with ``only_uncached`` the header columns and
+    ``raw`` are read only for the rows missing one of them (what renders it).
+    """
+    missing = [n for n in cached if n in _CACHED] if only_uncached else []
     raw = (
-        _INLINE.format(what=_WHOLE)
+        _unless(_INLINE.format(what=_WHOLE), missing)
         if with_raw
-        else _INLINE.format(what=_HEAD)
+        else _unless(_INLINE.format(what=_HEAD), missing)
         if with_header
         else "NULL::bytea"
     )
+    select = [_ROW_COLUMNS]
+    if columns:
+        select += [_unless(f"e.{n}", missing) + f" AS {n}" for n in _HEADER_NAMES]
+    select += [f"c.{n}" if n in cached else f"NULL::bytea AS {n}" for n in _CACHED]
+    join = " LEFT JOIN mta.imap_cache c ON c.email_id = e.id" if cached else ""
     rows = await fetch_all(
         conn,
         f"""
-        SELECT {_ROW_COLUMNS}{_HEADER_COLUMNS if columns else ""}, {raw} AS raw
-          FROM mta.emails e
+        SELECT {", ".join(select)}, {raw} AS raw
+          FROM mta.emails e{join}
          WHERE e.address_id = %s AND e.id = ANY(%s::uuid[])
         """,
         (address_id, list(email_ids)),
