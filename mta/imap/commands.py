@@ -281,10 +281,8 @@ async def cmd_select(
 
 async def _mailbox_keywords(conn: Any, c: Connection, view: store.View) -> str:
     """Keywords in use beyond the system flags, for FLAGS (one query, first 1000)."""
-    rows = await imap_uids.message_rows(
-        conn, c.session.address_id, view.email_ids[-1000:], columns=False
-    )
-    extra = sorted({k for r in rows.values() for k in r["keywords"]} - set(store_keywords()))
+    used = await imap_uids.keywords_in_use(conn, c.session.address_id, view.email_ids[-1000:])
+    extra = sorted(used - set(store_keywords()))
     return "".join(f" {k}" for k in extra if k.isascii())
 
 
@@ -744,11 +742,16 @@ async def _send_fetch(
         or a in ("RFC822", "RFC822.TEXT")
         for a in atts
     )
+    details = any(a in ("INTERNALDATE", "RFC822.SIZE", "THREADID") for a in atts)
     address = c.session.address_id
     step = FETCH_BATCH if whole_needed else FETCH_BATCH_SMALL
     for start in range(0, len(positions), step):
         batch = positions[start : start + step]
         ids = [sel.view.email_ids[p] for p in batch]
+        first, last = sel.view.uids[batch[0]], sel.view.uids[batch[-1]]
+        # A run of UIDs (1:*, a client's usual ask) is read as a range, not as
+        # an id list; rows of the range outside the batch are not used.
+        span = (sel.view.mailbox_id, first, last) if last - first < 2 * len(batch) else None
         async with c.db.connection() as conn:
             rows = await imap_uids.message_rows(
                 conn,
@@ -759,6 +762,8 @@ async def _send_fetch(
                 columns=header_needed,
                 cached=cached,
                 only_uncached=not raw_needed,
+                details=details,
+                uid_range=span,
             )
             seqmap = await imap_uids.modseqs(conn, address, ids) if "MODSEQ" in atts else {}
         if sets_seen:
