@@ -9,6 +9,7 @@ email (ON DELETE CASCADE).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 
 import psycopg2.errors
@@ -37,7 +38,8 @@ async def keep(conn: Conn, rendered: Rendered) -> None:
     if not rendered:
         return
     ids = sorted(rendered)  # one lock order for concurrent writers
-    try:
+    # Destroyed between the EXISTS and the insert: rendered again next time.
+    with contextlib.suppress(psycopg2.errors.ForeignKeyViolation):
         await execute(
             conn,
             _KEEP,
@@ -47,5 +49,3 @@ async def keep(conn: Conn, rendered: Rendered) -> None:
                 [rendered[i][1] for i in ids],
             ),
         )
-    except psycopg2.errors.ForeignKeyViolation:
-        pass  # destroyed between the EXISTS and the insert; rendered again next time

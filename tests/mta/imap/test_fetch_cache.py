@@ -110,9 +110,7 @@ async def test_each_form_is_cached_when_first_asked_for(
 async def test_an_expunged_email_takes_its_cache_row_with_it(
     imap: Imap, alice: Mailbox, db: Any
 ) -> None:
-    await run(
-        _session, imap, alice, _append(PLAIN), _append(MULTIPART), b"SELECT INBOX", LISTING
-    )
+    await run(_session, imap, alice, _append(PLAIN), _append(MULTIPART), b"SELECT INBOX", LISTING)
     assert len(await _cache(db, alice)) == 2
     [*_, expunged] = await run(
         _session,
