@@ -47,7 +47,7 @@ from mta.imap.responses import (
     string,
 )
 from mta.imap.session import AUTHENTICATED, LOGOUT, NOT_AUTHENTICATED, SELECTED, Selected
-from mta.store import imap_uids, mailboxes
+from mta.store import imap_cache, imap_uids, mailboxes
 
 if TYPE_CHECKING:
     from mta.imap.server import Connection
@@ -281,10 +281,8 @@ async def cmd_select(
 
 async def _mailbox_keywords(conn: Any, c: Connection, view: store.View) -> str:
     """Keywords in use beyond the system flags, for FLAGS (one query, first 1000)."""
-    rows = await imap_uids.message_rows(
-        conn, c.session.address_id, view.email_ids[-1000:], columns=False
-    )
-    extra = sorted({k for r in rows.values() for k in r["keywords"]} - set(store_keywords()))
+    used = await imap_uids.keywords_in_use(conn, c.session.address_id, view.email_ids[-1000:])
+    extra = sorted(used - set(store_keywords()))
     return "".join(f" {k}" for k in extra if k.isascii())
 
 
@@ -716,9 +714,9 @@ async def cmd_fetch(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
 
 
 def _needs_raw(atts: list[Any]) -> bool:
+    """Whether every message's bytes are needed whatever the cache holds."""
     return any(
-        isinstance(a, Section)
-        or a in ("BODY", "BODYSTRUCTURE", "RFC822", "RFC822.HEADER", "RFC822.TEXT")
+        isinstance(a, Section) or a in ("BODY", "RFC822", "RFC822.HEADER", "RFC822.TEXT")
         for a in atts
     )
 
@@ -731,25 +729,41 @@ async def _send_fetch(
     if c.session.condstore and "MODSEQ" not in atts and ("FLAGS" in atts):
         atts = [*atts, "MODSEQ"]
     raw_needed = _needs_raw(atts)
-    header_needed = "ENVELOPE" in atts and not raw_needed
+    want_envelope = "ENVELOPE" in atts
+    want_structure = "BODYSTRUCTURE" in atts
+    cached = [k for k, w in (("envelope", want_envelope), ("bodystructure", want_structure)) if w]
+    # Without a section, the message is read only for the emails whose ENVELOPE
+    # or BODYSTRUCTURE is not cached yet (the store's CASE), and the header alone
+    # when only the ENVELOPE is wanted.
+    whole_needed = raw_needed or want_structure
+    header_needed = want_envelope and not whole_needed
     sets_seen = not sel.readonly and any(
         (isinstance(a, Section) and not a.peek and a.name != "BINARY.SIZE")
         or a in ("RFC822", "RFC822.TEXT")
         for a in atts
     )
+    details = any(a in ("INTERNALDATE", "RFC822.SIZE", "THREADID") for a in atts)
     address = c.session.address_id
-    step = FETCH_BATCH if raw_needed else FETCH_BATCH_SMALL
+    step = FETCH_BATCH if whole_needed else FETCH_BATCH_SMALL
     for start in range(0, len(positions), step):
         batch = positions[start : start + step]
         ids = [sel.view.email_ids[p] for p in batch]
+        first, last = sel.view.uids[batch[0]], sel.view.uids[batch[-1]]
+        # A run of UIDs (1:*, a client's usual ask) is read as a range, not as
+        # an id list; rows of the range outside the batch are not used.
+        span = (sel.view.mailbox_id, first, last) if last - first < 2 * len(batch) else None
         async with c.db.connection() as conn:
             rows = await imap_uids.message_rows(
                 conn,
                 address,
                 ids,
-                with_raw=raw_needed,
+                with_raw=whole_needed,
                 with_header=header_needed,
                 columns=header_needed,
+                cached=cached,
+                only_uncached=not raw_needed,
+                details=details,
+                uid_range=span,
             )
             seqmap = await imap_uids.modseqs(conn, address, ids) if "MODSEQ" in atts else {}
         if sets_seen:
@@ -761,37 +775,63 @@ async def _send_fetch(
                         seqmap.update(await imap_uids.modseqs(conn, address, unseen))
                 for e, kws in after.items():
                     rows[e]["keywords"] = kws
+        rendered: dict[str, tuple[bytes | None, bytes | None]] = {}
+        uids = sel.view.uids
+        send = c.send
         for p, e in zip(batch, ids, strict=True):
             row = rows.get(e)
             if row is None:
                 continue  # expunged meanwhile
             raw = row["raw"]
-            if raw is None and (raw_needed or header_needed):
+            if raw is None and (
+                raw_needed
+                or (want_envelope and row["envelope"] is None)
+                or (want_structure and row["bodystructure"] is None)
+            ):
                 raw = await c.email_ctx.raw.get(row["blob_id"])
                 if header_needed:
                     raw = fetch.split_head(raw)[0]
-            parts = await _fetch_items(
-                c,
+            parts = _fetch_items(
                 row,
                 bytes(raw) if raw is not None else b"",
                 atts,
-                sel.view.uids[p],
+                uids[p],
                 seqmap.get(e, 1),
                 sets_seen,
+                rendered,
             )
-            c.send(b"* %d FETCH (" % (p + 1) + b" ".join(parts) + b")\r\n")
+            send(b"* %d FETCH (" % (p + 1) + b" ".join(parts) + b")\r\n")
         await c.flush()
+        if rendered:
+            async with c.db.connection() as conn:
+                await imap_cache.keep(conn, rendered)
 
 
-async def _fetch_items(
-    c: Connection,
+def _flags(keywords: list[str]) -> bytes:
+    """FLAGS of a keyword list, rendered once per distinct list (a folder has few)."""
+    key = tuple(keywords)
+    found = _FLAGS_SEEN.get(key)
+    if found is None:
+        if len(_FLAGS_SEEN) > 4096:
+            _FLAGS_SEEN.clear()
+        found = _FLAGS_SEEN[key] = b"FLAGS " + flags_of(keywords).encode()
+    return found
+
+
+_FLAGS_SEEN: dict[tuple[str, ...], bytes] = {}
+
+
+def _fetch_items(
     row: dict[str, Any],
     raw: bytes,
     atts: list[Any],
     uid: int,
     modseq: int,
     seen_set: bool,
+    rendered: dict[str, tuple[bytes | None, bytes | None]],
 ) -> list[bytes]:
+    """The items of one message's FETCH response. An ENVELOPE or BODYSTRUCTURE
+    the cache lacked is rendered and added to ``rendered`` for the store."""
     out: list[bytes] = []
     full = None  # the whole MIME tree (BODYSTRUCTURE)
     flags_sent = False
@@ -799,7 +839,7 @@ async def _fetch_items(
         if a == "UID":
             out.append(b"UID %d" % uid)
         elif a == "FLAGS":
-            out.append(b"FLAGS " + flags_of(row["keywords"]).encode())
+            out.append(_flags(row["keywords"]))
             flags_sent = True
         elif a == "INTERNALDATE":
             out.append(b'INTERNALDATE "' + format_date_time(row["received_at"]).encode() + b'"')
@@ -814,10 +854,21 @@ async def _fetch_items(
         elif a == "SAVEDATE":
             out.append(b"SAVEDATE NIL")
         elif a == "ENVELOPE":
-            out.append(b"ENVELOPE " + fetch.envelope_of(fetch.split_head(raw)[0], row))
-        elif a in ("BODY", "BODYSTRUCTURE"):
+            env = row["envelope"]
+            if env is None:
+                env = fetch.envelope_of(fetch.split_head(raw)[0], row)
+                _render(rendered, row["id"], env, None)
+            out.append(b"ENVELOPE " + env)
+        elif a == "BODYSTRUCTURE":
+            structure = row["bodystructure"]
+            if structure is None:
+                full = full or fetch.parse(raw)
+                structure = fetch.bodystructure(full, extended=True)
+                _render(rendered, row["id"], None, structure)
+            out.append(b"BODYSTRUCTURE " + structure)
+        elif a == "BODY":
             full = full or fetch.parse(raw)
-            out.append(a.encode() + b" " + fetch.bodystructure(full, extended=a == "BODYSTRUCTURE"))
+            out.append(b"BODY " + fetch.bodystructure(full, extended=False))
         elif a == "RFC822":
             out.append(b"RFC822 " + _literal(raw))
         elif a == "RFC822.HEADER":
@@ -841,8 +892,18 @@ async def _fetch_items(
             else:
                 out.append(label + b" " + _literal(data))
     if seen_set and not flags_sent:
-        out.append(b"FLAGS " + flags_of(row["keywords"]).encode())
+        out.append(_flags(row["keywords"]))
     return out
+
+
+def _render(
+    rendered: dict[str, tuple[bytes | None, bytes | None]],
+    email_id: str,
+    envelope: bytes | None,
+    structure: bytes | None,
+) -> None:
+    had = rendered.get(email_id, (None, None))
+    rendered[email_id] = (envelope or had[0], structure or had[1])
 
 
 def _literal(data: bytes) -> bytes:

@@ -159,7 +159,10 @@ def envelope_of(head: bytes, row: dict[str, Any]) -> bytes:
 
 
 def _body_bytes(part: Message) -> bytes:
-    payload = part.get_payload(decode=False)
+    # The payload as parsed (8-bit bytes kept as surrogates): get_payload()
+    # would decode an 8-bit body by its charset, and then neither count nor
+    # send the octets of the message.
+    payload = getattr(part, "_payload", None)
     if isinstance(payload, str):
         return payload.encode("ascii", "surrogateescape")
     return b""

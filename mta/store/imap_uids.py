@@ -84,15 +84,21 @@ async def assign(conn: Conn, mailbox_id: str) -> UidState:
 
 async def uid_map(conn: Conn, mailbox_id: str, *, since_uid: int = 1) -> list[tuple[int, str]]:
     """(uid, email id) of the mailbox's messages with a UID from ``since_uid`` on, by UID."""
-    rows = await fetch_all(
+    # One row of two strings, split here: a row per message cost more in
+    # psycopg2 and Python than the scan (SELECT of 100,000 is 100,000 pairs).
+    row = await fetch_one(
         conn,
         """
-        SELECT uid, email_id::text FROM mta.imap_uids
-         WHERE mailbox_id = %s AND uid >= %s AND expunged IS NULL ORDER BY uid
+        SELECT string_agg(uid::text, ',' ORDER BY uid) AS uids,
+               string_agg(email_id::text, ',' ORDER BY uid) AS ids
+          FROM mta.imap_uids
+         WHERE mailbox_id = %s AND uid >= %s AND expunged IS NULL
         """,
         (mailbox_id, since_uid),
     )
-    return [(r["uid"], r["email_id"]) for r in rows]
+    if row is None or row["uids"] is None:
+        return []
+    return list(zip(map(int, row["uids"].split(",")), row["ids"].split(","), strict=True))
 
 
 async def uids_of(conn: Conn, mailbox_id: str, email_ids: Sequence[str]) -> dict[str, int]:
@@ -196,14 +202,39 @@ async def vanished_since(conn: Conn, mailbox_id: str, since: int) -> list[int]:
     return [r["uid"] for r in rows]
 
 
+async def keywords_in_use(conn: Conn, address_id: str, email_ids: Sequence[str]) -> set[str]:
+    """The keywords any of ``email_ids`` has (SELECT's FLAGS), distinct in the database."""
+    rows = await fetch_all(
+        conn,
+        "SELECT DISTINCT unnest(keywords) AS k FROM mta.emails"
+        " WHERE address_id = %s AND id = ANY(%s::uuid[])",
+        (address_id, list(email_ids)),
+    )
+    return {r["k"] for r in rows}
+
+
 # What FETCH reads per email, by need: flags and sizes only; plus the parsed
 # header columns (SEARCH, ENVELOPE); plus the raw header or the whole message
-# when kept inline (else the caller reads the blob store).
-_ROW_COLUMNS = "e.id::text, e.keywords, e.received_at, e.size, e.blob_id, e.thread_id::text"
-_HEADER_COLUMNS = ", e.sent_at, e.subject, e.from_addrs, e.to_addrs, e.cc_addrs"
+# when kept inline (else the caller reads the blob store); plus the cached
+# ENVELOPE and BODYSTRUCTURE (mta/store/imap_cache.py), when the header and
+# the message are read only for the emails whose forms are not cached yet.
+_ROW_COLUMNS = "e.id::text, e.keywords, e.blob_id"
+# Parsing a timestamptz per row costs psycopg2 more than the rest of a
+# FLAGS-only row: read only when asked for.
+_DETAIL_COLUMNS = ", e.received_at, e.size, e.thread_id::text"
+_HEADER_NAMES = ("sent_at", "subject", "from_addrs", "to_addrs", "cc_addrs")
 _INLINE = "(SELECT {what} FROM mta.inline_blobs ib WHERE ib.blob_id = e.blob_id)"
 _WHOLE = "ib.data"
 _HEAD = "substring(ib.data FROM 1 FOR position('\\x0d0a0d0a'::bytea IN ib.data) + 3)"
+_CACHED = ("envelope", "bodystructure")
+
+
+def _unless(expr: str, cached: Sequence[str]) -> str:
+    """``expr`` only where a cached form it would build is missing."""
+    if not cached:
+        return expr
+    missing = " OR ".join(f"c.{n} IS NULL" for n in cached)
+    return f"CASE WHEN {missing} THEN {expr} END"
 
 
 async def message_rows(
@@ -214,24 +245,47 @@ async def message_rows(
     with_raw: bool = False,
     with_header: bool = False,
     columns: bool = True,
+    cached: Sequence[str] = (),
+    only_uncached: bool = True,
+    details: bool = True,
+    uid_range: tuple[str, int, int] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """What FETCH and SEARCH show of each email: keywords, dates, size, blob; the
     parsed header columns (``columns``); ``raw``: the whole message (``with_raw``)
-    or its header alone (``with_header``) when kept inline, else NULL."""
+    or its header alone (``with_header``) when kept inline, else NULL.
+
+    ``cached``: "envelope" and/or "bodystructure", read from the cache (NULL
+    when not rendered yet); with ``only_uncached`` the header columns and
+    ``raw`` are read only for the rows missing one of them (what renders it).
+    ``details``: received_at, size and thread_id too. ``uid_range`` (mailbox
+    id, first UID, last UID): instead of ``email_ids``, the mailbox's messages
+    with UIDs in that range, one index range scan with no id list to send.
+    """
+    missing = [n for n in cached if n in _CACHED] if only_uncached else []
     raw = (
-        _INLINE.format(what=_WHOLE)
+        _unless(_INLINE.format(what=_WHOLE), missing)
         if with_raw
-        else _INLINE.format(what=_HEAD)
+        else _unless(_INLINE.format(what=_HEAD), missing)
         if with_header
         else "NULL::bytea"
     )
+    select = [_ROW_COLUMNS + (_DETAIL_COLUMNS if details else "")]
+    if columns:
+        select += [_unless(f"e.{n}", missing) + f" AS {n}" for n in _HEADER_NAMES]
+    select += [f"c.{n}" if n in cached else f"NULL::bytea AS {n}" for n in _CACHED]
+    join = " LEFT JOIN mta.imap_cache c ON c.email_id = e.id" if cached else ""
+    if uid_range is None:
+        where = "FROM mta.emails e{join} WHERE e.address_id = %s AND e.id = ANY(%s::uuid[])"
+        params: tuple[Any, ...] = (address_id, list(email_ids))
+    else:
+        where = (
+            "FROM mta.imap_uids u JOIN mta.emails e ON e.id = u.email_id{join}"
+            " WHERE e.address_id = %s AND u.mailbox_id = %s AND u.uid BETWEEN %s AND %s"
+        )  # expunged ones too: a session not yet told of an expunge still sees the message
+        params = (address_id, *uid_range)
     rows = await fetch_all(
         conn,
-        f"""
-        SELECT {_ROW_COLUMNS}{_HEADER_COLUMNS if columns else ""}, {raw} AS raw
-          FROM mta.emails e
-         WHERE e.address_id = %s AND e.id = ANY(%s::uuid[])
-        """,
-        (address_id, list(email_ids)),
+        f"SELECT {', '.join(select)}, {raw} AS raw " + where.format(join=join),
+        params,
     )
     return {r["id"]: r for r in rows}
