@@ -356,7 +356,10 @@ class Connection:
                 )
                 for e, row in rows.items():
                     seq = index[e] + 1
-                    items = [f"UID {sel.view.uids[seq - 1]}", f"FLAGS {flags_of(row['keywords'])}"]
+                    flags = flags_of(row["keywords"])
+                    if sel.stored.get(e) == flags:
+                        continue  # the client set these itself and was told
+                    items = [f"UID {sel.view.uids[seq - 1]}", f"FLAGS {flags}"]
                     if self.session.condstore:
                         items.append(f"MODSEQ ({d.changed[e]})")
                     self.untagged(f"{seq} FETCH ({' '.join(items)})")
@@ -368,6 +371,7 @@ class Connection:
                 self.untagged(f"{len(sel.view.uids)} EXISTS")
             sel.view.uid_next = d.uid_next
             sel.view.modseq = d.modseq
+            sel.stored.clear()
 
     async def idle(self) -> str:
         self.send(b"+ idling\r\n")
