@@ -56,6 +56,12 @@ folderfilter = lambda name: name == "INBOX"
 """
 
 
+def fingerprint(imap: Imap) -> str:
+    """The daemon's self-signed certificate, pinned: offlineimap's way without a CA."""
+    cert, _ = certificate(imap.ctx)
+    return hashlib.sha256(ssl.PEM_cert_to_DER_cert(Path(cert).read_text())).hexdigest()
+
+
 async def offlineimap(rc: Path) -> str:
     # One pass (-o), one thread per folder; the entry point of the installed package.
     proc = await asyncio.create_subprocess_exec(
@@ -81,10 +87,8 @@ async def test_offlineimap_syncs_both_ways_with_identical_bytes_and_flags(
     imap: Imap, alice: Mailbox, tmp_path: Path
 ) -> None:
     await seed_inbox(imap, alice, COUNT)
-    cert, _ = certificate(imap.ctx)
-    der = ssl.PEM_cert_to_DER_cert(Path(cert).read_text())
     rc = tmp_path / "offlineimaprc"
-    rc.write_text(config(imap, alice, tmp_path, hashlib.sha256(der).hexdigest()))
+    rc.write_text(config(imap, alice, tmp_path, fingerprint(imap)))
     await offlineimap(rc)
 
     inbox = tmp_path / "mail" / "INBOX"
