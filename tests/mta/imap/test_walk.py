@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import imaplib
 import re
 from typing import Any
@@ -182,23 +181,3 @@ async def test_a_sessions_own_store_is_not_announced_again_but_anothers_is(
         b"2 (UID 2 FLAGS (\\Flagged))",
         b"3 (UID 3 FLAGS (\\Seen))",
     ]
-
-
-async def test_a_message_larger_than_the_spool_threshold_is_appended_byte_for_byte(
-    imap: Imap, alice: Mailbox
-) -> None:
-    """APPEND literals over 256 KiB arrive through a temporary file (mta/imap/server.py)."""
-    attachment = bytes(range(256)) * 4096  # 1 MiB, every byte value
-    body = base64.encodebytes(attachment).replace(b"\n", b"\r\n")
-    big = MESSAGE.replace(b"\r\n\r\n", b"\r\nContent-Transfer-Encoding: base64\r\n\r\n") + body
-
-    def walk() -> bytes:
-        c = imap.connect(alice)
-        c.append("INBOX", None, None, big)
-        c.select("INBOX", readonly=True)
-        _, data = c.uid("FETCH", "*", "(BODY.PEEK[])")
-        c.logout()
-        return next(part[1] for part in data if isinstance(part, tuple))
-
-    assert len(big) > 1024 * 1024
-    assert await run(walk) == big
