@@ -1,15 +1,20 @@
-"""The POP3 and ManageSieve daemons' memory under idle and endless connections.
+"""The IMAP, POP3 and ManageSieve daemons' memory under idle and endless connections.
 
     .venv/bin/python benchmarks/access_soak.py [--idle 1000] [--dribblers 200]
-        [--seconds 30] [--database-url postgresql://...]
+        [--appenders 20] [--seconds 30] [--database-url postgresql://...]
 
-``python -m mta pop3`` and ``python -m mta managesieve`` run against an
-embedded PostgreSQL (or --database-url) on loopback. The script opens
-``--idle`` connections to each that read the greeting and then say nothing,
-and ``--dribblers`` to each that send a command line one byte every 0.1 s and
-never end it (POP3: ``USER aaaa...``; ManageSieve: a quoted string). Meanwhile
-a legitimate client signs in every 2 seconds (poplib over POP3S, STAT; a
-ManageSieve STARTTLS, AUTHENTICATE, LISTSCRIPTS) and must succeed. Each
+``python -m mta imap``, ``python -m mta pop3`` and ``python -m mta
+managesieve`` run against an embedded PostgreSQL (or --database-url) on
+loopback. The script opens ``--idle`` connections to each that read the
+greeting and then say nothing, and ``--dribblers`` to each that send a
+command line one byte every 0.1 s and never end it (IMAP: ``a LOGIN
+"aaaa...``; POP3: ``USER aaaa...``; ManageSieve: a quoted string). IMAP also
+gets ``--appenders`` signed-in connections that each announce an APPEND
+literal of 8 MiB (LITERAL+), send all of it but the last byte and wait: what
+a slow upload of a large message costs while it arrives. Meanwhile a
+legitimate client signs in every 2 seconds (imaplib over IMAPS, SELECT;
+poplib over POP3S, STAT; a ManageSieve STARTTLS, AUTHENTICATE, LISTSCRIPTS)
+and must succeed. Each
 daemon's RSS (VmRSS) is sampled every second: before, at its peak, at the end
 and once every connection is closed. Bounded: the run stops after
 ``--seconds`` and closes every socket. Not part of the test suite
@@ -26,6 +31,7 @@ import argparse
 import asyncio
 import base64
 import contextlib
+import imaplib
 import poplib
 import ssl
 import subprocess
@@ -45,6 +51,8 @@ from benchmarks.smtp_soak import rss_mib  # noqa: E402
 PASSWORD = "correct horse battery staple"
 EMAIL = "alice@bench.test"
 LEGIT_EVERY = 2.0
+APPEND_SIZE = 8 * 1024 * 1024
+DAEMONS = ("imap", "pop3", "managesieve")
 
 
 def client_tls() -> ssl.SSLContext:
@@ -100,6 +108,43 @@ async def hold(port: int, line: bytes | None, stop: asyncio.Event, counts: Count
         writer.close()
 
 
+async def append_and_stall(port: int, stop: asyncio.Event, counts: Counter[str]) -> None:
+    """Sign in, then an APPEND whose literal arrives all but its last byte."""
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=client_tls())
+    except OSError:
+        counts["append connect failed"] += 1
+        return
+    try:
+        await reader.readline()
+        writer.write(f'a LOGIN "{EMAIL}" "{PASSWORD}"\r\n'.encode())
+        while not (line := await reader.readline()).startswith(b"a "):
+            pass
+        if not line.startswith(b"a OK"):
+            counts["append login refused"] += 1
+            return
+        writer.write(b"b APPEND INBOX {%d+}\r\n" % APPEND_SIZE)
+        chunk = b"Subject: big\r\n\r\n" + b"x" * (64 * 1024 - 17)
+        for start in range(0, APPEND_SIZE - 1, len(chunk)):
+            writer.write(chunk[: APPEND_SIZE - 1 - start])
+            await writer.drain()
+        counts["appends stalled"] += 1
+        await stop.wait()
+    except (ConnectionError, OSError):
+        counts["append reset"] += 1
+    finally:
+        writer.close()
+
+
+def imap_legit(port: int) -> bool:
+    client = imaplib.IMAP4_SSL("127.0.0.1", port, ssl_context=client_tls(), timeout=30)
+    try:
+        client.login(EMAIL, PASSWORD)
+        return client.select("INBOX")[0] == "OK"
+    finally:
+        client.logout()
+
+
 def pop3_legit(port: int) -> bool:
     client = poplib.POP3_SSL("127.0.0.1", port, timeout=30, context=client_tls())
     try:
@@ -136,37 +181,51 @@ async def sieve_legit(port: int) -> bool:
 
 
 async def soak(args: argparse.Namespace, dsn: str, data_dir: Path) -> dict[str, object]:
+    imap, imaps = free_port(), free_port()
     pop3, pop3s, sieve = free_port(), free_port(), free_port()
+    cap = str(args.idle + args.dribblers + args.appenders + 50)
     env = daemon_env(
         dsn,
         data_dir,
         free_port(),
         "127.0.0.1",
+        IMAP_PORT=str(imap),
+        IMAPS_PORT=str(imaps),
         POP3_PORT=str(pop3),
         POP3S_PORT=str(pop3s),
         SIEVE_PORT=str(sieve),
-        MAIL_ACCESS_MAX_CONNECTIONS=str(args.idle + args.dribblers + 50),
-        MAIL_ACCESS_MAX_CONNECTIONS_PER_IP=str(args.idle + args.dribblers + 50),
+        IMAP_MAX_CONNECTIONS=cap,
+        IMAP_MAX_CONNECTIONS_PER_IP=cap,
+        MAIL_ACCESS_MAX_CONNECTIONS=cap,
+        MAIL_ACCESS_MAX_CONNECTIONS_PER_IP=cap,
         SUBMISSION_AUTH_FAILURES="1000",
     )
-    procs = {"pop3": start("pop3", env, data_dir / "pop3.log")}
-    procs["managesieve"] = start("managesieve", env, data_dir / "managesieve.log")
+    procs = {name: start(name, env, data_dir / f"{name}.log") for name in DAEMONS}
     samples: dict[str, list[float]] = {name: [] for name in procs}
     counts: Counter[str] = Counter()
     legit = Counter[str]()
     try:
+        await asyncio.to_thread(wait_listening, imaps, procs["imap"])
         await asyncio.to_thread(wait_listening, pop3s, procs["pop3"])
         await asyncio.to_thread(wait_listening, sieve, procs["managesieve"])
         before = {name: rss_mib(p.pid) for name, p in procs.items()}
         stop = asyncio.Event()
         holders = []
-        for port, line in ((pop3, b"USER " + b"a" * 100_000), (sieve, b'"' + b"a" * 100_000)):
+        for port, line in (
+            (imap, b'a LOGIN "' + b"a" * 100_000),
+            (pop3, b"USER " + b"a" * 100_000),
+            (sieve, b'"' + b"a" * 100_000),
+        ):
             holders += [
                 asyncio.create_task(hold(port, None, stop, counts)) for _ in range(args.idle)
             ]
             holders += [
                 asyncio.create_task(hold(port, line, stop, counts)) for _ in range(args.dribblers)
             ]
+        holders += [
+            asyncio.create_task(append_and_stall(imaps, stop, counts))
+            for _ in range(args.appenders)
+        ]
         started = time.monotonic()
         next_legit = started
         while time.monotonic() - started < args.seconds:
@@ -174,6 +233,12 @@ async def soak(args: argparse.Namespace, dsn: str, data_dir: Path) -> dict[str, 
                 samples[name].append(rss_mib(p.pid))
             if time.monotonic() >= next_legit:
                 next_legit += LEGIT_EVERY
+                try:
+                    legit[
+                        "imap ok" if await asyncio.to_thread(imap_legit, imaps) else "imap no"
+                    ] += 1
+                except Exception:
+                    legit["imap failed"] += 1
                 try:
                     legit[
                         "pop3 ok" if await asyncio.to_thread(pop3_legit, pop3s) else "pop3 no"
@@ -211,11 +276,12 @@ async def run(args: argparse.Namespace) -> None:
             await set_password(dsn)
             result = await soak(args, dsn, Path(tmp))
     print(
-        f"{args.idle} idle and {args.dribblers} dribbling connections per daemon, {args.seconds} s"
+        f"{args.idle} idle and {args.dribblers} dribbling connections per daemon,"
+        f" {args.appenders} stalled {APPEND_SIZE >> 20} MiB APPENDs to IMAP, {args.seconds} s"
     )
     print("| daemon | before | peak | at the end | after every connection closed |")
     print("|---|---|---|---|---|")
-    for name in ("pop3", "managesieve"):
+    for name in DAEMONS:
         row = [result[k][name] for k in ("before", "peak", "at_end", "after")]  # type: ignore[index]
         print(f"| {name} | " + " | ".join(f"{v:.1f} MiB" for v in row) + " |")
     print("connections:", result["connections"])
@@ -226,6 +292,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--idle", type=int, default=1000)
     parser.add_argument("--dribblers", type=int, default=200)
+    parser.add_argument("--appenders", type=int, default=20)
     parser.add_argument("--seconds", type=int, default=30)
     parser.add_argument("--database-url", default=None)
     asyncio.run(run(parser.parse_args()))

@@ -1,4 +1,5 @@
-"""A password sign-in of a mailbox-access daemon, with the budgets the other doors spend.
+"""A password sign-in of a mailbox-access daemon (IMAP, POP3, ManageSieve), with
+the budgets the other doors spend.
 
 The address and its password go to mail/directory's ``authenticate`` (an
 unknown address costs the same hash work as a wrong password). Before the
@@ -7,14 +8,16 @@ password is checked, and counted only when it fails:
 * ``mail:auth-ip:<ip>``: AUTH_RATE_LIMIT_PER_SECOND per second, the budget
   the panel's and webmail's sign-in and JMAP's failed logins spend;
 * ``mta:auth-failed:<ip>``: SUBMISSION_AUTH_FAILURES per
-  SUBMISSION_AUTH_WINDOW seconds, the one submission's failed AUTH spend;
-* ``mta:auth-failed-address:<login>``: the same numbers for the address
-  named, so guessing one mailbox's password from many client addresses
-  stops too (Dovecot's auth penalty is per IP only; Stalwart's fail2ban-like
-  "auth" limiter counts both).
+  SUBMISSION_AUTH_WINDOW seconds, the one submission's failed AUTH spend.
 
-Once any is spent every attempt is refused without a check, right password or
-not, and the refusal reads the same for an unknown address and a known one.
+Both are per client address. There is no budget per address signed in to:
+JMAP and webmail have none, and a lockout that only some doors keep stops no
+one (the guesser uses another door) while letting anyone lock a mailbox out
+of its mail app. Once either is spent every attempt is refused without a
+check, right password or not, and the refusal reads the same for an unknown
+address and a known one. IMAP's OAuth sign-ins (OAUTHBEARER, XOAUTH2) spend
+the same budgets through :meth:`SignIn.throttled` and :meth:`SignIn.failed`.
+docs/mail.md, "Failed sign-ins", is the rule for every door.
 """
 
 from __future__ import annotations
@@ -48,36 +51,47 @@ class SignIn:
     def of(cls, ctx: MtaContext) -> SignIn:
         return cls(ctx, RateLimiter(ctx.runtime.db, ctx.runtime.clock))
 
-    def _budgets(self, ip: str, login: str) -> list[tuple[str, int, float]]:
+    def _budgets(self, ip: str) -> list[tuple[str, int, float]]:
         config = self.ctx.config
         per_second = read_int(self.ctx.runtime.settings.environ, "AUTH_RATE_LIMIT_PER_SECOND", 5)
-        failures, window = config.submission_auth_failures, config.submission_auth_window
         return [
             (f"mail:auth-ip:{ip}", per_second, 1.0),
-            (f"mta:auth-failed:{ip}", failures, window),
-            (f"mta:auth-failed-address:{login.strip().lower()[:320]}", failures, window),
+            (
+                f"mta:auth-failed:{ip}",
+                config.submission_auth_failures,
+                config.submission_auth_window,
+            ),
         ]
+
+    async def throttled(self, ip: str) -> bool:
+        """Whether a budget of ``ip`` is spent: then nothing is to be checked."""
+        for key, limit, window in self._budgets(ip):
+            if await self.limiter.exhausted(key, limit, window):
+                return True
+        return False
+
+    async def failed(self, daemon: str, ip: str, login: str) -> Refused:
+        """Count a failed attempt against every budget of ``ip``."""
+        for key, limit, window in self._budgets(ip):
+            await self.limiter.hit(key, limit, window)
+        # Never the password, and the login only as far as its domain.
+        log.info("%s: failed login from %s for @%s", daemon, ip, login.rpartition("@")[2])
+        return Refused.INVALID
 
     async def attempt(
         self, daemon: str, ip: str, login: str, password: str
     ) -> directory.Principal | Refused:
-        budgets = self._budgets(ip, login)
         try:
-            for key, limit, window in budgets:
-                if await self.limiter.exhausted(key, limit, window):
-                    return Refused.THROTTLED
+            if await self.throttled(ip):
+                return Refused.THROTTLED
             async with self.ctx.runtime.db.connection() as conn:
                 principal = await directory.authenticate(conn, login, password)
             if principal is not None:
                 return principal
-            for key, limit, window in budgets:
-                await self.limiter.hit(key, limit, window)
+            return await self.failed(daemon, ip, login)
         except Exception:
             log.exception("%s: authentication lookup failed", daemon)
             return Refused.UNAVAILABLE
-        # Never the password, and the login only as far as its domain.
-        log.info("%s: failed login from %s for @%s", daemon, ip, login.rpartition("@")[2])
-        return Refused.INVALID
 
 
 def sasl_plain(response: str) -> tuple[str, str] | None:

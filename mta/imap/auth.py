@@ -6,12 +6,13 @@ function JMAP's Bearer uses (mta/jmap/auth.py ``access_token_claims``; scope
 ``mail``), and name a panel account: the login (``a=`` / ``user=``) picks
 which of its addresses the session opens.
 
-Failed attempts spend the client address's budgets, before anything is
-checked: JMAP's and the panel's sign-in budget (``mail:auth-ip:<ip>``,
-AUTH_RATE_LIMIT_PER_SECOND per second) and submission's failure budget
-(``mta:auth-failed:<ip>``, SUBMISSION_AUTH_FAILURES per
-SUBMISSION_AUTH_WINDOW). An unknown address and a wrong password get the
-same answer after the same work (the directory hashes for both).
+Every attempt goes through the sign-in of every mailbox-access daemon
+(mta/access/signin.py ``SignIn``, as POP3 and ManageSieve): the client
+address's budgets are asked before anything is checked and spent when it
+fails (JMAP's and the panel's ``mail:auth-ip:<ip>``, submission's
+``mta:auth-failed:<ip>``), by a password or an access token alike. An unknown
+address and a wrong password get the same answer after the same work (the
+directory hashes for both).
 """
 
 from __future__ import annotations
@@ -21,9 +22,8 @@ import binascii
 import logging
 from dataclasses import dataclass
 
-from common.ratelimit import RateLimiter
-from common.settings import read_int
 from mail import directory
+from mta.access.signin import Refused, SignIn
 from mta.context import MtaContext
 from mta.jmap.auth import SCOPES, access_token_claims, token_audience, token_revoked
 
@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 
 FAILED = "[AUTHENTICATIONFAILED] Authentication failed."
 THROTTLED = "[UNAVAILABLE] Too many failed logins from your address; try again later."
+UNAVAILABLE = "[UNAVAILABLE] Sign-in is not available right now; try again later."
+DAEMON = "imap"
+ANSWERS = {Refused.INVALID: FAILED, Refused.THROTTLED: THROTTLED, Refused.UNAVAILABLE: UNAVAILABLE}
 
 
 class SaslError(Exception):
@@ -98,45 +101,17 @@ def _auth_value(kvpairs: str) -> str:
 class Authenticator:
     def __init__(self, ctx: MtaContext) -> None:
         self.ctx = ctx
-        self.limiter = RateLimiter(ctx.runtime.db, ctx.runtime.clock)
-
-    @property
-    def _signin_limit(self) -> int:
-        return read_int(self.ctx.runtime.settings.environ, "AUTH_RATE_LIMIT_PER_SECOND", 5)
-
-    def _budgets(self, ip: str) -> list[tuple[str, int, float]]:
-        config = self.ctx.config
-        return [
-            (f"mail:auth-ip:{ip}", self._signin_limit, 1.0),
-            (
-                f"mta:auth-failed:{ip}",
-                config.submission_auth_failures,
-                config.submission_auth_window,
-            ),
-        ]
-
-    async def throttled(self, ip: str) -> bool:
-        for key, limit, window in self._budgets(ip):
-            if not (await self.limiter.peek(key, limit, window)).allowed:
-                return True
-        return False
-
-    async def _failed(self, ip: str, login: str) -> str:
-        for key, limit, window in self._budgets(ip):
-            await self.limiter.hit(key, limit, window)
-        # Never the password, and the login only as far as the domain.
-        log.info("failed IMAP login from %s for @%s", ip, login.rpartition("@")[2])
-        return FAILED
+        self.signin = SignIn.of(ctx)
 
     async def password(self, ip: str, login: str, password: str) -> directory.Principal | str:
-        if await self.throttled(ip):
-            return THROTTLED
-        async with self.ctx.runtime.db.connection() as conn:
-            found = await directory.authenticate(conn, login, password)
-        return found if found is not None else await self._failed(ip, login)
+        found = await self.signin.attempt(DAEMON, ip, login, password)
+        return ANSWERS[found] if isinstance(found, Refused) else found
+
+    async def _failed(self, ip: str, login: str) -> str:
+        return ANSWERS[await self.signin.failed(DAEMON, ip, login)]
 
     async def bearer(self, ip: str, bearer: Bearer) -> directory.Principal | str:
-        if await self.throttled(ip):
+        if await self.signin.throttled(ip):
             return THROTTLED
         settings = self.ctx.runtime.settings
         claims = access_token_claims(

@@ -953,9 +953,12 @@ async def cmd_store(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
         )
     refused_set = set(refused)
     for p, e in zip(positions, ids, strict=True):
-        if e not in after or (silent and e not in refused_set and unchanged_since is None):
+        if e not in after or e in refused_set:
             continue
-        if e in refused_set:
+        quiet = silent and unchanged_since is None
+        if not (quiet and c.session.condstore):  # a silent client still learns the MODSEQ
+            sel.stored[e] = flags_of(after[e])
+        if quiet:
             continue
         items = []
         if uid:

@@ -9,7 +9,9 @@ as submission does; elsewhere CAPABILITY says LOGINDISABLED.
 Limits, each a setting (docs/mail.md, "IMAP"): connections per process and
 per client address (``* BYE`` past either), a line of IMAP_MAX_LINE bytes,
 literals of APPENDLIMIT (the message size limit; 8 KiB before login), a
-literal that stops arriving (IMAP_LITERAL_TIMEOUT), IMAP_LOGIN_TIMEOUT
+literal that stops arriving (IMAP_LITERAL_TIMEOUT; one over 256 KiB waits in
+an unlinked temporary file while it arrives, so a slow upload of a large
+message costs a file, not its size in memory), IMAP_LOGIN_TIMEOUT
 before login and IMAP_IDLE_TIMEOUT (30 minutes, RFC 9051 5.4) after, and
 BAD answers: past IMAP_SOFT_ERROR_LIMIT each waits SMTP_ERROR_SLEEP, at
 IMAP_HARD_ERROR_LIMIT the connection is closed.
@@ -26,6 +28,7 @@ import contextlib
 import ipaddress
 import logging
 import ssl
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -52,6 +55,9 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "mta_changes"
 PRE_AUTH_LITERAL = 8 * 1024
+# Literals larger than this are spooled to disk until their last byte is in.
+SPOOL_LITERAL = 256 * 1024
+SPOOL_CHUNK = 64 * 1024
 # While idling, the mailbox is also looked at this often (a missed notification).
 IDLE_POLL_SECONDS = 60.0
 
@@ -260,13 +266,30 @@ class Connection:
                 await self.flush()
             try:
                 data = await asyncio.wait_for(
-                    self.reader.readexactly(size), self.ctx.config.imap_literal_timeout
+                    self._literal(size), self.ctx.config.imap_literal_timeout
                 )
             except TimeoutError:
                 self.untagged("BYE [UNAVAILABLE] the literal did not arrive in time")
                 await self._close()
                 raise Closing from None
             cmd.add_literal(data)
+
+    async def _literal(self, size: int) -> bytes:
+        """A literal's ``size`` bytes. A large one arrives into a temporary file
+        and is read back whole only once complete: a thousand slow uploads of
+        big messages hold disk, not memory."""
+        if size <= SPOOL_LITERAL:
+            return await self.reader.readexactly(size)
+        with tempfile.TemporaryFile() as spool:
+            left = size
+            while left:
+                chunk = await self.reader.read(min(left, SPOOL_CHUNK))
+                if not chunk:
+                    raise asyncio.IncompleteReadError(b"", left)
+                spool.write(chunk)
+                left -= len(chunk)
+            spool.seek(0)
+            return spool.read()
 
     # -- the loop --------------------------------------------------------------
 
@@ -356,7 +379,10 @@ class Connection:
                 )
                 for e, row in rows.items():
                     seq = index[e] + 1
-                    items = [f"UID {sel.view.uids[seq - 1]}", f"FLAGS {flags_of(row['keywords'])}"]
+                    flags = flags_of(row["keywords"])
+                    if sel.stored.get(e) == flags:
+                        continue  # the client set these itself and was told
+                    items = [f"UID {sel.view.uids[seq - 1]}", f"FLAGS {flags}"]
                     if self.session.condstore:
                         items.append(f"MODSEQ ({d.changed[e]})")
                     self.untagged(f"{seq} FETCH ({' '.join(items)})")
@@ -368,6 +394,7 @@ class Connection:
                 self.untagged(f"{len(sel.view.uids)} EXISTS")
             sel.view.uid_next = d.uid_next
             sel.view.modseq = d.modseq
+            sel.stored.clear()
 
     async def idle(self) -> str:
         self.send(b"+ idling\r\n")

@@ -22,6 +22,10 @@ class Selected:
     readonly: bool
     # The last SEARCH's result ($, RFC 9051 6.4.4.1) as UIDs.
     saved: list[int] = field(default_factory=list)
+    # Flags this session's own STORE set since the last catch-up (email id -> the
+    # FLAGS list): not announced again as if another client had changed them,
+    # which sync clients (offlineimap) take for news about messages they dropped.
+    stored: dict[str, str] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.view.uids)

@@ -141,6 +141,7 @@ def test_kubernetes_probes_drain_and_disruption_budgets() -> None:
         "svc-gateway",
         "svc-smtp",
         "svc-submission",
+        "svc-imap",
         "svc-pop3",
         "svc-managesieve",
         "svc-outbound",
@@ -178,6 +179,29 @@ def test_kubernetes_probes_drain_and_disruption_budgets() -> None:
             for d in deployments.values()
         ), service["metadata"]["name"]
     assert config["MAIL_BLOB_STORE"] == "s3" and config["MAIL_S3_BUCKET"] != config["S3_BUCKET"]
+    # The gateways serve HTTP only; each daemon turns itself on in its own Deployment.
+    daemons = ("SMTP", "SUBMISSION", "IMAP", "POP3", "SIEVE", "OUTBOUND")
+    assert {config[f"{name}_ENABLED"] for name in daemons} == {"false"}
+    services = of_kind("Service")
+    for name, daemon, public in (
+        ("svc-imap", "IMAP", {"imap": 143, "imaps": 993}),
+        ("svc-pop3", "POP3", {"pop3": 110, "pop3s": 995}),
+    ):
+        container = deployments[name]["spec"]["template"]["spec"]["containers"][0]
+        env = {e["name"]: e["value"] for e in container["env"]}
+        assert container["command"] == ["python", "-m", "mta", name.removeprefix("svc-")]
+        assert env[f"{daemon}_ENABLED"] == "true"
+        # Unprivileged ports in the pod (runAsNonRoot), the standard ones outside.
+        ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+        assert ports == {
+            port: int(env[f"{daemon}{'S' if port.endswith('s') else ''}_PORT"]) for port in public
+        }
+        assert all(port > 1024 for port in ports.values())
+        spec = services[name]["spec"]
+        assert {p["name"]: p["port"] for p in spec["ports"]} == public
+        assert {p["targetPort"] for p in spec["ports"]} == set(public)
+        # The client's address reaches the per-IP sign-in budget.
+        assert spec["externalTrafficPolicy"] == "Local"
     assert of_kind("PersistentVolumeClaim") == {}
     job = of_kind("Job")["svc-migrate"]["spec"]["template"]["spec"]
     assert job["containers"][0]["command"][-1] == "migrate"

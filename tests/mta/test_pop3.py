@@ -200,7 +200,7 @@ async def test_pop3s_auth_plain_and_identical_answers_for_unknown_and_wrong(
 async def test_failed_logins_spend_the_shared_budget(
     runtime: Runtime, ports: Ports, alice: Sender
 ) -> None:
-    # SUBMISSION_AUTH_FAILURES (3 here) per client address and per address named,
+    # SUBMISSION_AUTH_FAILURES (3 here) per client address,
     # counted across sessions: then even the right password is refused, unchecked.
     wrong = [plain(alice.email, f"guess {n}") for n in range(3)]
     first = await asyncio.to_thread(implicit_tls_session, ports.pop3s, wrong[:2])

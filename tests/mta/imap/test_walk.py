@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import imaplib
 import re
+from typing import Any
 
 import aioimaplib
 
@@ -147,3 +148,36 @@ async def test_aioimaplib_walk_append_uid_fetch_store_move(imap: Imap, alice: Ma
     search = await client.uid_search("ANSWERED")
     assert search.result == "OK" and search.lines[0] == b"1"
     await client.logout()
+
+
+async def test_a_sessions_own_store_is_not_announced_again_but_anothers_is(
+    imap: Imap, alice: Mailbox
+) -> None:
+    """Sync clients (offlineimap) take a repeated FETCH for news and trip over it."""
+
+    def walk() -> tuple[list[Any], list[Any], list[Any]]:
+        c, other = imap.connect(alice), imap.connect(alice)
+        for n in range(3):
+            c.append("INBOX", None, None, f"Subject: {n}\r\n\r\nbody {n}\r\n".encode())
+        c.select("INBOX")
+        other.select("INBOX")
+        c.uid("STORE", "1:2", "+FLAGS", "(\\Flagged)")
+        c.uid("STORE", "3", "+FLAGS.SILENT", "(\\Seen)")
+        c.noop()
+        own = c.untagged_responses.pop("FETCH", [])
+        other.store("1", "+FLAGS", "(\\Answered)")
+        c.noop()
+        theirs = c.untagged_responses.pop("FETCH", [])
+        other.noop()
+        seen_by_other = other.untagged_responses.pop("FETCH", [])
+        c.logout()
+        other.logout()
+        return own, theirs, seen_by_other
+
+    own, theirs, seen_by_other = await run(walk)
+    assert own == []
+    assert theirs == [b"1 (UID 1 FLAGS (\\Answered \\Flagged))"]
+    assert sorted(seen_by_other) == [
+        b"2 (UID 2 FLAGS (\\Flagged))",
+        b"3 (UID 3 FLAGS (\\Seen))",
+    ]
