@@ -286,7 +286,7 @@ def launch_gateway(
             "SIEVE_PORT": "0",
             # IMAP on a free port (143 and 993 are one per machine).
             "IMAP_PORT": "0",
-            "IMAPS_PORT": "off",
+            "IMAPS_PORT": "0",
         }
     )
     full_env.update(env or {})
