@@ -28,8 +28,7 @@ from content.assistant.providers.base import (
     ToolCall,
     Usage,
     parse_arguments,
-    retry_after,
-    status_kind,
+    sdk_error,
 )
 from content.assistant.toolbox import ToolSpec
 
@@ -64,16 +63,7 @@ def messages_for(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _error(exc: Exception) -> ProviderError:
-    if isinstance(exc, anthropic.APIStatusError):
-        return ProviderError(
-            status_kind(exc.status_code),
-            exc.message or f"the provider answered {exc.status_code}",
-            status=exc.status_code,
-            retry_after=retry_after(exc.response.headers),
-        )
-    if isinstance(exc, anthropic.APIConnectionError):
-        return ProviderError("unreachable", "the provider could not be reached")
-    return ProviderError("upstream", str(exc) or type(exc).__name__)
+    return sdk_error(exc, anthropic.APIStatusError, anthropic.APIConnectionError)
 
 
 async def stream(

@@ -121,6 +121,24 @@ def retry_after(headers: Any) -> int | None:
         return None
 
 
+def sdk_error(exc: Exception, status_error: type, connection_error: type) -> ProviderError:
+    """An exception of the openai or anthropic SDK as a ProviderError.
+
+    Both SDKs are generated the same way: a status error carries ``message``,
+    ``status_code`` and ``response``; a connection error carries nothing more."""
+    if isinstance(exc, status_error):
+        status: int = exc.status_code  # type: ignore[attr-defined]
+        return ProviderError(
+            status_kind(status),
+            exc.message or f"the provider answered {status}",  # type: ignore[attr-defined]
+            status=status,
+            retry_after=retry_after(exc.response.headers),  # type: ignore[attr-defined]
+        )
+    if isinstance(exc, connection_error):
+        return ProviderError("unreachable", "the provider could not be reached")
+    return ProviderError("upstream", str(exc) or type(exc).__name__)
+
+
 def status_kind(status: int) -> ErrorKind:
     if status in (401, 403):
         return "auth"

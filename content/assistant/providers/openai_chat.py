@@ -27,8 +27,7 @@ from content.assistant.providers.base import (
     ToolCall,
     Usage,
     parse_arguments,
-    retry_after,
-    status_kind,
+    sdk_error,
 )
 from content.assistant.toolbox import ToolSpec
 
@@ -66,17 +65,7 @@ def tools_for(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 
 
 def _error(exc: Exception) -> ProviderError:
-    if isinstance(exc, openai.APIStatusError):
-        message = exc.message or f"the provider answered {exc.status_code}"
-        return ProviderError(
-            status_kind(exc.status_code),
-            message,
-            status=exc.status_code,
-            retry_after=retry_after(exc.response.headers),
-        )
-    if isinstance(exc, openai.APIConnectionError):
-        return ProviderError("unreachable", "the provider could not be reached")
-    return ProviderError("upstream", str(exc) or type(exc).__name__)
+    return sdk_error(exc, openai.APIStatusError, openai.APIConnectionError)
 
 
 async def stream(
