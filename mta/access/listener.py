@@ -37,6 +37,27 @@ class Closed(Exception):
 LINGER_SECONDS = 2.0
 
 
+async def lingering_close(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Close after a lingering read when the transport can half-close.
+
+    Bytes the client sent that were never read (the rest of a line too
+    long, commands after the last answer) make the kernel answer our close
+    with a reset, which can discard that last answer before the client
+    reads it. So: FIN first, then read and drop what still comes, briefly
+    (the lingering close of RFC 9112 9.6). Every mail-access daemon closes
+    this way (IMAP too)."""
+    if not writer.is_closing() and writer.can_write_eof():
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(LINGER_SECONDS):
+                await writer.drain()
+                writer.write_eof()
+                while await reader.read(65536):
+                    pass
+    writer.close()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(writer.wait_closed(), 5.0)
+
+
 class LineTooLong(Exception):
     """A line longer than the daemon's limit: answered, then the connection is closed."""
 
@@ -122,23 +143,7 @@ class Connection:
         self.tls = True
 
     async def close(self) -> None:
-        """Close after a lingering read when the transport can half-close.
-
-        Bytes the client sent that were never read (the rest of a line too
-        long, commands after the last answer) make the kernel answer our close
-        with a reset, which can discard that last answer before the client
-        reads it. So: FIN first, then read and drop what still comes, briefly
-        (the lingering close of RFC 9112 9.6)."""
-        if not self.writer.is_closing() and self.writer.can_write_eof():
-            with contextlib.suppress(Exception):
-                async with asyncio.timeout(LINGER_SECONDS):
-                    await self.writer.drain()
-                    self.writer.write_eof()
-                    while await self.reader.read(65536):
-                        pass
-        self.writer.close()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.writer.wait_closed(), 5.0)
+        await lingering_close(self.reader, self.writer)
 
 
 class ErrorCount:

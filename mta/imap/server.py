@@ -33,6 +33,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
 
+from mta.access.listener import lingering_close
 from mta.context import MtaContext
 from mta.imap import commands, store
 from mta.imap.auth import Authenticator
@@ -231,7 +232,7 @@ class Connection:
     async def _close(self) -> None:
         with contextlib.suppress(Exception):
             await self.flush()
-        self.writer.close()
+        await lingering_close(self.reader, self.writer)
 
     def _literal_limit(self) -> int:
         if self.session.state == NOT_AUTHENTICATED:
