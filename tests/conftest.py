@@ -202,9 +202,28 @@ def service_client(runtime: Runtime, aiohttp_client: Any) -> Callable[[str], Any
 HARNESS_PORTS = range(20000, 32000)
 
 
+def _worker_ports() -> range:
+    """This xdist worker's own slice of HARNESS_PORTS.
+
+    A port is free when checked and bound by the gateway a second later; two
+    workers that picked the same port in that window ended with one gateway
+    failing to bind while its health check was answered by the other worker's
+    gateway (a CI run saw sign-ups answered 409 by a stranger's database).
+    Disjoint slices make that impossible; within one worker, tests run one at
+    a time, so a port picked there is bound before the next one is picked.
+    """
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    index = int(worker.removeprefix("gw") or 0) % max(count, 1)
+    size = len(HARNESS_PORTS) // max(count, 1)
+    start = HARNESS_PORTS.start + index * size
+    return range(start, start + size)
+
+
 def free_port() -> int:
+    ports = _worker_ports()
     for _ in range(200):
-        port = random.choice(HARNESS_PORTS)
+        port = random.choice(ports)
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
