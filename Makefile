@@ -89,7 +89,7 @@ proxy-checker:
 # --dist loadgroup: a module whose tests share processes (tests/deploy/test_two_gateways.py)
 # marks them with one xdist_group, so one worker runs them all; the rest spread as usual.
 test: $(STAMP) assets browser imap-server mail-clients proxy-checker lint typecheck docs  ## checks, then the whole suite, one worker (and one throw-away PostgreSQL) per core
-	$(PY) -m pytest -n auto --dist loadgroup
+	$(PY) -m pytest -n auto --dist loadgroup --durations=30
 
 dev: $(STAMP) assets  ## like run, restarting when a .py file changes
 	$(PY) -m gateway.reload
