@@ -5,5 +5,6 @@ connection caps per process and per client address (mta/smtp/limits.py's
 ``ConnectionLimits``), line reading with a length limit and a deadline, the
 STARTTLS upgrade, and the error count that slows and then drops a client.
 ``signin.py``: a password checked through mail/directory with the failure
-budgets JMAP, webmail and submission spend.
+budgets JMAP and webmail spend; SMTP submission's AUTH
+signs in through it too.
 """
