@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from common.db import transaction
 from mail import directory
-from mta.imap import auth, fetch, search, store
+from mta.imap import auth, fetch, search, sort, store, thread
 from mta.imap.parser import (
     Atom,
     Key,
@@ -67,6 +67,7 @@ def capabilities(c: Connection) -> str:
     caps += ["UNSELECT", "UIDPLUS", "MOVE", "SPECIAL-USE", "LIST-EXTENDED", "LIST-STATUS"]
     caps += ["CHILDREN", "CONDSTORE", "QRESYNC", "ESEARCH", "SEARCHRES", "BINARY", "STATUS=SIZE"]
     caps += [f"APPENDLIMIT={c.ctx.config.max_message_size}", "QUOTA", "QUOTA=RES-STORAGE"]
+    caps += ["SORT", "SORT=DISPLAY", "THREAD=ORDEREDSUBJECT", "THREAD=REFERENCES"]
     if s.state == NOT_AUTHENTICATED:
         if not s.tls and c.tls_context is not None:
             caps.append("STARTTLS")
@@ -1033,23 +1034,22 @@ async def cmd_search(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
     if items and isinstance(items[0], Atom) and items[0].upper == "CHARSET":
         if len(items) < 2:
             raise ParseError("CHARSET needs a name")
-        charset = text_of(items[1]).upper()
-        if charset not in ("UTF-8", "US-ASCII"):
-            return "NO [BADCHARSET (UTF-8 US-ASCII)] unsupported charset"
+        if not _known_charset(items[1]):
+            return BADCHARSET
         items = items[2:]
     program = search_keys(items)
     matches = await _run_search(c, sel, program)
     if "MODSEQ" in {k for k in _names(program)}:
         c.session.condstore = True
-    numbers = [sel.view.uids[p] if uid else p + 1 for p, _ in matches]
-    highest = max((m for _, m in matches), default=0)
+    numbers = [sel.view.uids[p] if uid else p + 1 for p, _, _ in matches]
+    highest = max((m for _, m, _ in matches), default=0)
     if returns is None and not c.session.rev2:
         tail = f" (MODSEQ {highest})" if "MODSEQ" in _names(program) and numbers else ""
         c.untagged("SEARCH" + "".join(f" {n}" for n in numbers) + tail)
         return f"OK {'UID ' if uid else ''}SEARCH completed"
     returns = returns or ["ALL"]
     if "SAVE" in returns:
-        sel.saved = [sel.view.uids[p] for p, _ in matches]
+        sel.saved = [sel.view.uids[p] for p, _, _ in matches]
         returns = [r for r in returns if r != "SAVE"]
         if not returns:
             return "OK SEARCH completed (saved)"
@@ -1079,18 +1079,30 @@ def _names(key: Key) -> set[str]:
     return out
 
 
-async def _run_search(c: Connection, sel: Selected, program: Key) -> list[tuple[int, int]]:
-    """(position, modseq) of the matching messages, ascending."""
+BADCHARSET = "NO [BADCHARSET (UTF-8 US-ASCII)] unsupported charset"
+
+
+def _known_charset(item: Any) -> bool:
+    return text_of(item).upper() in ("UTF-8", "US-ASCII")
+
+
+async def _run_search(
+    c: Connection, sel: Selected, program: Key, *, threading: bool = False
+) -> list[tuple[int, int, dict[str, Any]]]:
+    """(position, modseq, row) of the matching messages, ascending; the rows
+    carry the header columns (and with ``threading`` the message ids)."""
     names = _names(program)
     with_raw = bool(names & search.RAW_KEYS)
     largest_uid = sel.view.uids[-1] if sel.view.uids else 0
     match = search.matcher(program, len(sel), largest_uid, c.now())
-    out: list[tuple[int, int]] = []
+    out: list[tuple[int, int, dict[str, Any]]] = []
     address = c.session.address_id
     for start in range(0, len(sel), 2000):
         ids = sel.view.email_ids[start : start + 2000]
         async with c.db.connection() as conn:
-            rows = await imap_uids.message_rows(conn, address, ids, with_raw=with_raw)
+            rows = await imap_uids.message_rows(
+                conn, address, ids, with_raw=with_raw, threading=threading
+            )
             seqmap = await imap_uids.modseqs(conn, address, ids) if "MODSEQ" in names else {}
         for i, e in enumerate(ids):
             row = rows.get(e)
@@ -1107,9 +1119,57 @@ async def _run_search(c: Connection, sel: Selected, program: Key) -> list[tuple[
                 seqmap.get(e, 0),
             )
             if match(cand):
-                out.append((start + i, cand.modseq))
+                out.append((start + i, cand.modseq, row))
         await asyncio.sleep(0)
     return out
+
+
+async def _sort_input(
+    c: Connection, items: list[Any], *, threading: bool = False
+) -> list[sort.Message] | str:
+    """The messages a SORT or THREAD names: ``charset search-criteria`` (the
+    charset is not optional here, RFC 5256 3), searched as SEARCH searches.
+    A NO answer (an unknown charset) instead, as a string."""
+    sel = _selected(c)
+    if not items:
+        raise ParseError("a charset and search criteria are needed")
+    if not _known_charset(items[0]):
+        return BADCHARSET
+    matches = await _run_search(c, sel, search_keys(items[1:]), threading=threading)
+    return [sort.Message.of(p + 1, sel.view.uids[p], row) for p, _, row in matches]
+
+
+async def cmd_sort(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
+    """SORT (RFC 5256 3): ``SORT (REVERSE DATE) UTF-8 ALL``."""
+    _selected(c)
+    toks.sp()
+    items = toks.items()
+    if not items:
+        raise ParseError("SORT needs sort criteria")
+    by = sort.criteria(items[0])
+    found = await _sort_input(c, items[1:])
+    if isinstance(found, str):
+        return found
+    numbers = [m.uid if uid else m.seq for m in sort.ordered(found, by)]
+    c.untagged("SORT" + "".join(f" {n}" for n in numbers))
+    return f"OK {'UID ' if uid else ''}SORT completed"
+
+
+async def cmd_thread(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
+    """THREAD (RFC 5256 4): ``THREAD REFERENCES UTF-8 ALL``."""
+    _selected(c)
+    toks.sp()
+    items = toks.items()
+    algorithm = text_of(items[0]).upper() if items and isinstance(items[0], Atom) else ""
+    if algorithm not in thread.ALGORITHMS:
+        raise ParseError("THREAD ORDEREDSUBJECT or THREAD REFERENCES")
+    found = await _sort_input(c, items[1:], threading=algorithm == "REFERENCES")
+    if isinstance(found, str):
+        return found
+    roots = thread.ALGORITHMS[algorithm](found)
+    listed = thread.thread_list(roots, (lambda m: m.uid) if uid else (lambda m: m.seq))
+    c.untagged("THREAD" + (f" {listed}" if listed else ""))
+    return f"OK {'UID ' if uid else ''}THREAD completed"
 
 
 async def cmd_uid(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
@@ -1159,6 +1219,8 @@ COMMANDS: dict[str, Handler] = {
     "COPY": cmd_copy,
     "MOVE": cmd_move,
     "SEARCH": cmd_search,
+    "SORT": cmd_sort,
+    "THREAD": cmd_thread,
     "UID": cmd_uid,
     "IDLE": cmd_idle,
 }
@@ -1168,9 +1230,11 @@ UID_COMMANDS: dict[str, Handler] = {
     "COPY": cmd_copy,
     "MOVE": cmd_move,
     "SEARCH": cmd_search,
+    "SORT": cmd_sort,
+    "THREAD": cmd_thread,
     "EXPUNGE": cmd_expunge,
 }
 # Commands whose untagged EXPUNGE would break a client's numbering (RFC 9051 7.5.1).
-NO_EXPUNGE_AFTER = {"FETCH", "STORE", "SEARCH"}
+NO_EXPUNGE_AFTER = {"FETCH", "STORE", "SEARCH", "SORT", "THREAD"}
 
 __all__ = ["COMMANDS", "capabilities", "nstring", "plist", "string"]

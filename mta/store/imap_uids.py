@@ -222,6 +222,7 @@ _ROW_COLUMNS = "e.id::text, e.keywords, e.blob_id"
 # Parsing a timestamptz per row costs psycopg2 more than the rest of a
 # FLAGS-only row: read only when asked for.
 _DETAIL_COLUMNS = ", e.received_at, e.size, e.thread_id::text"
+_THREAD_COLUMNS = 'e.message_id, e.in_reply_to, e."references"'
 _HEADER_NAMES = ("sent_at", "subject", "from_addrs", "to_addrs", "cc_addrs")
 _INLINE = "(SELECT {what} FROM mta.inline_blobs ib WHERE ib.blob_id = e.blob_id)"
 _WHOLE = "ib.data"
@@ -249,6 +250,7 @@ async def message_rows(
     only_uncached: bool = True,
     details: bool = True,
     uid_range: tuple[str, int, int] | None = None,
+    threading: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """What FETCH and SEARCH show of each email: keywords, dates, size, blob; the
     parsed header columns (``columns``); ``raw``: the whole message (``with_raw``)
@@ -260,6 +262,7 @@ async def message_rows(
     ``details``: received_at, size and thread_id too. ``uid_range`` (mailbox
     id, first UID, last UID): instead of ``email_ids``, the mailbox's messages
     with UIDs in that range, one index range scan with no id list to send.
+    ``threading``: message_id, in_reply_to and references too (THREAD).
     """
     missing = [n for n in cached if n in _CACHED] if only_uncached else []
     raw = (
@@ -272,6 +275,8 @@ async def message_rows(
     select = [_ROW_COLUMNS + (_DETAIL_COLUMNS if details else "")]
     if columns:
         select += [_unless(f"e.{n}", missing) + f" AS {n}" for n in _HEADER_NAMES]
+    if threading:
+        select.append(_THREAD_COLUMNS)
     select += [f"c.{n}" if n in cached else f"NULL::bytea AS {n}" for n in _CACHED]
     join = " LEFT JOIN mta.imap_cache c ON c.email_id = e.id" if cached else ""
     if uid_range is None:
