@@ -1,8 +1,8 @@
 """Listeners and connections of the mailbox-access daemons (IMAP, POP3, ManageSieve).
 
-A connection over MAIL_ACCESS_MAX_CONNECTIONS (per process) or
-MAIL_ACCESS_MAX_CONNECTIONS_PER_IP (per client address) gets the daemon's
-refusal line and is closed before any other byte is read (Dovecot's
+A connection over the daemon's cap per process or per client address
+(IMAP_MAX_CONNECTIONS(_PER_IP) for IMAP, MAIL_ACCESS_MAX_CONNECTIONS(_PER_IP)
+for POP3 and ManageSieve) gets the daemon's refusal line and is closed before any other byte is read (Dovecot's
 ``process_limit`` and ``mail_max_userip_connections`` answer the same
 question). Every read has a deadline (:meth:`Connection.readline`) and a
 length limit (the stream's buffer never holds more than ``max_line`` bytes),
