@@ -35,7 +35,7 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 
 from mta.access import listener as access
-from mta.access.listener import Closed, LineTooLong, Port, is_loopback
+from mta.access.listener import Closed, ErrorCount, LineTooLong, Port, is_loopback
 from mta.context import MtaContext
 from mta.imap import commands, store
 from mta.imap.auth import Authenticator
@@ -49,7 +49,7 @@ from mta.imap.parser import (
 from mta.imap.responses import flags_of
 from mta.imap.session import AUTHENTICATED, LOGOUT, NOT_AUTHENTICATED, SELECTED, Session
 from mta.jmap.email.context import EmailContext
-from mta.smtp.limits import ConnectionLimits
+from mta.smtp.limits import ConnectionLimits, ErrorLimits
 from mta.store import imap_uids
 from mta.submission import server as submission
 from mta.submission import tls
@@ -120,6 +120,12 @@ class Connection:
         config = self.ctx.config
         self.tls_context: ssl.SSLContext | None = None if session.tls else listener.tls_context
         self.loopback_ok = config.submission_plaintext_loopback and is_loopback(session.ip)
+        # BADs (and failed logins): past the soft limit each waits, at the hard one BYE.
+        self.errors = ErrorCount(
+            ErrorLimits(
+                config.imap_soft_error_limit, config.imap_hard_error_limit, config.smtp_error_sleep
+            )
+        )
 
     # -- what handlers use -----------------------------------------------------
 
@@ -166,7 +172,7 @@ class Connection:
 
     async def slow_down(self) -> None:
         """After a failed login: the error delay (an attacker's guesses cost time)."""
-        self.session.errors += 1
+        self.errors.count += 1
         await asyncio.sleep(self.ctx.config.smtp_error_sleep)
 
     async def read_continuation(self) -> str | None:
@@ -252,14 +258,9 @@ class Connection:
             if isinstance(cmd, str):
                 continue
             tag, reply = await self._dispatch(cmd)
-            if reply.startswith("BAD"):
-                self.session.errors += 1
-                config = self.ctx.config
-                if self.session.errors >= config.imap_hard_error_limit:
-                    await self._bye("BYE too many errors")
-                    return
-                if self.session.errors > config.imap_soft_error_limit:
-                    await asyncio.sleep(config.smtp_error_sleep)
+            if reply.startswith("BAD") and await self.errors.error():
+                await self._bye("BYE too many errors")
+                return
             self.send(f"{tag} {reply}\r\n".encode())
             await self.flush()
             if self._tls_after is not None:
