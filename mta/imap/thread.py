@@ -29,14 +29,14 @@ class Node:
         child.parent = self
         self.children.append(child)
 
-    def reaches(self, other: Node) -> bool:
-        """Whether ``other`` is this node or one of its descendants."""
-        stack = [self]
-        while stack:
-            node = stack.pop()
+    def within(self, other: Node) -> bool:
+        """Whether this node is ``other`` or below it (a walk up: a thread's
+        depth, not its size)."""
+        node: Node | None = self
+        while node is not None:
             if node is other:
                 return True
-            stack.extend(node.children)
+            node = node.parent
         return False
 
     def first(self) -> Message:
@@ -98,11 +98,11 @@ def references(messages: Sequence[Message]) -> list[Node]:
                 container = by_id[ref] = Node()
                 containers.append(container)
             # (A) link consecutive references unless already linked or a loop.
-            if parent is not None and container.parent is None and not container.reaches(parent):
+            if parent is not None and container.parent is None and not parent.within(container):
                 parent.adopt(container)
             parent = container
         # (B) the last reference is this message's parent (replacing any).
-        if parent is not None and not node.reaches(parent):
+        if parent is not None and not parent.within(node):
             parent.adopt(node)
         elif parent is None and node.parent is not None:
             node.parent.children.remove(node)
