@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from mta.imap.parser import Atom, Item, ParseError
@@ -144,8 +145,11 @@ _REFWD = re.compile(r"(?:" + _BLOB + r")*(?:re|fwd?)[ \t]*(?:" + _BLOB + r")?:",
 _LEADING_BLOB = re.compile(_BLOB)
 
 
+@lru_cache(maxsize=16384)
 def base_subject(subject: str) -> tuple[str, bool]:
-    """The base subject and whether the subject marked a reply or forward."""
+    """The base subject and whether the subject marked a reply or forward.
+    (Cached: THREAD asks again for each top it compares, and a mailbox repeats
+    its subjects.)"""
     # (1) the column is decoded already; runs of white space become one space.
     text = _WSP.sub(" ", subject)
     marked = False
