@@ -1087,15 +1087,22 @@ def _known_charset(item: Any) -> bool:
 
 
 async def _run_search(
-    c: Connection, sel: Selected, program: Key, *, threading: bool = False
-) -> list[tuple[int, int, dict[str, Any]]]:
-    """(position, modseq, row) of the matching messages, ascending; the rows
-    carry the header columns (and with ``threading`` the message ids)."""
+    c: Connection,
+    sel: Selected,
+    program: Key,
+    *,
+    keep: Callable[[int, dict[str, Any]], Any] | None = None,
+    threading: bool = False,
+) -> list[tuple[int, int, Any]]:
+    """(position, modseq, kept) of the matching messages, ascending. ``kept``:
+    what ``keep`` makes of the position and the row (the header columns, with
+    ``threading`` the message ids too) while the batch is in hand; else None,
+    so a SEARCH of a large mailbox holds numbers, not rows."""
     names = _names(program)
     with_raw = bool(names & search.RAW_KEYS)
     largest_uid = sel.view.uids[-1] if sel.view.uids else 0
     match = search.matcher(program, len(sel), largest_uid, c.now())
-    out: list[tuple[int, int, dict[str, Any]]] = []
+    out: list[tuple[int, int, Any]] = []
     address = c.session.address_id
     for start in range(0, len(sel), 2000):
         ids = sel.view.email_ids[start : start + 2000]
@@ -1119,7 +1126,7 @@ async def _run_search(
                 seqmap.get(e, 0),
             )
             if match(cand):
-                out.append((start + i, cand.modseq, row))
+                out.append((start + i, cand.modseq, keep and keep(start + i, row)))
         await asyncio.sleep(0)
     return out
 
@@ -1135,8 +1142,14 @@ async def _sort_input(
         raise ParseError("a charset and search criteria are needed")
     if not _known_charset(items[0]):
         return BADCHARSET
-    matches = await _run_search(c, sel, search_keys(items[1:]), threading=threading)
-    return [sort.Message.of(p + 1, sel.view.uids[p], row) for p, _, row in matches]
+    matches = await _run_search(
+        c,
+        sel,
+        search_keys(items[1:]),
+        keep=lambda p, row: sort.Message.of(p + 1, sel.view.uids[p], row),
+        threading=threading,
+    )
+    return [message for _, _, message in matches]
 
 
 async def cmd_sort(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
