@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +59,8 @@ Handler = Callable[["Connection", str, Tokens, bool], Awaitable[str]]
 # time; flags and envelopes are small, and each round trip costs more than rows.
 FETCH_BATCH = 500
 FETCH_BATCH_SMALL = 5000
+# SORT and THREAD keys per round trip (a few short columns per message).
+SORT_BATCH = 10000
 
 
 def capabilities(c: Connection) -> str:
@@ -1041,15 +1043,15 @@ async def cmd_search(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
     matches = await _run_search(c, sel, program)
     if "MODSEQ" in {k for k in _names(program)}:
         c.session.condstore = True
-    numbers = [sel.view.uids[p] if uid else p + 1 for p, _, _ in matches]
-    highest = max((m for _, m, _ in matches), default=0)
+    numbers = [sel.view.uids[p] if uid else p + 1 for p, _ in matches]
+    highest = max((m for _, m in matches), default=0)
     if returns is None and not c.session.rev2:
         tail = f" (MODSEQ {highest})" if "MODSEQ" in _names(program) and numbers else ""
         c.untagged("SEARCH" + "".join(f" {n}" for n in numbers) + tail)
         return f"OK {'UID ' if uid else ''}SEARCH completed"
     returns = returns or ["ALL"]
     if "SAVE" in returns:
-        sel.saved = [sel.view.uids[p] for p, _, _ in matches]
+        sel.saved = [sel.view.uids[p] for p, _ in matches]
         returns = [r for r in returns if r != "SAVE"]
         if not returns:
             return "OK SEARCH completed (saved)"
@@ -1086,30 +1088,18 @@ def _known_charset(item: Any) -> bool:
     return text_of(item).upper() in ("UTF-8", "US-ASCII")
 
 
-async def _run_search(
-    c: Connection,
-    sel: Selected,
-    program: Key,
-    *,
-    keep: Callable[[int, dict[str, Any]], Any] | None = None,
-    threading: bool = False,
-) -> list[tuple[int, int, Any]]:
-    """(position, modseq, kept) of the matching messages, ascending. ``kept``:
-    what ``keep`` makes of the position and the row (the header columns, with
-    ``threading`` the message ids too) while the batch is in hand; else None,
-    so a SEARCH of a large mailbox holds numbers, not rows."""
+async def _run_search(c: Connection, sel: Selected, program: Key) -> list[tuple[int, int]]:
+    """(position, modseq) of the matching messages, ascending."""
     names = _names(program)
     with_raw = bool(names & search.RAW_KEYS)
     largest_uid = sel.view.uids[-1] if sel.view.uids else 0
     match = search.matcher(program, len(sel), largest_uid, c.now())
-    out: list[tuple[int, int, Any]] = []
+    out: list[tuple[int, int]] = []
     address = c.session.address_id
     for start in range(0, len(sel), 2000):
         ids = sel.view.email_ids[start : start + 2000]
         async with c.db.connection() as conn:
-            rows = await imap_uids.message_rows(
-                conn, address, ids, with_raw=with_raw, threading=threading
-            )
+            rows = await imap_uids.message_rows(conn, address, ids, with_raw=with_raw)
             seqmap = await imap_uids.modseqs(conn, address, ids) if "MODSEQ" in names else {}
         for i, e in enumerate(ids):
             row = rows.get(e)
@@ -1126,7 +1116,7 @@ async def _run_search(
                 seqmap.get(e, 0),
             )
             if match(cand):
-                out.append((start + i, cand.modseq, keep and keep(start + i, row)))
+                out.append((start + i, cand.modseq))
         await asyncio.sleep(0)
     return out
 
@@ -1142,14 +1132,25 @@ async def _sort_input(
         raise ParseError("a charset and search criteria are needed")
     if not _known_charset(items[0]):
         return BADCHARSET
-    matches = await _run_search(
-        c,
-        sel,
-        search_keys(items[1:]),
-        keep=lambda p, row: sort.Message.of(p + 1, sel.view.uids[p], row),
-        threading=threading,
-    )
-    return [message for _, _, message in matches]
+    program = search_keys(items[1:])
+    if program.name == "ALL":
+        positions: Sequence[int] = range(len(sel))  # no search to run
+    else:
+        positions = [p for p, _ in await _run_search(c, sel, program)]
+    out: list[sort.Message] = []
+    address = c.session.address_id
+    for start in range(0, len(positions), SORT_BATCH):
+        batch = positions[start : start + SORT_BATCH]
+        async with c.db.connection() as conn:
+            rows = await imap_uids.sort_keys(
+                conn, address, [sel.view.email_ids[p] for p in batch], threading=threading
+            )
+        for p in batch:
+            row = rows.get(sel.view.email_ids[p])
+            if row is not None:
+                out.append(sort.Message.of(p + 1, sel.view.uids[p], row))
+        await asyncio.sleep(0)
+    return out
 
 
 async def cmd_sort(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:

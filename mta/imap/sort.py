@@ -1,9 +1,10 @@
 """SORT (RFC 5256 3, with RFC 5957's DISPLAYFROM and DISPLAYTO) and the base
 subject both SORT and THREAD compare (RFC 5256 2.1).
 
-The keys come from the columns the store keeps for JMAP (received_at,
-sent_at, size, subject, from/to/cc as JMAP EmailAddress lists): one query for
-a batch of messages, no message parsed. The subject column is already
+The keys come from the columns the store keeps for JMAP, only those SORT
+and THREAD compare (mta/store/imap_uids.py ``sort_keys``: the dates as
+epoch seconds, size, subject, the first From/To/Cc address's name and
+addr-spec, the message ids): one query per batch, no message parsed. The subject column is already
 RFC 2047-decoded and unfolded (step 1 of 2.1). Strings compare with
 i;ascii-casemap (ASCII letters folded to upper case, then octet by octet of
 UTF-8); ties, and every key equal, fall back to the sequence number.
@@ -14,7 +15,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
@@ -23,35 +23,41 @@ from mta.imap.parser import Atom, Item, ParseError
 KEYS = {"ARRIVAL", "CC", "DATE", "FROM", "SIZE", "SUBJECT", "TO", "DISPLAYFROM", "DISPLAYTO"}
 
 
+# The first address of a field: (display name, addr-spec), empty strings when absent.
+Address = tuple[str, str]
+NOBODY: Address = ("", "")
+
+
 @dataclass(frozen=True)
 class Message:
     """What SORT and THREAD know of one message of the result."""
 
     seq: int
     uid: int
-    arrival: datetime
-    sent: datetime  # the Date: field; INTERNALDATE when it is missing or bad
+    arrival: float  # INTERNALDATE, seconds since the epoch
+    sent: float  # the Date: field; INTERNALDATE when it is missing or bad
     size: int
     subject: str
-    from_addrs: Sequence[dict[str, Any]] = ()
-    to_addrs: Sequence[dict[str, Any]] = ()
-    cc_addrs: Sequence[dict[str, Any]] = ()
+    sender: Address = NOBODY
+    to: Address = NOBODY
+    cc: Address = NOBODY
     message_id: str | None = None
     in_reply_to: Sequence[str] = ()
     references: Sequence[str] = ()
 
     @classmethod
     def of(cls, seq: int, uid: int, row: dict[str, Any]) -> Message:
+        """From a row of mta/store/imap_uids.py ``sort_keys``."""
         return cls(
             seq=seq,
             uid=uid,
-            arrival=row["received_at"],
-            sent=row["sent_at"] or row["received_at"],
+            arrival=row["arrival"],
+            sent=row["sent"],
             size=row["size"],
             subject=row["subject"] or "",
-            from_addrs=row["from_addrs"] or (),
-            to_addrs=row["to_addrs"] or (),
-            cc_addrs=row["cc_addrs"] or (),
+            sender=(row["from_name"] or "", row["from_email"] or ""),
+            to=(row["to_name"] or "", row["to_email"] or ""),
+            cc=(row["cc_name"] or "", row["cc_email"] or ""),
             message_id=row.get("message_id"),
             in_reply_to=row.get("in_reply_to") or (),
             references=row.get("references") or (),
@@ -93,20 +99,15 @@ def casemap(text: str) -> bytes:
     return text.encode("utf-8").upper()
 
 
-def _first(addrs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    return addrs[0] if addrs else {}
-
-
-def _mailbox(addrs: Sequence[dict[str, Any]]) -> str:
+def _mailbox(address: Address) -> str:
     """RFC 5256's addr-mailbox of the first address: its local part."""
-    email = str(_first(addrs).get("email") or "")
+    email = address[1]
     return email.rpartition("@")[0] if "@" in email else email
 
 
-def _display(addrs: Sequence[dict[str, Any]]) -> str:
+def _display(address: Address) -> str:
     """RFC 5957: the first address's decoded display name, else its addr-spec."""
-    first = _first(addrs)
-    return str(first.get("name") or first.get("email") or "")
+    return address[0] or address[1]
 
 
 def _value(message: Message, key: str) -> Any:
@@ -119,9 +120,9 @@ def _value(message: Message, key: str) -> Any:
     if key == "SUBJECT":
         return casemap(base_subject(message.subject)[0])
     if key in ("FROM", "TO", "CC"):
-        addrs = {"FROM": message.from_addrs, "TO": message.to_addrs, "CC": message.cc_addrs}
-        return casemap(_mailbox(addrs[key]))
-    return casemap(_display(message.from_addrs if key == "DISPLAYFROM" else message.to_addrs))
+        address = {"FROM": message.sender, "TO": message.to, "CC": message.cc}[key]
+        return casemap(_mailbox(address))
+    return casemap(_display(message.sender if key == "DISPLAYFROM" else message.to))
 
 
 def ordered(messages: Sequence[Message], by: Sequence[Criterion]) -> list[Message]:

@@ -31,7 +31,9 @@ class Node:
 
     def within(self, other: Node) -> bool:
         """Whether this node is ``other`` or below it (a walk up: a thread's
-        depth, not its size)."""
+        depth, not its size; none at all when ``other`` has no children)."""
+        if not other.children:
+            return self is other
         node: Node | None = self
         while node is not None:
             if node is other:
@@ -47,8 +49,8 @@ class Node:
         return node.message
 
 
-def _by_sent(node: Node) -> tuple[object, int]:
-    m = node.first()
+def _by_sent(node: Node) -> tuple[float, int]:
+    m = node.message or node.first()
     return (m.sent, m.seq)
 
 
@@ -110,7 +112,7 @@ def references(messages: Sequence[Message]) -> list[Node]:
     # (2) the root set.
     roots = [n for n in containers if n.parent is None]
     # (3) dummies pruned.
-    roots = _prune(roots, top=True)
+    roots = _prune(roots)
     # (4) the top level by sent date (a dummy by its children's first).
     for node in roots:
         if node.message is None:
@@ -124,22 +126,32 @@ def references(messages: Sequence[Message]) -> list[Node]:
     return roots
 
 
-def _prune(nodes: list[Node], *, top: bool) -> list[Node]:
-    out: list[Node] = []
-    for node in nodes:
-        node.children = _prune(node.children, top=False)
+def _prune(roots: list[Node]) -> list[Node]:
+    """Step 3: dummies with no children go; below the top a dummy's children
+    take its place, at the top only a lone child does. Children before their
+    parents, without recursion (a reply chain may be thousands deep)."""
+    order: list[Node] = []
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        stack.extend(node.children)
+    for node in reversed(order):
+        kept: list[Node] = []
         for child in node.children:
-            child.parent = node
-        if node.message is not None:
-            out.append(node)
-        elif not node.children:
-            continue  # a dummy with no children goes
-        elif not top or len(node.children) == 1:
-            # Its children take its place; at the top only a lone child does.
-            for child in node.children:
-                child.parent = node.parent
-            out.extend(node.children)
-        else:
+            if child.message is not None:
+                kept.append(child)
+                continue
+            for grandchild in child.children:  # pruned already
+                grandchild.parent = node
+            kept.extend(child.children)
+        node.children = kept
+    out: list[Node] = []
+    for node in roots:
+        if node.message is None and len(node.children) == 1:
+            node = node.children[0]
+            node.parent = None
+        if node.message is not None or node.children:
             out.append(node)
     return out
 
@@ -193,10 +205,15 @@ def _subject(node: Node) -> tuple[bytes, bool]:
     return casemap(text), marked
 
 
-def _sort_siblings(nodes: list[Node]) -> None:
-    for node in nodes:
-        _sort_siblings(node.children)
-        node.children.sort(key=_by_sent)
+def _sort_siblings(roots: list[Node]) -> None:
+    """Every node's children by sent date. Dummies are only at the top, so no
+    node's key depends on an order not yet settled: any traversal will do."""
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if len(node.children) > 1:
+            node.children.sort(key=_by_sent)
+        stack.extend(node.children)
 
 
 ALGORITHMS: dict[str, Callable[[Sequence[Message]], list[Node]]] = {
@@ -209,18 +226,30 @@ ALGORITHMS: dict[str, Callable[[Sequence[Message]], list[Node]]] = {
 
 
 def thread_list(roots: Sequence[Node], number: Callable[[Message], int]) -> str:
-    """RFC 5256 5's thread-list: ``(3 6 (4 23)(44 7 96))``, ``((3)(5))``."""
-    return "".join(f"({_members(node, number)})" for node in roots)
-
-
-def _members(node: Node, number: Callable[[Message], int]) -> str:
+    """RFC 5256 5's thread-list: ``(3 6 (4 23)(44 7 96))``, ``((3)(5))``. A
+    chain of only children is one run of numbers, siblings each in their own
+    parentheses; written without recursion (threads may be deep)."""
     parts: list[str] = []
-    while True:
-        if node.message is not None:
-            parts.append(str(number(node.message)))
-        if len(node.children) == 1:
-            node = node.children[0]
+    stack: list[Node | str] = []
+    for root in reversed(roots):
+        stack += [")", root, "("]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            parts.append(item)
             continue
-        if node.children:
-            parts.append("".join(f"({_members(c, number)})" for c in node.children))
-        return " ".join(parts)
+        node, first = item, True
+        while True:
+            if node.message is not None:
+                parts.append(str(number(node.message)) if first else f" {number(node.message)}")
+                first = False
+            if len(node.children) == 1:
+                node = node.children[0]
+                continue
+            if node.children:
+                if not first:
+                    parts.append(" ")
+                for child in reversed(node.children):
+                    stack += [")", child, "("]
+            break
+    return "".join(parts)

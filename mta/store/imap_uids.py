@@ -222,7 +222,6 @@ _ROW_COLUMNS = "e.id::text, e.keywords, e.blob_id"
 # Parsing a timestamptz per row costs psycopg2 more than the rest of a
 # FLAGS-only row: read only when asked for.
 _DETAIL_COLUMNS = ", e.received_at, e.size, e.thread_id::text"
-_THREAD_COLUMNS = 'e.message_id, e.in_reply_to, e."references"'
 _HEADER_NAMES = ("sent_at", "subject", "from_addrs", "to_addrs", "cc_addrs")
 _INLINE = "(SELECT {what} FROM mta.inline_blobs ib WHERE ib.blob_id = e.blob_id)"
 _WHOLE = "ib.data"
@@ -250,7 +249,6 @@ async def message_rows(
     only_uncached: bool = True,
     details: bool = True,
     uid_range: tuple[str, int, int] | None = None,
-    threading: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """What FETCH and SEARCH show of each email: keywords, dates, size, blob; the
     parsed header columns (``columns``); ``raw``: the whole message (``with_raw``)
@@ -262,7 +260,6 @@ async def message_rows(
     ``details``: received_at, size and thread_id too. ``uid_range`` (mailbox
     id, first UID, last UID): instead of ``email_ids``, the mailbox's messages
     with UIDs in that range, one index range scan with no id list to send.
-    ``threading``: message_id, in_reply_to and references too (THREAD).
     """
     missing = [n for n in cached if n in _CACHED] if only_uncached else []
     raw = (
@@ -275,8 +272,6 @@ async def message_rows(
     select = [_ROW_COLUMNS + (_DETAIL_COLUMNS if details else "")]
     if columns:
         select += [_unless(f"e.{n}", missing) + f" AS {n}" for n in _HEADER_NAMES]
-    if threading:
-        select.append(_THREAD_COLUMNS)
     select += [f"c.{n}" if n in cached else f"NULL::bytea AS {n}" for n in _CACHED]
     join = " LEFT JOIN mta.imap_cache c ON c.email_id = e.id" if cached else ""
     if uid_range is None:
@@ -292,5 +287,33 @@ async def message_rows(
         conn,
         f"SELECT {', '.join(select)}, {raw} AS raw " + where.format(join=join),
         params,
+    )
+    return {r["id"]: r for r in rows}
+
+
+# What SORT and THREAD compare (RFC 5256): the dates as epoch seconds (a float
+# parses faster than a timestamptz), and of each address field only the first
+# address's name and addr-spec, not the JSON list.
+_SORT_COLUMNS = (
+    "e.id::text, e.size, e.subject,"
+    " extract(epoch FROM e.received_at)::float8 AS arrival,"
+    " extract(epoch FROM coalesce(e.sent_at, e.received_at))::float8 AS sent,"
+    + ",".join(
+        f" e.{f}_addrs->0->>'name' AS {f}_name, e.{f}_addrs->0->>'email' AS {f}_email"
+        for f in ("from", "to", "cc")
+    )
+)
+
+
+async def sort_keys(
+    conn: Conn, address_id: str, email_ids: Sequence[str], *, threading: bool = False
+) -> dict[str, dict[str, Any]]:
+    """Each email's SORT keys (and with ``threading`` its Message-ID,
+    In-Reply-To and References, THREAD=REFERENCES's), by email id."""
+    select = _SORT_COLUMNS + (', e.message_id, e.in_reply_to, e."references"' if threading else "")
+    rows = await fetch_all(
+        conn,
+        f"SELECT {select} FROM mta.emails e WHERE e.address_id = %s AND e.id = ANY(%s::uuid[])",
+        (address_id, list(email_ids)),
     )
     return {r["id"]: r for r in rows}

@@ -30,19 +30,16 @@ def msg(
     refs: Sequence[str] = (),
     in_reply_to: Sequence[str] = (),
 ) -> Message:
-    def addrs(pair: tuple[str, str]) -> list[dict[str, str]]:
-        return [{"name": pair[0], "email": pair[1]}] if pair[1] else []
-
     return Message(
         seq=seq,
         uid=seq * 10,
-        arrival=DAY + timedelta(minutes=arrival or seq),
-        sent=DAY + timedelta(minutes=sent or seq),
+        arrival=(DAY + timedelta(minutes=arrival or seq)).timestamp(),
+        sent=(DAY + timedelta(minutes=sent or seq)).timestamp(),
         size=size,
         subject=subject,
-        from_addrs=addrs(sender),
-        to_addrs=addrs(to),
-        cc_addrs=addrs(cc),
+        sender=sender,
+        to=to,
+        cc=cc,
         message_id=message_id,
         references=refs,
         in_reply_to=in_reply_to,
@@ -134,22 +131,12 @@ def test_each_key_orders_by_its_field_with_the_sequence_number_under_all() -> No
     assert by("DISPLAYTO") == [2, 3, 1]
 
 
-def test_a_missing_date_sorts_by_its_arrival() -> None:
-    undated = Message.of(
-        1,
-        10,
-        {
-            "received_at": DAY,
-            "sent_at": None,
-            "size": 1,
-            "subject": None,
-            "from_addrs": None,
-            "to_addrs": None,
-            "cc_addrs": None,
-        },
-    )
-    dated = msg(2, sent=-60)  # sent an hour before the other arrived
-    assert seqs(ordered([undated, dated], [Criterion("DATE")])) == [2, 1]
+def test_a_row_of_the_store_with_no_subject_or_addresses() -> None:
+    row = {"arrival": 1.0, "sent": 1.0, "size": 1, "subject": None}
+    row |= {f"{f}_{p}": None for f in ("from", "to", "cc") for p in ("name", "email")}
+    undated = Message.of(1, 10, row)
+    assert (undated.subject, undated.sender, undated.references) == ("", ("", ""), ())
+    assert seqs(ordered([msg(2, "a"), undated], [Criterion("SUBJECT")])) == [1, 2]
 
 
 # -- THREAD (RFC 5256 4) ---------------------------------------------------------------
@@ -225,3 +212,23 @@ def test_references_two_originals_of_one_subject_share_a_dummy() -> None:
         msg(3, "Re: Minutes", message_id="m3@x", refs=["m2@x"]),
     ]
     assert threads(references(mailbox)) == "((1)(2 3))"
+
+
+def test_a_reply_chain_thousands_deep_is_one_thread() -> None:
+    """Each message replying to the one before (a long list thread, or mail
+    made to nest): one run of numbers, no recursion limit met."""
+    depth = 5000
+    mailbox = [msg(1, "Chain", message_id="c1@x")] + [
+        msg(n, "Re: Chain", message_id=f"c{n}@x", refs=[f"c{n - 1}@x"]) for n in range(2, depth + 1)
+    ]
+    expected = "(" + " ".join(str(n) for n in range(1, depth + 1)) + ")"
+    assert threads(references(mailbox)) == expected
+    # Delivered newest first (each reply before the message it answers: a
+    # dummy stands in until then), the same chain from the oldest down.
+    backwards = [
+        msg(depth + 1 - n, "Re: Chain", sent=n, message_id=f"c{n}@x", refs=[f"c{n - 1}@x"])
+        for n in range(2, depth + 1)
+    ] + [msg(depth, "Chain", sent=1, message_id="c1@x")]
+    assert (
+        threads(references(backwards)) == "(" + " ".join(str(n) for n in range(depth, 0, -1)) + ")"
+    )

@@ -63,6 +63,9 @@ MAILBOX = [
 ]
 
 
+UNDATED = b"From: dan@remote.test\r\nSubject: No date\r\n\r\nbody\r\n"
+
+
 async def test_sort_and_thread_with_imaplib(imap: Imap, alice: Mailbox) -> None:
     def walk() -> dict[str, Any]:
         c = imap.connect(alice)
@@ -91,6 +94,10 @@ async def test_sort_and_thread_with_imaplib(imap: Imap, alice: Mailbox) -> None:
             c.thread("BY-MOOD", "UTF-8", "ALL")
         except imaplib.IMAP4.error as exc:
             out["bad_algorithm"] = str(exc)
+        # A message with no Date: sorts by its INTERNALDATE (1 March, noon).
+        c.append("INBOX", None, imaplib.Time2Internaldate(1772366400), UNDATED)
+        c.noop()
+        out["undated"] = c.sort("(DATE)", "UTF-8", "ALL")
         c.logout()
         return out
 
@@ -121,3 +128,4 @@ async def test_sort_and_thread_with_imaplib(imap: Imap, alice: Mailbox) -> None:
     assert typ == "NO" and data[0].startswith(b"[BADCHARSET (UTF-8 US-ASCII)]")
     assert "unknown sort key" in out["bad_key"]
     assert "THREAD ORDEREDSUBJECT or THREAD REFERENCES" in out["bad_algorithm"]
+    assert out["undated"] == ("OK", [b"2 6 1 4 3 5"])
