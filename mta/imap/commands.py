@@ -751,10 +751,7 @@ async def _send_fetch(
     for start in range(0, len(positions), step):
         batch = positions[start : start + step]
         ids = [sel.view.email_ids[p] for p in batch]
-        first, last = sel.view.uids[batch[0]], sel.view.uids[batch[-1]]
-        # A run of UIDs (1:*, a client's usual ask) is read as a range, not as
-        # an id list; rows of the range outside the batch are not used.
-        span = (sel.view.mailbox_id, first, last) if last - first < 2 * len(batch) else None
+        span = _span(sel, batch)
         async with c.db.connection() as conn:
             rows = await imap_uids.message_rows(
                 conn,
@@ -1121,6 +1118,13 @@ async def _run_search(c: Connection, sel: Selected, program: Key) -> list[tuple[
     return out
 
 
+def _span(sel: Selected, batch: Sequence[int]) -> tuple[str, int, int] | None:
+    """A run of UIDs (1:*, a client's usual ask) is read as a range, not as an
+    id list; rows of the range outside the batch are not used."""
+    first, last = sel.view.uids[batch[0]], sel.view.uids[batch[-1]]
+    return (sel.view.mailbox_id, first, last) if last - first < 2 * len(batch) else None
+
+
 async def _sort_input(
     c: Connection, items: list[Any], *, threading: bool = False
 ) -> list[sort.Message] | str:
@@ -1143,7 +1147,11 @@ async def _sort_input(
         batch = positions[start : start + SORT_BATCH]
         async with c.db.connection() as conn:
             rows = await imap_uids.sort_keys(
-                conn, address, [sel.view.email_ids[p] for p in batch], threading=threading
+                conn,
+                address,
+                [sel.view.email_ids[p] for p in batch],
+                threading=threading,
+                uid_range=_span(sel, batch),
             )
         for p in batch:
             row = rows.get(sel.view.email_ids[p])

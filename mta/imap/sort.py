@@ -28,7 +28,7 @@ Address = tuple[str, str]
 NOBODY: Address = ("", "")
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Message:
     """What SORT and THREAD know of one message of the result."""
 
