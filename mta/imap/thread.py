@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from mta.imap.sort import Message, base_subject, casemap
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Node:
     """A container of the REFERENCES algorithm: a message, or a dummy (None)."""
 
@@ -159,15 +159,26 @@ def _prune(roots: list[Node]) -> list[Node]:
 def _gather(roots: list[Node]) -> list[Node]:
     """Step 5: threads whose tops share a base subject become one."""
     table: dict[bytes, Node] = {}
+    subjects: dict[int, tuple[bytes, bool]] = {}
+
+    def subject(node: Node) -> tuple[bytes, bool]:
+        # A node's subject is its first message's; a dummy made here keeps
+        # the first child it was given, so each is worked out once.
+        found = subjects.get(id(node))
+        if found is None:
+            text, marked = base_subject(node.first().subject)
+            found = subjects[id(node)] = (casemap(text), marked)
+        return found
+
     for node in roots:
-        key, marked = _subject(node)
+        key, marked = subject(node)
         if not key:
             continue
         held = table.get(key)
         if (
             held is None
             or (node.message is None and held.message is not None)
-            or (held.message is not None and _subject(held)[1] and not marked)
+            or (held.message is not None and subject(held)[1] and not marked)
         ):
             table[key] = node
     gone: set[int] = set()  # tops merged into another (deleted dummies)
@@ -175,7 +186,7 @@ def _gather(roots: list[Node]) -> list[Node]:
     for node in roots:
         if node.parent is not None or id(node) in gone:
             continue  # gathered under another top already
-        key, marked = _subject(node)
+        key, marked = subject(node)
         held = table.get(key) if key else None
         if held is None or held is node:
             continue
@@ -183,7 +194,7 @@ def _gather(roots: list[Node]) -> list[Node]:
             for child in list(node.children):
                 held.adopt(child)
             gone.add(id(node))
-        elif held.message is None or (marked and not _subject(held)[1]):
+        elif held.message is None or (marked and not subject(held)[1]):
             held.adopt(node)
         else:
             dummy = Node()
@@ -198,11 +209,6 @@ def _gather(roots: list[Node]) -> list[Node]:
         if node.parent is None and id(node) not in gone:
             out.setdefault(id(node), node)
     return list(out.values())
-
-
-def _subject(node: Node) -> tuple[bytes, bool]:
-    text, marked = base_subject(node.first().subject)
-    return casemap(text), marked
 
 
 def _sort_siblings(roots: list[Node]) -> None:
