@@ -1125,22 +1125,29 @@ def _span(sel: Selected, batch: Sequence[int]) -> tuple[str, int, int] | None:
     return (sel.view.mailbox_id, first, last) if last - first < 2 * len(batch) else None
 
 
-async def _sort_input(
-    c: Connection, items: list[Any], *, threading: bool = False
-) -> list[sort.Message] | str:
-    """The messages a SORT or THREAD names: ``charset search-criteria`` (the
-    charset is not optional here, RFC 5256 3), searched as SEARCH searches.
-    A NO answer (an unknown charset) instead, as a string."""
-    sel = _selected(c)
+async def _sort_positions(c: Connection, sel: Selected, items: list[Any]) -> Sequence[int] | str:
+    """The positions a SORT or THREAD names: ``charset search-criteria`` (the
+    charset is not optional here, RFC 5256 3), searched as SEARCH searches
+    (every message for ALL, with no search run). A NO answer (an unknown
+    charset) instead, as a string."""
     if not items:
         raise ParseError("a charset and search criteria are needed")
     if not _known_charset(items[0]):
         return BADCHARSET
     program = search_keys(items[1:])
     if program.name == "ALL":
-        positions: Sequence[int] = range(len(sel))  # no search to run
-    else:
-        positions = [p for p, _ in await _run_search(c, sel, program)]
+        return range(len(sel))
+    return [p for p, _ in await _run_search(c, sel, program)]
+
+
+async def _sort_input(
+    c: Connection, items: list[Any], *, threading: bool = False
+) -> list[sort.Message] | str:
+    """The messages a SORT or THREAD names, with their keys."""
+    sel = _selected(c)
+    positions = await _sort_positions(c, sel, items)
+    if isinstance(positions, str):
+        return positions
     out: list[sort.Message] = []
     address = c.session.address_id
     for start in range(0, len(positions), SORT_BATCH):
@@ -1169,12 +1176,43 @@ async def cmd_sort(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
     if not items:
         raise ParseError("SORT needs sort criteria")
     by = sort.criteria(items[0])
-    found = await _sort_input(c, items[1:])
+    if all(k.key in imap_uids.SQL_ORDER for k in by):
+        found: list[int] | str = await _sorted_in_sql(c, items[1:], by, uid=uid)
+    else:
+        messages = await _sort_input(c, items[1:])
+        if isinstance(messages, str):
+            return messages
+        found = [m.uid if uid else m.seq for m in sort.ordered(messages, by)]
     if isinstance(found, str):
         return found
-    numbers = [m.uid if uid else m.seq for m in sort.ordered(found, by)]
-    c.untagged("SORT" + "".join(f" {n}" for n in numbers))
+    c.untagged("SORT" + "".join(f" {n}" for n in found))
     return f"OK {'UID ' if uid else ''}SORT completed"
+
+
+async def _sorted_in_sql(
+    c: Connection, items: list[Any], by: list[sort.Criterion], *, uid: bool
+) -> list[int] | str:
+    """SORT by dates and sizes only: PostgreSQL orders the mailbox's UIDs
+    (ties by UID, which is sequence order, as sort.ordered breaks them), and
+    only the ones the search kept and the session knows are answered."""
+    sel = _selected(c)
+    positions = await _sort_positions(c, sel, items)
+    if isinstance(positions, str) or not positions:
+        return positions if isinstance(positions, str) else []
+    wanted = None if isinstance(positions, range) else set(positions)
+    async with c.db.connection() as conn:
+        ordered = await imap_uids.uids_in_order(
+            conn,
+            c.session.address_id,
+            (sel.view.mailbox_id, sel.view.uids[0], sel.view.uids[-1]),
+            [(k.key, k.reverse) for k in by],
+        )
+    out = []
+    for u in ordered:
+        seq = sel.seq_of(u)  # None: expunged, or not announced to this session yet
+        if seq is not None and (wanted is None or seq - 1 in wanted):
+            out.append(u if uid else seq)
+    return out
 
 
 async def cmd_thread(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:

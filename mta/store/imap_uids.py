@@ -313,6 +313,26 @@ _SORT_COLUMNS = (
 )
 
 
+# SORT keys PostgreSQL orders by itself (no collation involved): the UIDs
+# come back in order and nothing else is read.
+SQL_ORDER = {
+    "ARRIVAL": "e.received_at",
+    "DATE": "coalesce(e.sent_at, e.received_at)",
+    "SIZE": "e.size",
+}
+
+
+async def uids_in_order(
+    conn: Conn, address_id: str, uid_range: tuple[str, int, int], keys: Sequence[tuple[str, bool]]
+) -> list[int]:
+    """The UIDs of ``uid_range`` (mailbox id, first, last) ordered by ``keys``
+    ((SQL_ORDER name, reversed) pairs), ties by UID."""
+    order = ", ".join(f"{SQL_ORDER[k]} {'DESC' if rev else 'ASC'}" for k, rev in keys)
+    where, params = _emails(address_id, (), uid_range)
+    rows = await fetch_all(conn, f"SELECT u.uid {where} ORDER BY {order}, u.uid", params)
+    return [r["uid"] for r in rows]
+
+
 async def sort_keys(
     conn: Conn,
     address_id: str,

@@ -74,7 +74,8 @@ async def test_sort_and_thread_with_imaplib(imap: Imap, alice: Mailbox) -> None:
         c.select("INBOX")
         _, uids = c.uid("SEARCH", "ALL")
         out: dict[str, Any] = {"caps": c.capabilities, "uids": uids[0].decode().split()}
-        out["date"] = c.sort("(DATE)", "UTF-8", "ALL")
+        out["date"] = c.sort("(DATE)", "UTF-8", "ALL")  # ordered by PostgreSQL
+        out["date_subject"] = c.sort("(DATE SUBJECT)", "UTF-8", "ALL")  # by sort.py
         out["reverse_size"] = c.sort("(REVERSE SIZE)", "UTF-8", "ALL")
         out["subject_date"] = c.sort("(SUBJECT DATE)", "UTF-8", "ALL")
         out["from"] = c.sort("(FROM)", "US-ASCII", "ALL")
@@ -106,6 +107,7 @@ async def test_sort_and_thread_with_imaplib(imap: Imap, alice: Mailbox) -> None:
         out["caps"]
     )
     assert out["date"] == ("OK", [b"2 1 4 3 5"])
+    assert out["date_subject"] == out["date"]  # no two dates alike: the two paths agree
     assert out["reverse_size"] == ("OK", [b"5 1 3 4 2"])  # 4 carries References
     # Base subjects: Budget (2, 5) before Trip plans (1, 4, 3 by date).
     assert out["subject_date"] == ("OK", [b"2 5 1 4 3"])
