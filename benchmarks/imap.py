@@ -10,7 +10,8 @@ tests/mail/imap_server.py's configuration). Our daemon runs as ``python -m
 mta imap``, its own process, as in production. One imaplib client times,
 against each server: SELECT INBOX, ``UID FETCH 1:* (FLAGS ENVELOPE)`` (what a
 client lists a folder with), ``UID FETCH 1:* (FLAGS)`` (a resync) and a
-full-body ``FETCH BODY.PEEK[]`` of ``--bodies`` messages. Each is run
+full-body ``FETCH BODY.PEEK[]`` of ``--bodies`` messages, ``UID SORT`` by
+date and by subject and sender, and ``UID THREAD REFERENCES``. Each is run
 ``--runs`` times after one warm-up (Dovecot builds its index caches on the
 first); the median is reported, and our rate as a share of Dovecot's.
 ``--write`` puts the table into docs/performance.md ("IMAP server").
@@ -109,6 +110,17 @@ def measure(client: imaplib.IMAP4, n: int, bodies: int, runs: int) -> dict[str, 
         typ, data = client.fetch(f"1:{bodies}", "(BODY.PEEK[])")
         assert typ == "OK" and len([d for d in data if isinstance(d, tuple)]) == bodies
 
+    def sorting(keys: str) -> Any:
+        def run() -> None:
+            typ, data = client.uid("SORT", keys, "UTF-8", "ALL")
+            assert typ == "OK" and len(data[0].split()) == n, typ
+
+        return run
+
+    def threading() -> None:
+        typ, data = client.uid("THREAD", "REFERENCES", "UTF-8", "ALL")
+        assert typ == "OK" and data[0], typ
+
     select()
     t0 = time.perf_counter()
     listing()  # the first listing: Dovecot and our daemon render and cache envelopes
@@ -119,6 +131,9 @@ def measure(client: imaplib.IMAP4, n: int, bodies: int, runs: int) -> dict[str, 
         "flags_envelope": timed(listing, runs),
         "flags": timed(flags, runs),
         "bodies": timed(full, runs),
+        "sort_date": timed(sorting("(REVERSE DATE)"), runs),
+        "sort_subject": timed(sorting("(SUBJECT FROM)"), runs),
+        "thread": timed(threading, runs),
     }
 
 
@@ -187,6 +202,9 @@ def report(results: dict[int, dict[str, dict[str, float]]]) -> str:
         "flags_envelope": "UID FETCH 1:* (FLAGS ENVELOPE)",
         "flags": "UID FETCH 1:* (FLAGS)",
         "bodies": "FETCH BODY.PEEK[] of the first --bodies (1,000)",
+        "sort_date": "UID SORT (REVERSE DATE) UTF-8 ALL",
+        "sort_subject": "UID SORT (SUBJECT FROM) UTF-8 ALL",
+        "thread": "UID THREAD REFERENCES UTF-8 ALL",
     }
     for n, sides in results.items():
         for key, label in names.items():

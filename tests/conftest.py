@@ -6,6 +6,7 @@ each test, so tests are isolated and cheap (a clone takes a few ms).
 
 Fixtures:
   database_url     a fresh migrated database for this test
+  module_database_url  one for a module whose tests share it (each its own rows)
   empty_database_url  a fresh database with nothing in it (migration tests)
   clock            a ManualClock the runtime reads; tests move it
   settings         test Settings (workers off; tests run jobs by hand)
@@ -142,6 +143,12 @@ def database_url(pg_admin_dsn: str, template_db: str) -> Iterator[str]:
     yield from _fresh_database(pg_admin_dsn, template_db)
 
 
+@pytest.fixture(scope="module")
+def module_database_url(pg_admin_dsn: str, template_db: str) -> Iterator[str]:
+    """One migrated database for a whole module (tests/mta/imap/shared.py)."""
+    yield from _fresh_database(pg_admin_dsn, template_db)
+
+
 @pytest.fixture
 def empty_database_url(pg_admin_dsn: str) -> Iterator[str]:
     yield from _fresh_database(pg_admin_dsn, "template0")
@@ -152,17 +159,21 @@ def clock() -> ManualClock:
     return ManualClock()
 
 
-@pytest.fixture
-def settings(database_url: str, tmp_path: Path) -> Settings:
+def harness_settings(database_url: str, data_dir: Path) -> Settings:
     return Settings(
         port=0,
         public_url="http://localhost:4300",
         database_url=database_url,
         secret=TEST_SECRET,
         app_env="test",
-        data_dir=tmp_path / "var",
+        data_dir=data_dir,
         run_workers=False,
     )
+
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path) -> Settings:
+    return harness_settings(database_url, tmp_path / "var")
 
 
 @pytest.fixture

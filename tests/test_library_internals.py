@@ -6,7 +6,7 @@ The modules below go below a library's public API, each for measured speed
 - common/db.py over aiopg (LeanPool and the statement runner);
 - mta/smtp/protocol.py over aiosmtpd (the bulk DATA reader, the address fast
   path and protocol_factory);
-- mta/imap/server.py over asyncio's StreamReader (``_buffer``: bytes sent
+- mta/access/listener.py (IMAP, POP3, ManageSieve) over asyncio's StreamReader (``_buffer``: bytes sent
   behind STARTTLS before the handshake are refused);
 - common/outbound.py over aiohttp's client (the SSRF guard checks the
   resolved addresses in ``TCPConnector._resolve_host``, where every
@@ -166,7 +166,7 @@ def test_aioimaplib_still_has_what_the_transfer_client_uses():
 
 
 async def test_stream_reader_still_keeps_unread_bytes_in_buffer():
-    """mta/imap/server.py refuses bytes piped behind STARTTLS by looking at
+    """mta/access/listener.py refuses bytes piped behind STARTTLS by looking at
     ``StreamReader._buffer`` (the plaintext already read, before the handshake)."""
     reader = asyncio.StreamReader()
     reader.feed_data(b"x")

@@ -1,12 +1,14 @@
-"""Listeners and connections of the line-based access daemons (POP3, ManageSieve).
+"""Listeners and connections of the mailbox-access daemons (IMAP, POP3, ManageSieve).
 
-A connection over MAIL_ACCESS_MAX_CONNECTIONS (per process) or
-MAIL_ACCESS_MAX_CONNECTIONS_PER_IP (per client address) gets the daemon's
-refusal line and is closed before any other byte is read (Dovecot's
+A connection over the daemon's cap per process or per client address
+(IMAP_MAX_CONNECTIONS(_PER_IP) for IMAP, MAIL_ACCESS_MAX_CONNECTIONS(_PER_IP)
+for POP3 and ManageSieve) gets the daemon's refusal line and is closed before any other byte is read (Dovecot's
 ``process_limit`` and ``mail_max_userip_connections`` answer the same
 question). Every read has a deadline (:meth:`Connection.readline`) and a
 length limit (the stream's buffer never holds more than ``max_line`` bytes),
-so an idle or endless client costs one small buffer until its deadline.
+so an idle or endless client costs one small buffer until its deadline; a
+literal over SPOOL_LITERAL bytes arrives into an unlinked temporary file (a
+thousand slow uploads of large messages hold disk, not memory).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import contextlib
 import ipaddress
 import logging
 import ssl
+import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -35,6 +38,9 @@ class Closed(Exception):
 
 # Seconds a closing connection keeps reading what the client still sends.
 LINGER_SECONDS = 2.0
+# Literals larger than this are spooled to disk until their last byte is in.
+SPOOL_LITERAL = 256 * 1024
+SPOOL_CHUNK = 64 * 1024
 
 
 async def lingering_close(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -95,7 +101,7 @@ class Connection:
             raise Closed(timed_out=True) from None
         except asyncio.LimitOverrunError:
             raise LineTooLong from None
-        except (asyncio.IncompleteReadError, ConnectionError):
+        except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
             raise Closed from None
         if len(line) > self.max_line:
             raise LineTooLong
@@ -104,11 +110,28 @@ class Connection:
     async def read_exactly(self, count: int, within: float) -> bytes:
         """``count`` bytes (a literal): all within ``within`` seconds, or :class:`Closed`."""
         try:
-            return await asyncio.wait_for(self.reader.readexactly(count), within)
+            async with asyncio.timeout(within):
+                if count <= SPOOL_LITERAL:
+                    return await self.reader.readexactly(count)
+                return await self._spooled(count)
         except TimeoutError:
             raise Closed(timed_out=True) from None
-        except (asyncio.IncompleteReadError, ConnectionError):
+        except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
             raise Closed from None
+
+    async def _spooled(self, count: int) -> bytes:
+        """A large literal arrives into a temporary file and is read back whole
+        only once complete: memory holds it only when it is all there."""
+        with tempfile.TemporaryFile() as spool:
+            left = count
+            while left:
+                chunk = await self.reader.read(min(left, SPOOL_CHUNK))
+                if not chunk:
+                    raise asyncio.IncompleteReadError(b"", left)
+                spool.write(chunk)
+                left -= len(chunk)
+            spool.seek(0)
+            return spool.read()
 
     def write(self, data: bytes) -> None:
         if not self.writer.is_closing():
@@ -209,7 +232,7 @@ async def serve(
             return
         try:
             await handle(conn)
-        except (Closed, ConnectionError):
+        except (Closed, ConnectionError, ssl.SSLError):
             pass
         except asyncio.CancelledError:
             raise
@@ -238,8 +261,12 @@ async def serve(
             except PermissionError:
                 if production:
                     raise
-                # 110, 995 and 4190's neighbours need privileges a development run lacks.
-                log.warning("%s: no permission to listen on port %s", name, spec.port)
+                # 143, 993, 110 and 995 need privileges a development run lacks.
+                log.warning(
+                    "%s: no permission to listen on port %s; set its port setting above 1023",
+                    name,
+                    spec.port,
+                )
         for srv in servers:
             log.info("%s listening on %s", name, srv.sockets[0].getsockname())
         yield servers

@@ -1,5 +1,5 @@
-"""A password sign-in of a mailbox-access daemon (IMAP, POP3, ManageSieve), with
-the budgets the other doors spend.
+"""A password sign-in of a mail app's door (IMAP, POP3, ManageSieve, SMTP
+submission), with the budgets the other doors spend.
 
 The address and its password go to mail/directory's ``authenticate`` (an
 unknown address costs the same hash work as a wrong password). Before the
@@ -8,9 +8,11 @@ password is checked, and counted only when it fails:
 * ``mail:auth-ip:<ip>``: AUTH_RATE_LIMIT_PER_SECOND per second, the budget
   the panel's and webmail's sign-in and JMAP's failed logins spend;
 * ``mta:auth-failed:<ip>``: SUBMISSION_AUTH_FAILURES per
-  SUBMISSION_AUTH_WINDOW seconds, the one submission's failed AUTH spend.
+  SUBMISSION_AUTH_WINDOW seconds, the longer budget of the mail apps' doors.
 
-Both are per client address. There is no budget per address signed in to:
+Both are per client address, and every door spends both through this one
+function, so a guesser rotating between protocols gets no more guesses than
+one sticking to a single door. There is no budget per address signed in to:
 JMAP and webmail have none, and a lockout that only some doors keep stops no
 one (the guesser uses another door) while letting anyone lock a mailbox out
 of its mail app. Once either is spent every attempt is refused without a

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from common.db import transaction
 from mail import directory
-from mta.imap import auth, fetch, search, store
+from mta.imap import auth, fetch, search, sort, store, thread
 from mta.imap.parser import (
     Atom,
     Key,
@@ -59,6 +59,8 @@ Handler = Callable[["Connection", str, Tokens, bool], Awaitable[str]]
 # time; flags and envelopes are small, and each round trip costs more than rows.
 FETCH_BATCH = 500
 FETCH_BATCH_SMALL = 5000
+# SORT and THREAD keys per round trip (a few short columns per message).
+SORT_BATCH = 10000
 
 
 def capabilities(c: Connection) -> str:
@@ -67,6 +69,7 @@ def capabilities(c: Connection) -> str:
     caps += ["UNSELECT", "UIDPLUS", "MOVE", "SPECIAL-USE", "LIST-EXTENDED", "LIST-STATUS"]
     caps += ["CHILDREN", "CONDSTORE", "QRESYNC", "ESEARCH", "SEARCHRES", "BINARY", "STATUS=SIZE"]
     caps += [f"APPENDLIMIT={c.ctx.config.max_message_size}", "QUOTA", "QUOTA=RES-STORAGE"]
+    caps += ["SORT", "SORT=DISPLAY", "THREAD=ORDEREDSUBJECT", "THREAD=REFERENCES"]
     if s.state == NOT_AUTHENTICATED:
         if not s.tls and c.tls_context is not None:
             caps.append("STARTTLS")
@@ -748,10 +751,7 @@ async def _send_fetch(
     for start in range(0, len(positions), step):
         batch = positions[start : start + step]
         ids = [sel.view.email_ids[p] for p in batch]
-        first, last = sel.view.uids[batch[0]], sel.view.uids[batch[-1]]
-        # A run of UIDs (1:*, a client's usual ask) is read as a range, not as
-        # an id list; rows of the range outside the batch are not used.
-        span = (sel.view.mailbox_id, first, last) if last - first < 2 * len(batch) else None
+        span = _span(sel, batch)
         async with c.db.connection() as conn:
             rows = await imap_uids.message_rows(
                 conn,
@@ -1033,9 +1033,8 @@ async def cmd_search(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
     if items and isinstance(items[0], Atom) and items[0].upper == "CHARSET":
         if len(items) < 2:
             raise ParseError("CHARSET needs a name")
-        charset = text_of(items[1]).upper()
-        if charset not in ("UTF-8", "US-ASCII"):
-            return "NO [BADCHARSET (UTF-8 US-ASCII)] unsupported charset"
+        if not _known_charset(items[1]):
+            return BADCHARSET
         items = items[2:]
     program = search_keys(items)
     matches = await _run_search(c, sel, program)
@@ -1079,6 +1078,13 @@ def _names(key: Key) -> set[str]:
     return out
 
 
+BADCHARSET = "NO [BADCHARSET (UTF-8 US-ASCII)] unsupported charset"
+
+
+def _known_charset(item: Any) -> bool:
+    return text_of(item).upper() in ("UTF-8", "US-ASCII")
+
+
 async def _run_search(c: Connection, sel: Selected, program: Key) -> list[tuple[int, int]]:
     """(position, modseq) of the matching messages, ascending."""
     names = _names(program)
@@ -1110,6 +1116,120 @@ async def _run_search(c: Connection, sel: Selected, program: Key) -> list[tuple[
                 out.append((start + i, cand.modseq))
         await asyncio.sleep(0)
     return out
+
+
+def _span(sel: Selected, batch: Sequence[int]) -> tuple[str, int, int] | None:
+    """A run of UIDs (1:*, a client's usual ask) is read as a range, not as an
+    id list; rows of the range outside the batch are not used."""
+    first, last = sel.view.uids[batch[0]], sel.view.uids[batch[-1]]
+    return (sel.view.mailbox_id, first, last) if last - first < 2 * len(batch) else None
+
+
+async def _sort_positions(c: Connection, sel: Selected, items: list[Any]) -> Sequence[int] | str:
+    """The positions a SORT or THREAD names: ``charset search-criteria`` (the
+    charset is not optional here, RFC 5256 3), searched as SEARCH searches
+    (every message for ALL, with no search run). A NO answer (an unknown
+    charset) instead, as a string."""
+    if not items:
+        raise ParseError("a charset and search criteria are needed")
+    if not _known_charset(items[0]):
+        return BADCHARSET
+    program = search_keys(items[1:])
+    if program.name == "ALL":
+        return range(len(sel))
+    return [p for p, _ in await _run_search(c, sel, program)]
+
+
+async def _sort_input(
+    c: Connection, items: list[Any], *, threading: bool = False
+) -> list[sort.Message] | str:
+    """The messages a SORT or THREAD names, with their keys."""
+    sel = _selected(c)
+    positions = await _sort_positions(c, sel, items)
+    if isinstance(positions, str):
+        return positions
+    out: list[sort.Message] = []
+    address = c.session.address_id
+    for start in range(0, len(positions), SORT_BATCH):
+        batch = positions[start : start + SORT_BATCH]
+        async with c.db.connection() as conn:
+            rows = await imap_uids.sort_keys(
+                conn,
+                address,
+                [sel.view.email_ids[p] for p in batch],
+                threading=threading,
+                uid_range=_span(sel, batch),
+            )
+        for p in batch:
+            row = rows.get(sel.view.email_ids[p])
+            if row is not None:
+                out.append(sort.Message.of(p + 1, sel.view.uids[p], row))
+        await asyncio.sleep(0)
+    return out
+
+
+async def cmd_sort(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
+    """SORT (RFC 5256 3): ``SORT (REVERSE DATE) UTF-8 ALL``."""
+    _selected(c)
+    toks.sp()
+    items = toks.items()
+    if not items:
+        raise ParseError("SORT needs sort criteria")
+    by = sort.criteria(items[0])
+    if all(k.key in imap_uids.SQL_ORDER for k in by):
+        found: list[int] | str = await _sorted_in_sql(c, items[1:], by, uid=uid)
+    else:
+        messages = await _sort_input(c, items[1:])
+        if isinstance(messages, str):
+            return messages
+        found = [m.uid if uid else m.seq for m in sort.ordered(messages, by)]
+    if isinstance(found, str):
+        return found
+    c.untagged("SORT" + "".join(f" {n}" for n in found))
+    return f"OK {'UID ' if uid else ''}SORT completed"
+
+
+async def _sorted_in_sql(
+    c: Connection, items: list[Any], by: list[sort.Criterion], *, uid: bool
+) -> list[int] | str:
+    """SORT by dates and sizes only: PostgreSQL orders the mailbox's UIDs
+    (ties by UID, which is sequence order, as sort.ordered breaks them), and
+    only the ones the search kept and the session knows are answered."""
+    sel = _selected(c)
+    positions = await _sort_positions(c, sel, items)
+    if isinstance(positions, str) or not positions:
+        return positions if isinstance(positions, str) else []
+    wanted = None if isinstance(positions, range) else set(positions)
+    async with c.db.connection() as conn:
+        ordered = await imap_uids.uids_in_order(
+            conn,
+            c.session.address_id,
+            (sel.view.mailbox_id, sel.view.uids[0], sel.view.uids[-1]),
+            [(k.key, k.reverse) for k in by],
+        )
+    out = []
+    for u in ordered:
+        seq = sel.seq_of(u)  # None: expunged, or not announced to this session yet
+        if seq is not None and (wanted is None or seq - 1 in wanted):
+            out.append(u if uid else seq)
+    return out
+
+
+async def cmd_thread(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
+    """THREAD (RFC 5256 4): ``THREAD REFERENCES UTF-8 ALL``."""
+    _selected(c)
+    toks.sp()
+    items = toks.items()
+    algorithm = text_of(items[0]).upper() if items and isinstance(items[0], Atom) else ""
+    if algorithm not in thread.ALGORITHMS:
+        raise ParseError("THREAD ORDEREDSUBJECT or THREAD REFERENCES")
+    found = await _sort_input(c, items[1:], threading=algorithm == "REFERENCES")
+    if isinstance(found, str):
+        return found
+    roots = thread.ALGORITHMS[algorithm](found)
+    listed = thread.thread_list(roots, (lambda m: m.uid) if uid else (lambda m: m.seq))
+    c.untagged("THREAD" + (f" {listed}" if listed else ""))
+    return f"OK {'UID ' if uid else ''}THREAD completed"
 
 
 async def cmd_uid(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
@@ -1159,6 +1279,8 @@ COMMANDS: dict[str, Handler] = {
     "COPY": cmd_copy,
     "MOVE": cmd_move,
     "SEARCH": cmd_search,
+    "SORT": cmd_sort,
+    "THREAD": cmd_thread,
     "UID": cmd_uid,
     "IDLE": cmd_idle,
 }
@@ -1168,9 +1290,11 @@ UID_COMMANDS: dict[str, Handler] = {
     "COPY": cmd_copy,
     "MOVE": cmd_move,
     "SEARCH": cmd_search,
+    "SORT": cmd_sort,
+    "THREAD": cmd_thread,
     "EXPUNGE": cmd_expunge,
 }
 # Commands whose untagged EXPUNGE would break a client's numbering (RFC 9051 7.5.1).
-NO_EXPUNGE_AFTER = {"FETCH", "STORE", "SEARCH"}
+NO_EXPUNGE_AFTER = {"FETCH", "STORE", "SEARCH", "SORT", "THREAD"}
 
 __all__ = ["COMMANDS", "capabilities", "nstring", "plist", "string"]

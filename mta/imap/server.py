@@ -1,7 +1,10 @@
 """The IMAP listeners and one connection's loop (RFC 9051 2.2, 5.4, 6.2.1, 6.3.13).
 
 IMAP_PORT (143) speaks plaintext until STARTTLS; IMAPS_PORT (993) is TLS
-from the first byte (RFC 8314). The certificate is submission's
+from the first byte (RFC 8314). The listeners, the connection caps, the line
+and literal reads with their deadlines, the STARTTLS upgrade and the
+lingering close are the ones POP3 and ManageSieve use (mta/access/listener.py);
+this module is IMAP's loop over them. The certificate is submission's
 (mta/submission/tls.py). LOGIN and AUTHENTICATE are offered only over TLS,
 or from the loopback when SUBMISSION_PLAINTEXT_LOOPBACK is on (development),
 as submission does; elsewhere CAPABILITY says LOGINDISABLED.
@@ -25,15 +28,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import ssl
-import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
 
-from mta.access.listener import lingering_close
+from mta.access import listener as access
+from mta.access.listener import Closed, ErrorCount, LineTooLong, Port, is_loopback
 from mta.context import MtaContext
 from mta.imap import commands, store
 from mta.imap.auth import Authenticator
@@ -47,7 +49,7 @@ from mta.imap.parser import (
 from mta.imap.responses import flags_of
 from mta.imap.session import AUTHENTICATED, LOGOUT, NOT_AUTHENTICATED, SELECTED, Session
 from mta.jmap.email.context import EmailContext
-from mta.smtp.limits import ConnectionLimits
+from mta.smtp.limits import ConnectionLimits, ErrorLimits
 from mta.store import imap_uids
 from mta.submission import server as submission
 from mta.submission import tls
@@ -56,11 +58,10 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "mta_changes"
 PRE_AUTH_LITERAL = 8 * 1024
-# Literals larger than this are spooled to disk until their last byte is in.
-SPOOL_LITERAL = 256 * 1024
-SPOOL_CHUNK = 64 * 1024
+TLS_HANDSHAKE_TIMEOUT = 30.0
 # While idling, the mailbox is also looked at this often (a missed notification).
 IDLE_POLL_SECONDS = 60.0
+REFUSAL = b"* BYE [UNAVAILABLE] too many connections; try again later\r\n"
 
 
 class WrongState(Exception):
@@ -71,26 +72,15 @@ class Closing(Exception):
     """The connection ends (BYE sent or the client went away)."""
 
 
-def _loopback(ip: str) -> bool:
-    try:
-        return ipaddress.ip_address(ip).is_loopback
-    except ValueError:
-        return False
-
-
 class Listener:
     """What every connection of one process shares."""
 
     def __init__(self, ctx: MtaContext, tls_context: ssl.SSLContext) -> None:
         self.ctx = ctx
         self.tls_context = tls_context
-        config = ctx.config
-        self.limits = ConnectionLimits(
-            config.imap_max_connections, config.imap_max_connections_per_ip
-        )
         self.auth = Authenticator(ctx)
         self.email_ctx = EmailContext(raw=ctx.blobs, clock=ctx.runtime.clock)
-        self.email_ctx.max_size_upload = config.max_message_size
+        self.email_ctx.max_size_upload = ctx.config.max_message_size
         # address id -> connections signed in as it (IDLE wakes them)
         self.watchers: dict[str, set[Connection]] = {}
 
@@ -103,53 +93,39 @@ class Listener:
             for conn in conns:
                 conn.wake.set()
 
-    async def handle(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, implicit: bool
-    ) -> None:
-        peer = writer.get_extra_info("peername")
-        ip = str(peer[0]) if isinstance(peer, tuple) and peer else ""
-        if not self.limits.admit(ip):
-            with contextlib.suppress(Exception):
-                writer.write(b"* BYE [UNAVAILABLE] too many connections; try again later\r\n")
-                await writer.drain()
-                writer.close()
-            return
-        conn = Connection(self, reader, writer, Session(ip=ip, tls=implicit))
+    async def handle(self, link: access.Connection) -> None:
+        """One admitted client, from the greeting to its last answer (the
+        shared listener counts it, catches its going away and closes it)."""
+        conn = Connection(self, link, Session(ip=link.peer_ip, tls=link.tls))
         try:
             await conn.run()
-        except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError, Closing):
+        except Closing:
             pass
-        except Exception:
-            log.exception("IMAP connection failed")
         finally:
-            self.limits.release(ip)
             conn.forget()
-            with contextlib.suppress(Exception):
-                writer.close()
 
 
 class Connection:
-    def __init__(
-        self,
-        listener: Listener,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        session: Session,
-    ) -> None:
+    def __init__(self, listener: Listener, link: access.Connection, session: Session) -> None:
         self.listener = listener
         self.ctx = listener.ctx
         self.db = listener.ctx.runtime.db
         self.auth = listener.auth
         self.email_ctx = listener.email_ctx
-        self.reader = reader
-        self.writer = writer
+        self.link = link
         self.session = session
         self.wake = asyncio.Event()
         self._out = bytearray()
         self._tls_after: str | None = None
         config = self.ctx.config
         self.tls_context: ssl.SSLContext | None = None if session.tls else listener.tls_context
-        self.loopback_ok = config.submission_plaintext_loopback and _loopback(session.ip)
+        self.loopback_ok = config.submission_plaintext_loopback and is_loopback(session.ip)
+        # BADs (and failed logins): past the soft limit each waits, at the hard one BYE.
+        self.errors = ErrorCount(
+            ErrorLimits(
+                config.imap_soft_error_limit, config.imap_hard_error_limit, config.smtp_error_sleep
+            )
+        )
 
     # -- what handlers use -----------------------------------------------------
 
@@ -170,9 +146,9 @@ class Connection:
 
     async def flush(self) -> None:
         if self._out:
-            self.writer.write(bytes(self._out))
+            self.link.write(bytes(self._out))
             self._out.clear()
-        await self.writer.drain()
+        await self.link.drain()
 
     def require(self, *states: str) -> None:
         if self.session.state not in states:
@@ -196,7 +172,7 @@ class Connection:
 
     async def slow_down(self) -> None:
         """After a failed login: the error delay (an attacker's guesses cost time)."""
-        self.session.errors += 1
+        self.errors.count += 1
         await asyncio.sleep(self.ctx.config.smtp_error_sleep)
 
     async def read_continuation(self) -> str | None:
@@ -214,25 +190,24 @@ class Connection:
         return float(config.imap_idle_timeout)
 
     async def _line(self, seconds: float) -> bytes | None:
+        """The next line (without its CRLF); None when the client went away."""
         await self.flush()
         try:
-            line = await asyncio.wait_for(self.reader.readuntil(b"\n"), seconds)
-        except TimeoutError:
-            self.untagged("BYE [UNAVAILABLE] autologout; idle for too long")
-            await self._close()
-            raise Closing from None
-        except asyncio.IncompleteReadError:
-            return None
-        except asyncio.LimitOverrunError:
-            self.untagged("BYE [TOOBIG] line too long")
-            await self._close()
-            raise Closing from None
-        return line
+            return await self.link.readline(seconds)
+        except Closed as exc:
+            if not exc.timed_out:
+                return None
+            await self._bye("BYE [UNAVAILABLE] autologout; idle for too long")
+        except LineTooLong:
+            await self._bye("BYE [TOOBIG] line too long")
+        raise Closing
 
-    async def _close(self) -> None:
+    async def _bye(self, text: str) -> None:
+        """Say why the connection ends; the shared listener then closes it,
+        lingering so the client reads this before the reset."""
+        self.untagged(text)
         with contextlib.suppress(Exception):
             await self.flush()
-        await lingering_close(self.reader, self.writer)
 
     def _literal_limit(self) -> int:
         if self.session.state == NOT_AUTHENTICATED:
@@ -244,10 +219,9 @@ class Connection:
         cmd = Command()
         limit = self._literal_limit()
         while True:
-            line = await self._line(self._timeout())
-            if line is None:
+            body = await self._line(self._timeout())
+            if body is None:
                 return None
-            body = line.rstrip(b"\r\n")
             announced = literal_announced(body)
             if announced is None:
                 cmd.data += body
@@ -256,8 +230,7 @@ class Connection:
             cmd.data += strip_literal(body)
             if size > limit or len(cmd.data) + size > limit + self.ctx.config.imap_max_line:
                 if nonsync:
-                    self.untagged("BYE [TOOBIG] literal too large")
-                    await self._close()
+                    await self._bye("BYE [TOOBIG] literal too large")
                     raise Closing
                 tag = bytes(cmd.data).split(b" ", 1)[0].decode("utf-8", "replace") or "*"
                 self.send(f"{tag} NO [TOOBIG] literal too large\r\n".encode())
@@ -266,31 +239,12 @@ class Connection:
                 self.send(b"+ Ready for literal data\r\n")
                 await self.flush()
             try:
-                data = await asyncio.wait_for(
-                    self._literal(size), self.ctx.config.imap_literal_timeout
-                )
-            except TimeoutError:
-                self.untagged("BYE [UNAVAILABLE] the literal did not arrive in time")
-                await self._close()
+                data = await self.link.read_exactly(size, self.ctx.config.imap_literal_timeout)
+            except Closed as exc:
+                if exc.timed_out:
+                    await self._bye("BYE [UNAVAILABLE] the literal did not arrive in time")
                 raise Closing from None
             cmd.add_literal(data)
-
-    async def _literal(self, size: int) -> bytes:
-        """A literal's ``size`` bytes. A large one arrives into a temporary file
-        and is read back whole only once complete: a thousand slow uploads of
-        big messages hold disk, not memory."""
-        if size <= SPOOL_LITERAL:
-            return await self.reader.readexactly(size)
-        with tempfile.TemporaryFile() as spool:
-            left = size
-            while left:
-                chunk = await self.reader.read(min(left, SPOOL_CHUNK))
-                if not chunk:
-                    raise asyncio.IncompleteReadError(b"", left)
-                spool.write(chunk)
-                left -= len(chunk)
-            spool.seek(0)
-            return spool.read()
 
     # -- the loop --------------------------------------------------------------
 
@@ -304,15 +258,9 @@ class Connection:
             if isinstance(cmd, str):
                 continue
             tag, reply = await self._dispatch(cmd)
-            if reply.startswith("BAD"):
-                self.session.errors += 1
-                config = self.ctx.config
-                if self.session.errors >= config.imap_hard_error_limit:
-                    self.untagged("BYE too many errors")
-                    await self._close()
-                    return
-                if self.session.errors > config.imap_soft_error_limit:
-                    await asyncio.sleep(config.smtp_error_sleep)
+            if reply.startswith("BAD") and await self.errors.error():
+                await self._bye("BYE too many errors")
+                return
             self.send(f"{tag} {reply}\r\n".encode())
             await self.flush()
             if self._tls_after is not None:
@@ -346,19 +294,18 @@ class Connection:
         except store.Refused as exc:
             code = f"[{exc.code}] " if exc.code else ""
             return tag, f"NO {code}{exc}"
-        except (Closing, ConnectionError):
+        except (Closing, Closed, ConnectionError):
             raise
         except Exception:
             log.exception("IMAP %s failed", name)
             return tag, "NO [SERVERBUG] the command failed; try again"
 
     async def _start_tls(self) -> None:
-        if self.reader._buffer:  # type: ignore[attr-defined]
+        if self.link.pipelined():
             # Bytes sent after STARTTLS before the handshake: an injection attempt.
-            await self._close()
             raise Closing
         assert self.tls_context is not None
-        await self.writer.start_tls(self.tls_context)
+        await self.link.starttls(self.tls_context, TLS_HANDSHAKE_TIMEOUT)
         self.session.tls = True
         self.tls_context = None
 
@@ -431,53 +378,29 @@ def bound_ports(servers: list[asyncio.Server]) -> list[int]:
 async def serve(ctx: MtaContext) -> AsyncIterator[list[asyncio.Server]]:
     """Listen on IMAP_PORT (STARTTLS) and IMAPS_PORT (implicit TLS); either may be off."""
     config = ctx.config
-    cert, key = submission.certificate(ctx)
-    context = tls.server_context(cert, key)
+    context = tls.server_context(*submission.certificate(ctx))
     listener = Listener(ctx, context)
-    servers: list[asyncio.Server] = []
     hub = ctx.runtime.notifications
-    production = ctx.runtime.settings.is_production
     async with hub.running():
         subscription = hub.subscribe(CHANNEL, listener.notified, on_gap=listener.gap)
         try:
-            for port, implicit in ((config.imap_port, False), (config.imaps_port, True)):
-                if port is None:
-                    continue
-
-                async def client(
-                    r: asyncio.StreamReader, w: asyncio.StreamWriter, implicit: bool = implicit
-                ) -> None:
-                    await listener.handle(r, w, implicit=implicit)
-
-                try:
-                    servers.append(
-                        await asyncio.start_server(
-                            client,
-                            host=config.imap_host,
-                            port=port,
-                            ssl=context if implicit else None,
-                            limit=config.imap_max_line,
-                            reuse_port=config.smtp_reuse_port,
-                        )
-                    )
-                except PermissionError:
-                    if production:
-                        raise
-                    log.warning(
-                        "imap: no permission to listen on port %s; set IMAP_PORT (and IMAPS_PORT)"
-                        " to a port above 1023",
-                        port,
-                    )
-            for srv in servers:
-                log.info("imap listening on %s", srv.sockets[0].getsockname())
-            yield servers
+            async with access.serve(
+                "imap",
+                listener.handle,
+                host=config.imap_host,
+                ports=[Port(config.imap_port, False), Port(config.imaps_port, True)],
+                context=context,
+                limits=ConnectionLimits(
+                    config.imap_max_connections, config.imap_max_connections_per_ip
+                ),
+                refusal=REFUSAL,
+                max_line=config.imap_max_line,
+                reuse_port=config.smtp_reuse_port,
+                production=ctx.runtime.settings.is_production,
+            ) as servers:
+                yield servers
         finally:
             subscription.close()
-            for srv in servers:
-                srv.close()
-            for srv in servers:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(srv.wait_closed(), 5.0)
 
 
 __all__ = ["AUTHENTICATED", "Connection", "Listener", "bound_ports", "serve"]

@@ -82,7 +82,6 @@ class Session:
     selected: Selected | None = None
     # CONDSTORE is on once a client used it (RFC 7162 3.1): MODSEQ in FETCH replies.
     condstore: bool = False
-    errors: int = 0
 
     @property
     def rev2(self) -> bool:

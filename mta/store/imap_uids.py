@@ -274,18 +274,77 @@ async def message_rows(
         select += [_unless(f"e.{n}", missing) + f" AS {n}" for n in _HEADER_NAMES]
     select += [f"c.{n}" if n in cached else f"NULL::bytea AS {n}" for n in _CACHED]
     join = " LEFT JOIN mta.imap_cache c ON c.email_id = e.id" if cached else ""
+    where, params = _emails(address_id, email_ids, uid_range, join)
+    rows = await fetch_all(conn, f"SELECT {', '.join(select)}, {raw} AS raw {where}", params)
+    return {r["id"]: r for r in rows}
+
+
+def _emails(
+    address_id: str,
+    email_ids: Sequence[str],
+    uid_range: tuple[str, int, int] | None,
+    join: str = "",
+) -> tuple[str, tuple[Any, ...]]:
+    """FROM and WHERE of an address's emails: by id, or (``uid_range``) the
+    mailbox's with UIDs in a range, one index range scan and no id list."""
     if uid_range is None:
-        where = "FROM mta.emails e{join} WHERE e.address_id = %s AND e.id = ANY(%s::uuid[])"
-        params: tuple[Any, ...] = (address_id, list(email_ids))
-    else:
-        where = (
-            "FROM mta.imap_uids u JOIN mta.emails e ON e.id = u.email_id{join}"
-            " WHERE e.address_id = %s AND u.mailbox_id = %s AND u.uid BETWEEN %s AND %s"
-        )  # expunged ones too: a session not yet told of an expunge still sees the message
-        params = (address_id, *uid_range)
-    rows = await fetch_all(
-        conn,
-        f"SELECT {', '.join(select)}, {raw} AS raw " + where.format(join=join),
-        params,
+        return (
+            f"FROM mta.emails e{join} WHERE e.address_id = %s AND e.id = ANY(%s::uuid[])",
+            (address_id, list(email_ids)),
+        )
+    return (
+        f"FROM mta.imap_uids u JOIN mta.emails e ON e.id = u.email_id{join}"
+        " WHERE e.address_id = %s AND u.mailbox_id = %s AND u.uid BETWEEN %s AND %s",
+        (address_id, *uid_range),
+    )  # expunged ones too: a session not yet told of an expunge still sees the message
+
+
+# What SORT and THREAD compare (RFC 5256): the dates as epoch seconds (a float
+# parses faster than a timestamptz), and of each address field only the first
+# address's name and addr-spec, not the JSON list.
+_SORT_COLUMNS = (
+    "e.id::text, e.size, e.subject,"
+    " extract(epoch FROM e.received_at)::float8 AS arrival,"
+    " extract(epoch FROM coalesce(e.sent_at, e.received_at))::float8 AS sent,"
+    + ",".join(
+        f" e.{f}_addrs->0->>'name' AS {f}_name, e.{f}_addrs->0->>'email' AS {f}_email"
+        for f in ("from", "to", "cc")
     )
+)
+
+
+# SORT keys PostgreSQL orders by itself (no collation involved): the UIDs
+# come back in order and nothing else is read.
+SQL_ORDER = {
+    "ARRIVAL": "e.received_at",
+    "DATE": "coalesce(e.sent_at, e.received_at)",
+    "SIZE": "e.size",
+}
+
+
+async def uids_in_order(
+    conn: Conn, address_id: str, uid_range: tuple[str, int, int], keys: Sequence[tuple[str, bool]]
+) -> list[int]:
+    """The UIDs of ``uid_range`` (mailbox id, first, last) ordered by ``keys``
+    ((SQL_ORDER name, reversed) pairs), ties by UID."""
+    order = ", ".join(f"{SQL_ORDER[k]} {'DESC' if rev else 'ASC'}" for k, rev in keys)
+    where, params = _emails(address_id, (), uid_range)
+    rows = await fetch_all(conn, f"SELECT u.uid {where} ORDER BY {order}, u.uid", params)
+    return [r["uid"] for r in rows]
+
+
+async def sort_keys(
+    conn: Conn,
+    address_id: str,
+    email_ids: Sequence[str],
+    *,
+    threading: bool = False,
+    uid_range: tuple[str, int, int] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Each email's SORT keys (and with ``threading`` its Message-ID,
+    In-Reply-To and References, THREAD=REFERENCES's), by email id;
+    ``uid_range`` as for :func:`message_rows`."""
+    select = _SORT_COLUMNS + (', e.message_id, e.in_reply_to, e."references"' if threading else "")
+    where, params = _emails(address_id, email_ids, uid_range)
+    rows = await fetch_all(conn, f"SELECT {select} {where}", params)
     return {r["id"]: r for r in rows}

@@ -4,11 +4,13 @@ On SUBMISSION_PORT (587) a client says EHLO, STARTTLS, then AUTH PLAIN or
 LOGIN with an address and its password (mail/directory/ ``authenticate``);
 on SUBMISSIONS_PORT (465) the whole connection is TLS from the first byte.
 AUTH is not offered before TLS, except from the loopback when
-SUBMISSION_PLAINTEXT_LOOPBACK is on (development's default). Failed AUTH
-count per client address (SUBMISSION_AUTH_FAILURES per
-SUBMISSION_AUTH_WINDOW seconds, in the shared rate limiter): past the budget
-every AUTH is answered 421 4.7.0 and the connection closed, whether the
-password is right or not.
+SUBMISSION_PLAINTEXT_LOOPBACK is on (development's default). AUTH goes
+through the sign-in every mail app's door shares (mta/access/signin.py):
+a failure spends the client address's budgets (SUBMISSION_AUTH_FAILURES per
+SUBMISSION_AUTH_WINDOW seconds, and AUTH_RATE_LIMIT_PER_SECOND, the ones
+IMAP, POP3, ManageSieve, JMAP and webmail spend); once one is spent every
+AUTH is answered 421 4.7.0 and the connection closed, whether the password
+is right or not.
 
 An authenticated client may send as its own address (or a +tag of it): the
 envelope sender and every From address must be that, else 550 5.7.1. Any
@@ -42,10 +44,10 @@ from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
 
 from common.db import Conn
 from common.logs import new_request_id, set_request_id
-from common.ratelimit import RateLimiter
 from common.recipients import AddressRefused, check_recipient
 from mail import directory
 from mta import lines, received
+from mta.access.signin import Refused, SignIn
 from mta.context import MtaContext
 from mta.outbound.submit import SendRefused, Sends, Submission, may_send_as, submit
 from mta.smtp import ehlo, mail, replies
@@ -57,6 +59,8 @@ from mta.store.outbound import default_event_data
 from mta.submission import tls
 
 log = logging.getLogger(__name__)
+
+DAEMON = "submission"
 
 
 def _capture(
@@ -115,29 +119,22 @@ class SubmissionHandler:
     def __init__(self, ctx: MtaContext, *, implicit_tls: bool = False) -> None:
         self.ctx = ctx
         self.implicit_tls = implicit_tls
-        self.limiter = RateLimiter(ctx.runtime.db, ctx.runtime.clock)
+        self.signin = SignIn.of(ctx)
 
     async def authenticate(
         self, session: Session, login: str, password: str
     ) -> directory.Principal | str:
-        config = self.ctx.config
-        key = f"mta:auth-failed:{_peer_ip(session)}"
-        window = config.submission_auth_window
-        try:
-            if await self.limiter.exhausted(key, config.submission_auth_failures, window):
-                return replies.too_many_auth_failures(config.smtp_hostname)
-            async with self.ctx.runtime.db.connection() as conn:
-                principal = await directory.authenticate(conn, login, password)
-            if principal is not None:
-                return principal
-            decision = await self.limiter.hit(key, config.submission_auth_failures, window)
-        except Exception:
-            log.exception("authentication lookup failed")
+        """The sign-in every mail app's door shares (mta/access/signin.py): the
+        client address's budgets asked first and spent on a failure, so a
+        guesser gets one budget however it splits its guesses between
+        submission, IMAP, POP3, ManageSieve, JMAP and webmail."""
+        found = await self.signin.attempt(DAEMON, _peer_ip(session), login, password)
+        if not isinstance(found, Refused):
+            return found
+        if found is Refused.THROTTLED:
+            return replies.too_many_auth_failures(self.ctx.config.smtp_hostname)
+        if found is Refused.UNAVAILABLE:
             return replies.AUTH_LOOKUP_FAILED
-        # Never the password, and the login only as far as the domain.
-        log.info("failed AUTH from %s for @%s", _peer_ip(session), login.rpartition("@")[2])
-        if not decision.allowed:
-            return replies.too_many_auth_failures(config.smtp_hostname)
         return replies.AUTH_INVALID
 
     async def handle_EHLO(

@@ -23,8 +23,7 @@ from tests.mta.dnsserver import LoopbackDNS
 MAX_SIZE = 200_000
 
 
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
+def mta_settings(settings: Settings) -> Settings:
     # Panel route tests make many requests within one frozen clock second.
     return replace(
         settings,
@@ -32,6 +31,11 @@ def settings(settings: Settings) -> Settings:
             {"RATE_LIMIT_PER_SECOND": "100000", "AUTH_RATE_LIMIT_PER_SECOND": "100000"}
         ),
     )
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    return mta_settings(settings)
 
 
 @pytest.fixture
@@ -43,8 +47,7 @@ def dns_server() -> Iterator[LoopbackDNS]:
         srv.stop()
 
 
-@pytest.fixture
-def mta_config(dns_server: LoopbackDNS) -> MtaSettings:
+def mta_test_config(dns_server: LoopbackDNS) -> MtaSettings:
     return MtaSettings(
         smtp_host="127.0.0.1",
         smtp_port=0,
@@ -53,6 +56,11 @@ def mta_config(dns_server: LoopbackDNS) -> MtaSettings:
         dns_resolvers=(dns_server.nameserver,),
         dns_timeout=2.0,
     )
+
+
+@pytest.fixture
+def mta_config(dns_server: LoopbackDNS) -> MtaSettings:
+    return mta_test_config(dns_server)
 
 
 @pytest.fixture

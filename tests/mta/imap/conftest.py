@@ -84,8 +84,7 @@ class Imap:
         return client
 
 
-@pytest.fixture
-def imap_config(mta_config: MtaSettings) -> MtaSettings:
+def imap_test_config(mta_config: MtaSettings) -> MtaSettings:
     return replace(
         mta_config,
         imap_host="127.0.0.1",
@@ -96,6 +95,11 @@ def imap_config(mta_config: MtaSettings) -> MtaSettings:
         submission_auth_failures=5,
         auth_checks=False,
     )
+
+
+@pytest.fixture
+def imap_config(mta_config: MtaSettings) -> MtaSettings:
+    return imap_test_config(mta_config)
 
 
 @pytest.fixture

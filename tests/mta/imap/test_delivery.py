@@ -7,11 +7,16 @@ import re
 from email.message import EmailMessage
 
 import aioimaplib
+import pytest
 
 from mta.context import MtaContext
 from mta.imap import server as imap_server
 from tests.mta.conftest import smtplib_send
 from tests.mta.imap.conftest import Imap, Mailbox, client_tls, run
+from tests.mta.imap.shared import module_alice, module_bob, module_imap, module_smtp  # noqa: F401
+
+# One IMAP and one SMTP daemon for the module; each test has mailboxes of its own.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
 def multipart() -> bytes:

@@ -5,9 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from mta.imap import fetch
 from mta.store import imap_uids
 from tests.mta.imap.conftest import Imap, Mailbox, Raw, run
+from tests.mta.imap.shared import module_alice, module_db, module_imap  # noqa: F401
+
+# One daemon for the module; each test signs in as a mailbox of its own.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 MULTIPART = (
     b'From: "Dupont, Ren\xc3\xa9" <rene@remote.test>\r\n'
@@ -121,5 +127,6 @@ async def test_an_expunged_email_takes_its_cache_row_with_it(
         b"EXPUNGE",
     )
     assert expunged[0] == b"* 1 EXPUNGE\r\n"
-    assert await db.fetch_val("SELECT count(*) FROM mta.imap_cache") == 1
-    assert await db.fetch_val("SELECT count(*) FROM mta.emails") == 1
+    assert len(await _cache(db, alice)) == 1
+    emails = "SELECT count(*) FROM mta.emails WHERE address_id = %s"
+    assert await db.fetch_val(emails, (alice.address_id,)) == 1

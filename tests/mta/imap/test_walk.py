@@ -7,8 +7,13 @@ import re
 from typing import Any
 
 import aioimaplib
+import pytest
 
 from tests.mta.imap.conftest import Imap, Mailbox, client_tls, run
+from tests.mta.imap.shared import module_alice, module_db, module_imap  # noqa: F401
+
+# One daemon for the module; each test signs in as a mailbox of its own.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 MESSAGE = (
     b"From: Carol <carol@remote.test>\r\n"
