@@ -47,7 +47,7 @@ from mta.imap.responses import (
     string,
 )
 from mta.imap.session import AUTHENTICATED, LOGOUT, NOT_AUTHENTICATED, SELECTED, Selected
-from mta.store import imap_cache, imap_uids, mailboxes
+from mta.store import imap_uids, mailboxes
 
 if TYPE_CHECKING:
     from mta.imap.server import Connection
@@ -759,7 +759,7 @@ async def _send_fetch(
                 ids,
                 with_raw=whole_needed,
                 with_header=header_needed,
-                columns=header_needed,
+                columns=False,
                 cached=cached,
                 only_uncached=not raw_needed,
                 details=details,
@@ -802,9 +802,10 @@ async def _send_fetch(
             )
             send(b"* %d FETCH (" % (p + 1) + b" ".join(parts) + b")\r\n")
         await c.flush()
-        if rendered:
-            async with c.db.connection() as conn:
-                await imap_cache.keep(conn, rendered)
+        # Written while the next batch is read and rendered (and the last while
+        # the client reads): the response never waits on the cache.
+        await c.cache_written()
+        c.cache_later(rendered)
 
 
 def _flags(keywords: list[str]) -> bytes:
@@ -856,7 +857,7 @@ def _fetch_items(
         elif a == "ENVELOPE":
             env = row["envelope"]
             if env is None:
-                env = fetch.envelope_of(fetch.split_head(raw)[0], row)
+                env = fetch.envelope_of(fetch.split_head(raw)[0])
                 _render(rendered, row["id"], env, None)
             out.append(b"ENVELOPE " + env)
         elif a == "BODYSTRUCTURE":

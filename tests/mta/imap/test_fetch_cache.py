@@ -40,6 +40,10 @@ def _session(imap: Imap, user: Mailbox, *commands: bytes) -> list[list[bytes]]:
         tag = b"t%d" % n
         r.send(tag + b" " + command + b"\r\n")
         out.append(r.until(tag))
+    # A FETCH's cache write may still run after its OK; the session's next
+    # command (here LOGOUT) is answered only once it is done.
+    r.send(b"z LOGOUT\r\n")
+    r.until(b"z")
     r.close()
     return out
 
@@ -80,11 +84,11 @@ async def test_cached_forms_are_the_fresh_ones_and_later_fetches_identical(
     # What was cached is what the renderer builds now from the stored message.
     async with db.connection() as conn:
         rows = await imap_uids.message_rows(
-            conn, alice.address_id, list(cached), with_header=True, columns=True
+            conn, alice.address_id, list(cached), with_header=True
         )
     for email_id, entry in cached.items():
         raw = MULTIPART if rows[email_id]["subject"] != "plain" else PLAIN
-        envelope = fetch.envelope_of(fetch.split_head(raw)[0], rows[email_id])
+        envelope = fetch.envelope_of(fetch.split_head(raw)[0])
         assert bytes(entry["envelope"]) == envelope
         assert bytes(entry["bodystructure"]) == fetch.bodystructure(fetch.parse(raw))
         assert b"ENVELOPE " + envelope in b"".join(cold)
