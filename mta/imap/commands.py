@@ -10,6 +10,7 @@ store.Refused (NO with its response code).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime
@@ -56,9 +57,11 @@ log = logging.getLogger(__name__)
 
 Handler = Callable[["Connection", str, Tokens, bool], Awaitable[str]]
 # Messages per round trip: whole messages are held in memory a batch at a
-# time; flags and envelopes are small, and each round trip costs more than rows.
+# time (two: the next is read while one is sent); flags and envelopes are
+# small, and a batch is read while the one before is rendered, so a few
+# round trips cost nothing and let PostgreSQL and this process overlap.
 FETCH_BATCH = 500
-FETCH_BATCH_SMALL = 5000
+FETCH_BATCH_SMALL = 2000
 
 
 def capabilities(c: Connection) -> str:
@@ -721,6 +724,12 @@ def _needs_raw(atts: list[Any]) -> bool:
     )
 
 
+def _header_only(atts: list[Any]) -> bool:
+    """Whether the header alone serves the items (ENVELOPE without BODYSTRUCTURE
+    or a section)."""
+    return "ENVELOPE" in atts and "BODYSTRUCTURE" not in atts and not _needs_raw(atts)
+
+
 async def _send_fetch(
     c: Connection, sel: Selected, positions: list[int], atts: list[Any], *, uid: bool
 ) -> None:
@@ -736,7 +745,7 @@ async def _send_fetch(
     # or BODYSTRUCTURE is not cached yet (the store's CASE), and the header alone
     # when only the ENVELOPE is wanted.
     whole_needed = raw_needed or want_structure
-    header_needed = want_envelope and not whole_needed
+    header_needed = _header_only(atts)
     sets_seen = not sel.readonly and any(
         (isinstance(a, Section) and not a.peek and a.name != "BINARY.SIZE")
         or a in ("RFC822", "RFC822.TEXT")
@@ -745,8 +754,9 @@ async def _send_fetch(
     details = any(a in ("INTERNALDATE", "RFC822.SIZE", "THREADID") for a in atts)
     address = c.session.address_id
     step = FETCH_BATCH if whole_needed else FETCH_BATCH_SMALL
-    for start in range(0, len(positions), step):
-        batch = positions[start : start + step]
+    batches = [positions[i : i + step] for i in range(0, len(positions), step)]
+
+    async def read(batch: list[int]) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
         ids = [sel.view.email_ids[p] for p in batch]
         first, last = sel.view.uids[batch[0]], sel.view.uids[batch[-1]]
         # A run of UIDs (1:*, a client's usual ask) is read as a range, not as
@@ -766,46 +776,80 @@ async def _send_fetch(
                 uid_range=span,
             )
             seqmap = await imap_uids.modseqs(conn, address, ids) if "MODSEQ" in atts else {}
-        if sets_seen:
-            unseen = [e for e in ids if e in rows and "$seen" not in rows[e]["keywords"]]
-            if unseen:
-                async with c.db.connection() as conn:
-                    after, _ = await store.set_flags(conn, address, unseen, "+", ["$seen"], c.now())
-                    if "MODSEQ" in atts:
-                        seqmap.update(await imap_uids.modseqs(conn, address, unseen))
-                for e, kws in after.items():
-                    rows[e]["keywords"] = kws
-        rendered: dict[str, tuple[bytes | None, bytes | None]] = {}
-        uids = sel.view.uids
-        send = c.send
-        for p, e in zip(batch, ids, strict=True):
-            row = rows.get(e)
-            if row is None:
-                continue  # expunged meanwhile
-            raw = row["raw"]
-            if raw is None and (
-                raw_needed
-                or (want_envelope and row["envelope"] is None)
-                or (want_structure and row["bodystructure"] is None)
-            ):
-                raw = await c.email_ctx.raw.get(row["blob_id"])
-                if header_needed:
-                    raw = fetch.split_head(raw)[0]
-            parts = _fetch_items(
-                row,
-                bytes(raw) if raw is not None else b"",
-                atts,
-                uids[p],
-                seqmap.get(e, 1),
-                sets_seen,
-                rendered,
-            )
-            send(b"* %d FETCH (" % (p + 1) + b" ".join(parts) + b")\r\n")
-        await c.flush()
-        # Written while the next batch is read and rendered (and the last while
-        # the client reads): the response never waits on the cache.
-        await c.cache_written()
-        c.cache_later(rendered)
+        return rows, seqmap
+
+    # The next batch is read while this one is rendered and sent: PostgreSQL
+    # and this process work at once instead of in turn.
+    ahead = asyncio.ensure_future(read(batches[0])) if batches else None
+    try:
+        for n, batch in enumerate(batches):
+            assert ahead is not None
+            rows, seqmap = await ahead
+            ahead = asyncio.ensure_future(read(batches[n + 1])) if n + 1 < len(batches) else None
+            ids = [sel.view.email_ids[p] for p in batch]
+            await _send_batch(c, sel, batch, ids, rows, seqmap, atts, sets_seen)
+    finally:
+        if ahead is not None:
+            ahead.cancel()
+            with contextlib.suppress(BaseException):
+                await ahead
+
+
+async def _send_batch(
+    c: Connection,
+    sel: Selected,
+    batch: list[int],
+    ids: list[str],
+    rows: dict[str, dict[str, Any]],
+    seqmap: dict[str, int],
+    atts: list[Any],
+    sets_seen: bool,
+) -> None:
+    address = c.session.address_id
+    raw_needed = _needs_raw(atts)
+    want_envelope = "ENVELOPE" in atts
+    want_structure = "BODYSTRUCTURE" in atts
+    header_needed = _header_only(atts)
+    if sets_seen:
+        unseen = [e for e in ids if e in rows and "$seen" not in rows[e]["keywords"]]
+        if unseen:
+            async with c.db.connection() as conn:
+                after, _ = await store.set_flags(conn, address, unseen, "+", ["$seen"], c.now())
+                if "MODSEQ" in atts:
+                    seqmap.update(await imap_uids.modseqs(conn, address, unseen))
+            for e, kws in after.items():
+                rows[e]["keywords"] = kws
+    rendered: dict[str, tuple[bytes | None, bytes | None]] = {}
+    uids = sel.view.uids
+    send = c.send
+    for p, e in zip(batch, ids, strict=True):
+        row = rows.get(e)
+        if row is None:
+            continue  # expunged meanwhile
+        raw = row["raw"]
+        if raw is None and (
+            raw_needed
+            or (want_envelope and row["envelope"] is None)
+            or (want_structure and row["bodystructure"] is None)
+        ):
+            raw = await c.email_ctx.raw.get(row["blob_id"])
+            if header_needed:
+                raw = fetch.split_head(raw)[0]
+        parts = _fetch_items(
+            row,
+            bytes(raw) if raw is not None else b"",
+            atts,
+            uids[p],
+            seqmap.get(e, 1),
+            sets_seen,
+            rendered,
+        )
+        send(b"* %d FETCH (" % (p + 1) + b" ".join(parts) + b")\r\n")
+    await c.flush()
+    # Written while the next batch is read and rendered (and the last while
+    # the client reads): the response never waits on the cache.
+    await c.cache_written()
+    c.cache_later(rendered)
 
 
 def _flags(keywords: list[str]) -> bytes:

@@ -12,7 +12,6 @@ import re
 from email.message import Message
 from email.policy import compat32
 from email.utils import getaddresses
-from typing import Any
 
 from mta.imap.parser import Section
 from mta.imap.responses import nstring, plist, string
@@ -83,9 +82,7 @@ def _parsed_addresses(values: list[bytes]) -> list[bytes]:
         mailbox, at, host = addr.rpartition("@")
         if not at:
             mailbox, host = addr, ""
-        out.append(
-            _address(*(s.encode("utf-8", "surrogateescape") for s in (name, mailbox, host)))
-        )
+        out.append(_address(*(s.encode("utf-8", "surrogateescape") for s in (name, mailbox, host))))
     return out
 
 

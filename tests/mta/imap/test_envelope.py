@@ -85,7 +85,7 @@ TRICKY = {
         b"FROM: Ann <ann@x.test>\r\n"
         b"to: bob@x.test\r\nTo: carol@x.test\r\n"
         b"message-id: <m1@x.test>\r\nMessage-ID: <m2@x.test>\r\n"
-        b"SUBJECT: Re: [list] \"quotes\" and \\ backslash\r\n"
+        b'SUBJECT: Re: [list] "quotes" and \\ backslash\r\n'
     ),
     "special characters in names": (
         b"From: O'Brien <ob@x.test>\r\n"
@@ -146,7 +146,9 @@ def test_nil_where_a_field_is_absent_and_from_stands_in() -> None:
 
 
 def test_8bit_header_bytes_go_out_as_they_came() -> None:
-    env = fetch.envelope_of(b"Subject: caf\xe9 \xc3\xa9t\xc3\xa9\r\nFrom: Ren\xc3\xa9 <r@x.test>\r\n\r\n")
+    env = fetch.envelope_of(
+        b"Subject: caf\xe9 \xc3\xa9t\xc3\xa9\r\nFrom: Ren\xc3\xa9 <r@x.test>\r\n\r\n"
+    )
     # Not UTF-8 (the Latin-1 \xe9): still sent, as a literal of the very bytes.
     assert b"{10}\r\ncaf\xe9 \xc3\xa9t\xc3\xa9 " in env
     assert b'(({5}\r\nRen\xc3\xa9 NIL "r" "x.test"))' in env

@@ -83,9 +83,7 @@ async def test_cached_forms_are_the_fresh_ones_and_later_fetches_identical(
     assert len(cached) == 2
     # What was cached is what the renderer builds now from the stored message.
     async with db.connection() as conn:
-        rows = await imap_uids.message_rows(
-            conn, alice.address_id, list(cached), with_header=True
-        )
+        rows = await imap_uids.message_rows(conn, alice.address_id, list(cached), with_header=True)
     for email_id, entry in cached.items():
         raw = MULTIPART if rows[email_id]["subject"] != "plain" else PLAIN
         envelope = fetch.envelope_of(fetch.split_head(raw)[0])
