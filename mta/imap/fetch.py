@@ -106,10 +106,25 @@ def _simple_addresses(values: list[bytes]) -> list[bytes] | None:
 def _addresses(values: list[bytes] | None, *, fast: bool = True) -> bytes:
     if not values:
         return b"NIL"
+    # A folder's senders and recipients repeat (the owner's own address in
+    # every To): a field value seen lately is rendered once.
+    key = values[0] if fast and len(values) == 1 else None
+    if key is not None:
+        found = _RENDERED.get(key)
+        if found is not None:
+            return found
     out = _simple_addresses(values) if fast else None
     if out is None:
         out = _parsed_addresses(values)
-    return plist(out) if out else b"NIL"
+    rendered = plist(out) if out else b"NIL"
+    if key is not None:
+        if len(_RENDERED) >= 4096:
+            _RENDERED.clear()
+        _RENDERED[key] = rendered
+    return rendered
+
+
+_RENDERED: dict[bytes, bytes] = {}
 
 
 def header_fields(head: bytes) -> dict[bytes, list[bytes]]:
