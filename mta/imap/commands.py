@@ -624,7 +624,7 @@ async def _deleted_ids(c: Connection, sel: Selected, only: set[int] | None) -> l
             rows = await imap_uids.message_rows(
                 conn, c.session.address_id, ids[i : i + 5000], columns=False
             )
-            out += [e for e, r in rows.items() if "$deleted" in r["keywords"]]
+            out += [e for e, r in rows.items() if "$deleted" in r.keywords]
     return out
 
 
@@ -756,7 +756,7 @@ async def _send_fetch(
     step = FETCH_BATCH if whole_needed else FETCH_BATCH_SMALL
     batches = [positions[i : i + step] for i in range(0, len(positions), step)]
 
-    async def read(batch: list[int]) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
+    async def read(batch: list[int]) -> tuple[dict[str, imap_uids.MessageRow], dict[str, int]]:
         ids = [sel.view.email_ids[p] for p in batch]
         first, last = sel.view.uids[batch[0]], sel.view.uids[batch[-1]]
         # A run of UIDs (1:*, a client's usual ask) is read as a range, not as
@@ -800,7 +800,7 @@ async def _send_batch(
     sel: Selected,
     batch: list[int],
     ids: list[str],
-    rows: dict[str, dict[str, Any]],
+    rows: dict[str, imap_uids.MessageRow],
     seqmap: dict[str, int],
     atts: list[Any],
     sets_seen: bool,
@@ -811,14 +811,14 @@ async def _send_batch(
     want_structure = "BODYSTRUCTURE" in atts
     header_needed = _header_only(atts)
     if sets_seen:
-        unseen = [e for e in ids if e in rows and "$seen" not in rows[e]["keywords"]]
+        unseen = [e for e in ids if e in rows and "$seen" not in rows[e].keywords]
         if unseen:
             async with c.db.connection() as conn:
                 after, _ = await store.set_flags(conn, address, unseen, "+", ["$seen"], c.now())
                 if "MODSEQ" in atts:
                     seqmap.update(await imap_uids.modseqs(conn, address, unseen))
             for e, kws in after.items():
-                rows[e]["keywords"] = kws
+                rows[e] = rows[e]._replace(keywords=kws)
     rendered: dict[str, tuple[bytes | None, bytes | None]] = {}
     uids = sel.view.uids
     send = c.send
@@ -826,13 +826,13 @@ async def _send_batch(
         row = rows.get(e)
         if row is None:
             continue  # expunged meanwhile
-        raw = row["raw"]
+        raw = row.raw
         if raw is None and (
             raw_needed
-            or (want_envelope and row["envelope"] is None)
-            or (want_structure and row["bodystructure"] is None)
+            or (want_envelope and row.envelope is None)
+            or (want_structure and row.bodystructure is None)
         ):
-            raw = await c.email_ctx.raw.get(row["blob_id"])
+            raw = await c.email_ctx.raw.get(row.blob_id)
             if header_needed:
                 raw = fetch.split_head(raw)[0]
         parts = _fetch_items(
@@ -867,7 +867,7 @@ _FLAGS_SEEN: dict[tuple[str, ...], bytes] = {}
 
 
 def _fetch_items(
-    row: dict[str, Any],
+    row: imap_uids.MessageRow,
     raw: bytes,
     atts: list[Any],
     uid: int,
@@ -884,32 +884,32 @@ def _fetch_items(
         if a == "UID":
             out.append(b"UID %d" % uid)
         elif a == "FLAGS":
-            out.append(_flags(row["keywords"]))
+            out.append(_flags(row.keywords))
             flags_sent = True
         elif a == "INTERNALDATE":
-            out.append(b'INTERNALDATE "' + format_date_time(row["received_at"]).encode() + b'"')
+            out.append(b'INTERNALDATE "' + format_date_time(row.received_at).encode() + b'"')
         elif a == "RFC822.SIZE":
-            out.append(b"RFC822.SIZE %d" % row["size"])
+            out.append(b"RFC822.SIZE %d" % row.size)
         elif a == "MODSEQ":
             out.append(b"MODSEQ (%d)" % modseq)
         elif a == "EMAILID":
-            out.append(b"EMAILID (" + row["id"].encode() + b")")
+            out.append(b"EMAILID (" + row.id.encode() + b")")
         elif a == "THREADID":
-            out.append(b"THREADID (" + row["thread_id"].encode() + b")")
+            out.append(b"THREADID (" + row.thread_id.encode() + b")")
         elif a == "SAVEDATE":
             out.append(b"SAVEDATE NIL")
         elif a == "ENVELOPE":
-            env = row["envelope"]
+            env = row.envelope
             if env is None:
                 env = fetch.envelope_of(fetch.split_head(raw)[0])
-                _render(rendered, row["id"], env, None)
+                _render(rendered, row.id, env, None)
             out.append(b"ENVELOPE " + env)
         elif a == "BODYSTRUCTURE":
-            structure = row["bodystructure"]
+            structure = row.bodystructure
             if structure is None:
                 full = full or fetch.parse(raw)
                 structure = fetch.bodystructure(full, extended=True)
-                _render(rendered, row["id"], None, structure)
+                _render(rendered, row.id, None, structure)
             out.append(b"BODYSTRUCTURE " + structure)
         elif a == "BODY":
             full = full or fetch.parse(raw)
@@ -937,7 +937,7 @@ def _fetch_items(
             else:
                 out.append(label + b" " + _literal(data))
     if seen_set and not flags_sent:
-        out.append(_flags(row["keywords"]))
+        out.append(_flags(row.keywords))
     return out
 
 
@@ -1141,9 +1141,9 @@ async def _run_search(c: Connection, sel: Selected, program: Key) -> list[tuple[
             row = rows.get(e)
             if row is None:
                 continue
-            raw = row["raw"]
+            raw = row.raw
             if with_raw and raw is None:
-                raw = await c.email_ctx.raw.get(row["blob_id"])
+                raw = await c.email_ctx.raw.get(row.blob_id)
             cand = search.Candidate(
                 start + i + 1,
                 sel.view.uids[start + i],

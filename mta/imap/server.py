@@ -405,7 +405,7 @@ class Connection:
                 )
                 for e, row in rows.items():
                     seq = index[e] + 1
-                    flags = flags_of(row["keywords"])
+                    flags = flags_of(row.keywords)
                     if sel.stored.get(e) == flags:
                         continue  # the client set these itself and was told
                     items = [f"UID {sel.view.uids[seq - 1]}", f"FLAGS {flags}"]

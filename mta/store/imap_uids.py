@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 
-from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
+from common.db import Conn, execute, fetch_all, fetch_one, fetch_rows, fetch_val
 from common.records import Record
 
 
@@ -214,14 +215,33 @@ async def keywords_in_use(conn: Conn, address_id: str, email_ids: Sequence[str])
 
 
 # What FETCH reads per email, by need: flags and sizes only; plus the parsed
-# header columns (SEARCH, ENVELOPE); plus the raw header or the whole message
+# header columns (SEARCH); plus the raw header or the whole message
 # when kept inline (else the caller reads the blob store); plus the cached
 # ENVELOPE and BODYSTRUCTURE (mta/store/imap_cache.py), when the header and
 # the message are read only for the emails whose forms are not cached yet.
+# Every row has every column (NULL when not asked for), as a named tuple: a
+# dict per row cost a FLAGS listing more than the rest of its Python.
+class MessageRow(NamedTuple):
+    id: str
+    keywords: list[str]
+    blob_id: str
+    received_at: datetime | None
+    size: int | None
+    thread_id: str | None
+    sent_at: datetime | None
+    subject: str | None
+    from_addrs: list[dict[str, str]] | None
+    to_addrs: list[dict[str, str]] | None
+    cc_addrs: list[dict[str, str]] | None
+    envelope: bytes | None
+    bodystructure: bytes | None
+    raw: bytes | None
+
+
 _ROW_COLUMNS = "e.id::text, e.keywords, e.blob_id"
 # Parsing a timestamptz per row costs psycopg2 more than the rest of a
 # FLAGS-only row: read only when asked for.
-_DETAIL_COLUMNS = ", e.received_at, e.size, e.thread_id::text"
+_DETAIL_COLUMNS = ("received_at", "size", "thread_id::text")
 _HEADER_NAMES = ("sent_at", "subject", "from_addrs", "to_addrs", "cc_addrs")
 _INLINE = "(SELECT {what} FROM mta.inline_blobs ib WHERE ib.blob_id = e.blob_id)"
 _WHOLE = "ib.data"
@@ -249,7 +269,7 @@ async def message_rows(
     only_uncached: bool = True,
     details: bool = True,
     uid_range: tuple[str, int, int] | None = None,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, MessageRow]:
     """What FETCH and SEARCH show of each email: keywords, dates, size, blob; the
     parsed header columns (``columns``); ``raw``: the whole message (``with_raw``)
     or its header alone (``with_header``) when kept inline, else NULL.
@@ -269,10 +289,10 @@ async def message_rows(
         if with_header
         else "NULL::bytea"
     )
-    select = [_ROW_COLUMNS + (_DETAIL_COLUMNS if details else "")]
-    if columns:
-        select += [_unless(f"e.{n}", missing) + f" AS {n}" for n in _HEADER_NAMES]
-    select += [f"c.{n}" if n in cached else f"NULL::bytea AS {n}" for n in _CACHED]
+    select = [_ROW_COLUMNS]
+    select += [f"e.{n}" if details else "NULL" for n in _DETAIL_COLUMNS]
+    select += [_unless(f"e.{n}", missing) if columns else "NULL" for n in _HEADER_NAMES]
+    select += [f"c.{n}" if n in cached else "NULL::bytea" for n in _CACHED]
     join = " LEFT JOIN mta.imap_cache c ON c.email_id = e.id" if cached else ""
     if uid_range is None:
         where = "FROM mta.emails e{join} WHERE e.address_id = %s AND e.id = ANY(%s::uuid[])"
@@ -283,9 +303,10 @@ async def message_rows(
             " WHERE e.address_id = %s AND u.mailbox_id = %s AND u.uid BETWEEN %s AND %s"
         )  # expunged ones too: a session not yet told of an expunge still sees the message
         params = (address_id, *uid_range)
-    rows = await fetch_all(
+    rows = await fetch_rows(
         conn,
-        f"SELECT {', '.join(select)}, {raw} AS raw " + where.format(join=join),
+        f"SELECT {', '.join(select)}, {raw} " + where.format(join=join),
         params,
     )
-    return {r["id"]: r for r in rows}
+    make = MessageRow._make
+    return {r[0]: make(r) for r in rows}

@@ -85,7 +85,7 @@ async def test_cached_forms_are_the_fresh_ones_and_later_fetches_identical(
     async with db.connection() as conn:
         rows = await imap_uids.message_rows(conn, alice.address_id, list(cached), with_header=True)
     for email_id, entry in cached.items():
-        raw = MULTIPART if rows[email_id]["subject"] != "plain" else PLAIN
+        raw = MULTIPART if rows[email_id].subject != "plain" else PLAIN
         envelope = fetch.envelope_of(fetch.split_head(raw)[0])
         assert bytes(entry["envelope"]) == envelope
         assert bytes(entry["bodystructure"]) == fetch.bodystructure(fetch.parse(raw))
