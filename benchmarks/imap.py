@@ -197,7 +197,7 @@ def measure(client: imaplib.IMAP4, n: int, bodies: int, runs: int) -> dict[str, 
 class Ours:
     """``python -m mta imap`` over the filled database."""
 
-    def __init__(self, dsn: str, data_dir: Path, address_id: str) -> None:
+    def __init__(self, dsn: str, data_dir: Path, address_id: str, code: Path = ROOT) -> None:
         self.dsn, self.address_id = dsn, address_id
         env = {
             **os.environ,
@@ -214,13 +214,14 @@ class Ours:
         wrap = ["-m", "cProfile", "-o", profile] if profile else []
         self.proc = subprocess.Popen(
             [sys.executable, *wrap, "-m", "mta", "imap"],
-            cwd=ROOT,
+            cwd=code,
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
         assert self.proc.stdout is not None
         self.port = int(self.proc.stdout.readline().decode().rsplit(" ", 1)[1])
+        assert self.port, "the daemon did not say its port"
 
     def cold(self) -> None:
         """Our cache of rendered envelopes dropped (through its own module)."""
@@ -289,22 +290,33 @@ NAMES = {
 Results = dict[int, dict[str, Any]]
 
 
+def _ratio_cell(ours: list[float], dovecot: list[float]) -> str:
+    ratios = [y / x for x, y in zip(ours, dovecot, strict=True)]
+    each = ", ".join(f"{r:.2f}" for r in ratios)
+    return f"{statistics.median(ratios):.2f} ({each})"
+
+
 def report(results: Results) -> str:
+    before = any("before" in res for res in results.values())
+    head = "| messages | operation |" + (" before | before / Dovecot |" if before else "")
     lines = [
-        "| messages | operation | ours | Dovecot | ours / Dovecot (rate): median (rounds) |",
-        "|---:|---|---:|---:|---:|",
+        head + " ours | Dovecot | ours / Dovecot (rate): median (rounds) |",
+        "|---:|---|" + ("---:|---:|" if before else "") + "---:|---:|---:|",
     ]
     for n, res in results.items():
         for key, label in NAMES.items():
             a = [r[key] for r in res["ours"]]
             b = [r[key] for r in res["dovecot"]]
-            ratios = [y / x for x, y in zip(a, b, strict=True)]
-            each = ", ".join(f"{r:.2f}" for r in ratios)
-            lines.append(
-                f"| {n:,} | {label} | {statistics.median(a) * 1000:.0f} ms"
-                f" | {statistics.median(b) * 1000:.0f} ms"
-                f" | {statistics.median(ratios):.2f} ({each}) |"
-            )
+            cells = [f"{n:,}", label]
+            if before:
+                old = [r[key] for r in res["before"]]
+                cells += [f"{statistics.median(old) * 1000:.0f} ms", _ratio_cell(old, b)]
+            cells += [
+                f"{statistics.median(a) * 1000:.0f} ms",
+                f"{statistics.median(b) * 1000:.0f} ms",
+                _ratio_cell(a, b),
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -324,36 +336,36 @@ async def bench_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
     msgs = messages(n, Path(args.cache))
     pg = EmbeddedPostgres(tmp / "pgdata", delete_on_stop=True)
     pg.start()
-    ours: Ours | None = None
-    theirs: Dovecot | None = None
+    servers: dict[str, Ours | Dovecot] = {}
     try:
         dsn = pg.ensure_database("bench")
         t0 = time.perf_counter()
         address_id = await fill_ours(dsn, tmp / "data", msgs)
         fill_ours_s = time.perf_counter() - t0
         t0 = time.perf_counter()
-        theirs = await asyncio.to_thread(Dovecot, tmp / "dovecot", msgs)
+        servers["dovecot"] = await asyncio.to_thread(Dovecot, tmp / "dovecot", msgs)
         fill_dovecot_s = time.perf_counter() - t0
         print(f"  filled: ours {fill_ours_s:.0f} s, Dovecot {fill_dovecot_s:.0f} s", flush=True)
-        ours = Ours(dsn, tmp / "data", address_id)
+        servers["ours"] = Ours(dsn, tmp / "data", address_id)
+        if args.before:
+            servers["before"] = Ours(dsn, tmp / "data", address_id, Path(args.before))
         bodies = min(args.bodies, n)
-        res: dict[str, Any] = {"ours": [], "dovecot": [], "load": []}
+        res: dict[str, Any] = {"load": [], **{key: [] for key in servers}}
         res["fill"] = {"ours": fill_ours_s, "dovecot": fill_dovecot_s}
         for i in range(args.repeats):
             before = os.getloadavg()[0]
-            pair: list[Ours | Dovecot] = [ours, theirs] if i % 2 == 0 else [theirs, ours]
-            for server in pair:
-                key = "ours" if server is ours else "dovecot"
-                res[key].append(await asyncio.to_thread(one_round, server, n, bodies, args.runs))
+            keys = list(servers)
+            for key in keys[i % len(keys) :] + keys[: i % len(keys)]:  # each goes first in turn
+                res[key].append(
+                    await asyncio.to_thread(one_round, servers[key], n, bodies, args.runs)
+                )
             res["load"].append((before, os.getloadavg()[0]))
             print(f"  round {i + 1}: load average {before:.1f} to {res['load'][-1][1]:.1f}")
-            print(report({n: {**res, "ours": res["ours"][-1:], "dovecot": res["dovecot"][-1:]}}))
+            print(report({n: {**res, **{key: res[key][-1:] for key in servers}}}))
         return res
     finally:
-        if ours is not None:
-            ours.stop()
-        if theirs is not None:
-            theirs.stop()
+        for server in servers.values():
+            server.stop()
         pg.stop()
 
 
@@ -375,6 +387,10 @@ def main() -> None:
         "--cache", default=os.path.join(tempfile.gettempdir(), "imap-bench-messages")
     )
     parser.add_argument("--write", action="store_true")
+    parser.add_argument(
+        "--before",
+        help="a checkout of an earlier version (git worktree): its daemon timed too, same rounds",
+    )
     args = parser.parse_args()
     results = asyncio.run(main_async(args))
     table = report(results)
