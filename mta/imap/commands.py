@@ -887,14 +887,17 @@ def _fetch_items(
             out.append(_flags(row.keywords))
             flags_sent = True
         elif a == "INTERNALDATE":
+            assert row.received_at is not None  # read with INTERNALDATE (details)
             out.append(b'INTERNALDATE "' + format_date_time(row.received_at).encode() + b'"')
         elif a == "RFC822.SIZE":
+            assert row.size is not None
             out.append(b"RFC822.SIZE %d" % row.size)
         elif a == "MODSEQ":
             out.append(b"MODSEQ (%d)" % modseq)
         elif a == "EMAILID":
             out.append(b"EMAILID (" + row.id.encode() + b")")
         elif a == "THREADID":
+            assert row.thread_id is not None
             out.append(b"THREADID (" + row.thread_id.encode() + b")")
         elif a == "SAVEDATE":
             out.append(b"SAVEDATE NIL")

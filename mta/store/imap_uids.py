@@ -83,6 +83,56 @@ async def assign(conn: Conn, mailbox_id: str) -> UidState:
     return UidState.from_row(done)
 
 
+_HIGHEST_MODSEQ = """
+    greatest(
+        (SELECT max(id) FROM mta.changes WHERE address_id = %(a)s AND type_name = 'Email'),
+        (SELECT max(expunged) FROM mta.imap_uids
+          WHERE mailbox_id = %(m)s AND expunged IS NOT NULL),
+        1)
+"""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A mailbox as SELECT shows it, read in one statement."""
+
+    state: UidState
+    uids: list[tuple[int, str]]  # (uid, email id) by UID
+    modseq: int
+
+
+_SNAPSHOT = f"""
+    SELECT im.uid_validity, im.uid_next, im.live = m.total_emails AS complete,
+           (SELECT string_agg(uid::text, ',' ORDER BY uid) FROM mta.imap_uids
+             WHERE mailbox_id = im.mailbox_id AND expunged IS NULL) AS uids,
+           (SELECT string_agg(email_id::text, ',' ORDER BY uid) FROM mta.imap_uids
+             WHERE mailbox_id = im.mailbox_id AND expunged IS NULL) AS ids,
+           ({_HIGHEST_MODSEQ}) AS modseq
+      FROM mta.imap_mailboxes im JOIN mta.mailboxes m ON m.id = im.mailbox_id
+     WHERE im.mailbox_id = %(m)s
+"""
+
+
+async def snapshot(conn: Conn, address_id: str, mailbox_id: str) -> Snapshot | None:
+    """UIDVALIDITY, UIDNEXT, the UID list and HIGHESTMODSEQ in one round trip and
+    one consistent read, without a lock, when every message already has its
+    UID (the usual SELECT); None when some have none yet (:func:`assign` then)."""
+    row = await fetch_one(conn, _SNAPSHOT, {"a": address_id, "m": mailbox_id})
+    if row is None or not row["complete"]:
+        return None
+    return Snapshot(
+        UidState(row["uid_validity"], row["uid_next"]),
+        _pairs(row["uids"], row["ids"]),
+        int(row["modseq"] or 1),
+    )
+
+
+def _pairs(uids: str | None, ids: str | None) -> list[tuple[int, str]]:
+    if uids is None or ids is None:
+        return []
+    return list(zip(map(int, uids.split(",")), ids.split(","), strict=True))
+
+
 async def uid_map(conn: Conn, mailbox_id: str, *, since_uid: int = 1) -> list[tuple[int, str]]:
     """(uid, email id) of the mailbox's messages with a UID from ``since_uid`` on, by UID."""
     # One row of two strings, split here: a row per message cost more in
@@ -97,9 +147,7 @@ async def uid_map(conn: Conn, mailbox_id: str, *, since_uid: int = 1) -> list[tu
         """,
         (mailbox_id, since_uid),
     )
-    if row is None or row["uids"] is None:
-        return []
-    return list(zip(map(int, row["uids"].split(",")), row["ids"].split(","), strict=True))
+    return [] if row is None else _pairs(row["uids"], row["ids"])
 
 
 async def uids_of(conn: Conn, mailbox_id: str, email_ids: Sequence[str]) -> dict[str, int]:
@@ -138,16 +186,7 @@ async def mailbox_size(conn: Conn, mailbox_id: str) -> int:
 async def highest_modseq(conn: Conn, address_id: str, mailbox_id: str) -> int:
     """HIGHESTMODSEQ: the address's latest Email change (what flags, arrivals and
     moves log; an index-only backward scan), or a later expunge from the mailbox."""
-    value = await fetch_val(
-        conn,
-        """
-        SELECT greatest(
-            (SELECT max(id) FROM mta.changes WHERE address_id = %s AND type_name = 'Email'),
-            (SELECT max(expunged) FROM mta.imap_uids WHERE mailbox_id = %s AND expunged IS NOT NULL),
-            1)
-        """,
-        (address_id, mailbox_id),
-    )
+    value = await fetch_val(conn, f"SELECT {_HIGHEST_MODSEQ}", {"a": address_id, "m": mailbox_id})
     return int(value or 1)
 
 
