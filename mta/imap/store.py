@@ -228,6 +228,8 @@ class Delta:
 
 async def delta(conn: Conn, address_id: str, view: View) -> Delta:
     """What changed in the mailbox since the view was last brought up to date."""
+    if await imap_uids.unchanged(conn, address_id, view.mailbox_id, view.uid_next, view.modseq):
+        return Delta([], [], {}, view.modseq, view.uid_next)
     async with transaction(conn):
         modseq = await imap_uids.highest_modseq(conn, address_id, view.mailbox_id)
         state = await imap_uids.assign(conn, view.mailbox_id)

@@ -101,16 +101,35 @@ class Snapshot:
     modseq: int
 
 
-_SNAPSHOT = f"""
+_STATE = f"""
     SELECT im.uid_validity, im.uid_next, im.live = m.total_emails AS complete,
-           (SELECT string_agg(uid::text, ',' ORDER BY uid) FROM mta.imap_uids
-             WHERE mailbox_id = im.mailbox_id AND expunged IS NULL) AS uids,
-           (SELECT string_agg(email_id::text, ',' ORDER BY uid) FROM mta.imap_uids
-             WHERE mailbox_id = im.mailbox_id AND expunged IS NULL) AS ids,
-           ({_HIGHEST_MODSEQ}) AS modseq
+           ({_HIGHEST_MODSEQ}) AS modseq{{more}}
       FROM mta.imap_mailboxes im JOIN mta.mailboxes m ON m.id = im.mailbox_id
      WHERE im.mailbox_id = %(m)s
 """
+_NOW = _STATE.format(more="")
+_SNAPSHOT = _STATE.format(
+    more=""",
+           (SELECT string_agg(uid::text, ',' ORDER BY uid) FROM mta.imap_uids
+             WHERE mailbox_id = im.mailbox_id AND expunged IS NULL) AS uids,
+           (SELECT string_agg(email_id::text, ',' ORDER BY uid) FROM mta.imap_uids
+             WHERE mailbox_id = im.mailbox_id AND expunged IS NULL) AS ids"""
+)
+
+
+async def unchanged(
+    conn: Conn, address_id: str, mailbox_id: str, uid_next: int, modseq: int
+) -> bool:
+    """Whether nothing happened in the mailbox since a session saw UIDNEXT ``uid_next``
+    and HIGHESTMODSEQ ``modseq``: no arrival without a UID, no UID given, no change
+    logged, no expunge. One read without a lock (what NOOP and every UID command ask)."""
+    row = await fetch_one(conn, _NOW, {"a": address_id, "m": mailbox_id})
+    return (
+        row is not None
+        and row["complete"]
+        and row["uid_next"] == uid_next
+        and int(row["modseq"] or 1) <= modseq
+    )
 
 
 async def snapshot(conn: Conn, address_id: str, mailbox_id: str) -> Snapshot | None:
