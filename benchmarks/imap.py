@@ -40,6 +40,7 @@ import asyncio
 import imaplib
 import os
 import pickle
+import shutil
 import statistics
 import subprocess
 import sys
@@ -252,10 +253,12 @@ class Dovecot:
     def __init__(self, root: Path, msgs: list[Message]) -> None:
         from tests.mail import imap_server
 
+        self.maildir = root / "mail" / "alice"
+        filled = (self.maildir / "cur").exists()  # kept from an earlier run (--keep)
         self.server = imap_server.start(root)
         self.server.add_user("alice", PASSWORD)
-        fill_dovecot(root, "alice", msgs)
-        self.maildir = root / "mail" / "alice"
+        if not filled:
+            fill_dovecot(root, "alice", msgs)
 
     def cold(self) -> None:
         """Dovecot's cache file deleted while no session has the mailbox open:
@@ -332,15 +335,22 @@ def loads(results: Results) -> str:
 async def bench_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
     from common.embedded_pg import EmbeddedPostgres
 
-    tmp = Path(tempfile.mkdtemp(prefix=f"imap-bench-{n}-"))
+    # --keep DIR: the filled stores stay in DIR/n, and a later run measures them again.
+    tmp = Path(args.keep) / str(n) if args.keep else Path(tempfile.mkdtemp(prefix="imap-bench-"))
+    tmp.mkdir(parents=True, exist_ok=True)
     msgs = messages(n, Path(args.cache))
-    pg = EmbeddedPostgres(tmp / "pgdata", delete_on_stop=True)
+    pg = EmbeddedPostgres(tmp / "pgdata", delete_on_stop=not args.keep)
     pg.start()
     servers: dict[str, Ours | Dovecot] = {}
     try:
         dsn = pg.ensure_database("bench")
         t0 = time.perf_counter()
-        address_id = await fill_ours(dsn, tmp / "data", msgs)
+        kept = tmp / "address_id"
+        if kept.exists():
+            address_id = kept.read_text()
+        else:
+            address_id = await fill_ours(dsn, tmp / "data", msgs)
+            kept.write_text(address_id)
         fill_ours_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         servers["dovecot"] = await asyncio.to_thread(Dovecot, tmp / "dovecot", msgs)
@@ -367,6 +377,8 @@ async def bench_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
         for server in servers.values():
             server.stop()
         pg.stop()
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 async def main_async(args: argparse.Namespace) -> Results:
@@ -387,6 +399,7 @@ def main() -> None:
         "--cache", default=os.path.join(tempfile.gettempdir(), "imap-bench-messages")
     )
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--keep", help="keep the filled stores in this directory and reuse them")
     parser.add_argument(
         "--before",
         help="a checkout of an earlier version (git worktree): its daemon timed too, same rounds",
