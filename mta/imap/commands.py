@@ -822,6 +822,14 @@ async def _send_batch(
     rendered: dict[str, tuple[bytes | None, bytes | None]] = {}
     uids = sel.view.uids
     send = c.send
+    if atts == ["UID", "FLAGS"] and not sets_seen:
+        # A resync's UID FETCH 1:* (FLAGS), a line per message: one format each.
+        for p, e in zip(batch, ids, strict=True):
+            row = rows.get(e)
+            if row is not None:
+                send(b"* %d FETCH (UID %d %s)\r\n" % (p + 1, uids[p], _flags(row.keywords)))
+        await c.flush()
+        return
     for p, e in zip(batch, ids, strict=True):
         row = rows.get(e)
         if row is None:

@@ -125,3 +125,25 @@ async def test_an_expunged_email_takes_its_cache_row_with_it(
     assert expunged[0] == b"* 1 EXPUNGE\r\n"
     assert await db.fetch_val("SELECT count(*) FROM mta.imap_cache") == 1
     assert await db.fetch_val("SELECT count(*) FROM mta.emails") == 1
+
+
+async def test_a_flags_resync_says_what_the_general_path_says(imap: Imap, alice: Mailbox) -> None:
+    [*_, resync, general] = await run(
+        _session,
+        imap,
+        alice,
+        _append(PLAIN),
+        _append(MULTIPART),
+        b"SELECT INBOX",
+        b"UID STORE 2 +FLAGS.SILENT (\\Seen \\Flagged $label)",
+        b"UID FETCH 1:* (FLAGS)",  # the resync's own line format
+        b"UID FETCH 1:* (FLAGS UID)",  # the same items through the general path
+    )
+    assert resync[:-1] == [
+        b"* 1 FETCH (UID 1 FLAGS ())\r\n",
+        b"* 2 FETCH (UID 2 FLAGS (\\Flagged $label \\Seen))\r\n",
+    ]
+    assert general[:-1] == [
+        b"* 1 FETCH (FLAGS () UID 1)\r\n",
+        b"* 2 FETCH (FLAGS (\\Flagged $label \\Seen) UID 2)\r\n",
+    ]
