@@ -756,13 +756,18 @@ async def _send_fetch(
     step = FETCH_BATCH if whole_needed else FETCH_BATCH_SMALL
     batches = [positions[i : i + step] for i in range(0, len(positions), step)]
 
-    async def read(batch: list[int]) -> tuple[dict[str, imap_uids.MessageRow], dict[str, int]]:
+    # A resync's UID FETCH 1:* (FLAGS): (UID, keywords) pairs, nothing else.
+    resync = atts == ["UID", "FLAGS"] and not sets_seen
+
+    async def read(batch: list[int]) -> Rows:
         ids = [sel.view.email_ids[p] for p in batch]
         first, last = sel.view.uids[batch[0]], sel.view.uids[batch[-1]]
         # A run of UIDs (1:*, a client's usual ask) is read as a range, not as
         # an id list; rows of the range outside the batch are not used.
         span = (sel.view.mailbox_id, first, last) if last - first < 2 * len(batch) else None
         async with c.db.connection() as conn:
+            if resync and span is not None:
+                return {}, {}, await imap_uids.keywords_by_uid(conn, address, *span)
             rows = await imap_uids.message_rows(
                 conn,
                 address,
@@ -776,7 +781,7 @@ async def _send_fetch(
                 uid_range=span,
             )
             seqmap = await imap_uids.modseqs(conn, address, ids) if "MODSEQ" in atts else {}
-        return rows, seqmap
+        return rows, seqmap, None
 
     # The next batch is read while this one is rendered and sent: PostgreSQL
     # and this process work at once instead of in turn.
@@ -784,8 +789,12 @@ async def _send_fetch(
     try:
         for n, batch in enumerate(batches):
             assert ahead is not None
-            rows, seqmap = await ahead
+            rows, seqmap, by_uid = await ahead
             ahead = asyncio.ensure_future(read(batches[n + 1])) if n + 1 < len(batches) else None
+            if by_uid is not None:
+                _send_flags(c, sel, batch, by_uid)
+                await c.flush()
+                continue
             ids = [sel.view.email_ids[p] for p in batch]
             await _send_batch(c, sel, batch, ids, rows, seqmap, atts, sets_seen)
     finally:
@@ -793,6 +802,21 @@ async def _send_fetch(
             ahead.cancel()
             with contextlib.suppress(BaseException):
                 await ahead
+
+
+def _send_flags(
+    c: Connection, sel: Selected, batch: list[int], by_uid: dict[int, list[str]]
+) -> None:
+    """A resync's lines, one format each (a message gone meanwhile is left out)."""
+    uids, send = sel.view.uids, c.send
+    for p in batch:
+        keywords = by_uid.get(uids[p])
+        if keywords is not None:
+            send(b"* %d FETCH (UID %d %s)\r\n" % (p + 1, uids[p], _flags(keywords)))
+
+
+# One batch as read: rows by email id, MODSEQs, or a resync's keywords by UID.
+Rows = tuple[dict[str, imap_uids.MessageRow], dict[str, int], dict[int, list[str]] | None]
 
 
 async def _send_batch(
@@ -823,11 +847,8 @@ async def _send_batch(
     uids = sel.view.uids
     send = c.send
     if atts == ["UID", "FLAGS"] and not sets_seen:
-        # A resync's UID FETCH 1:* (FLAGS), a line per message: one format each.
-        for p, e in zip(batch, ids, strict=True):
-            row = rows.get(e)
-            if row is not None:
-                send(b"* %d FETCH (UID %d %s)\r\n" % (p + 1, uids[p], _flags(row.keywords)))
+        kept = {uids[p]: rows[e].keywords for p, e in zip(batch, ids, strict=True) if e in rows}
+        _send_flags(c, sel, batch, kept)
         await c.flush()
         return
     for p, e in zip(batch, ids, strict=True):
