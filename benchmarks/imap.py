@@ -225,7 +225,8 @@ class Ours:
         assert self.port, "the daemon did not say its port"
 
     def cold(self) -> None:
-        """Our cache of rendered envelopes dropped (through its own module)."""
+        """Our cache of rendered envelopes dropped (through its own module), and
+        the table vacuumed."""
         from common.db import Database
         from mta.store import imap_cache
 
@@ -234,6 +235,9 @@ class Ours:
             try:
                 async with db.connection() as conn:
                     await imap_cache.forget(conn, self.address_id)
+                # A mailbox whose cache was never filled has no dead rows in the
+                # table and its index, as this one would after the DELETE.
+                await db.execute("VACUUM ANALYZE mta.imap_cache")
             finally:
                 await db.close()
 
