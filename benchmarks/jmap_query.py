@@ -186,8 +186,12 @@ def _array(values: list[str]) -> str:
     )
 
 
-def generate(n: int, seed: int = 7) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """n messages, oldest first, with their thread ids and the words to search for."""
+def generate(
+    n: int, seed: int = 7, *, parse: bool = True
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """n messages, oldest first, with their thread ids and the words to search for.
+    ``parse=False``: without the parsed columns (``parsed`` is None), for a
+    loader that stores the raw messages through the store, which parses them."""
     from mta.message import parse_message
 
     rng = random.Random(seed)
@@ -243,7 +247,7 @@ def generate(n: int, seed: int = 7) -> tuple[list[dict[str, Any]], dict[str, Any
             )
         raw = make_raw(sender=sender, subject=subject, body=body, date=date, message_id=message_id,
                        parent=parent, refs=refs, attachment=attachment)  # fmt: skip
-        parsed = parse_message(raw)
+        parsed = parse_message(raw) if parse else None
         keywords = [k for k, p in (("$seen", 0.7), ("$flagged", 0.05)) if rng.random() < p]
         rows.append({"id": str(uuid.uuid4()), "thread": thread["id"], "thread_created": thread["created"],
                      "raw": raw, "parsed": parsed, "received": date, "keywords": keywords})  # fmt: skip

@@ -10,6 +10,7 @@ store.Refused (NO with its response code).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
@@ -47,7 +48,7 @@ from mta.imap.responses import (
     string,
 )
 from mta.imap.session import AUTHENTICATED, LOGOUT, NOT_AUTHENTICATED, SELECTED, Selected
-from mta.store import imap_cache, imap_uids, mailboxes
+from mta.store import imap_uids, mailboxes
 
 if TYPE_CHECKING:
     from mta.imap.server import Connection
@@ -56,9 +57,11 @@ log = logging.getLogger(__name__)
 
 Handler = Callable[["Connection", str, Tokens, bool], Awaitable[str]]
 # Messages per round trip: whole messages are held in memory a batch at a
-# time; flags and envelopes are small, and each round trip costs more than rows.
+# time (two: the next is read while one is sent); flags and envelopes are
+# small, and a batch is read while the one before is rendered, so a few
+# round trips cost nothing and let PostgreSQL and this process overlap.
 FETCH_BATCH = 500
-FETCH_BATCH_SMALL = 5000
+FETCH_BATCH_SMALL = 2000
 # SORT and THREAD keys per round trip (a few short columns per message).
 SORT_BATCH = 10000
 
@@ -624,7 +627,7 @@ async def _deleted_ids(c: Connection, sel: Selected, only: set[int] | None) -> l
             rows = await imap_uids.message_rows(
                 conn, c.session.address_id, ids[i : i + 5000], columns=False
             )
-            out += [e for e, r in rows.items() if "$deleted" in r["keywords"]]
+            out += [e for e, r in rows.items() if "$deleted" in r.keywords]
     return out
 
 
@@ -724,6 +727,12 @@ def _needs_raw(atts: list[Any]) -> bool:
     )
 
 
+def _header_only(atts: list[Any]) -> bool:
+    """Whether the header alone serves the items (ENVELOPE without BODYSTRUCTURE
+    or a section)."""
+    return "ENVELOPE" in atts and "BODYSTRUCTURE" not in atts and not _needs_raw(atts)
+
+
 async def _send_fetch(
     c: Connection, sel: Selected, positions: list[int], atts: list[Any], *, uid: bool
 ) -> None:
@@ -739,7 +748,7 @@ async def _send_fetch(
     # or BODYSTRUCTURE is not cached yet (the store's CASE), and the header alone
     # when only the ENVELOPE is wanted.
     whole_needed = raw_needed or want_structure
-    header_needed = want_envelope and not whole_needed
+    header_needed = _header_only(atts)
     sets_seen = not sel.readonly and any(
         (isinstance(a, Section) and not a.peek and a.name != "BINARY.SIZE")
         or a in ("RFC822", "RFC822.TEXT")
@@ -748,63 +757,128 @@ async def _send_fetch(
     details = any(a in ("INTERNALDATE", "RFC822.SIZE", "THREADID") for a in atts)
     address = c.session.address_id
     step = FETCH_BATCH if whole_needed else FETCH_BATCH_SMALL
-    for start in range(0, len(positions), step):
-        batch = positions[start : start + step]
+    batches = [positions[i : i + step] for i in range(0, len(positions), step)]
+
+    # A resync's UID FETCH 1:* (FLAGS): (UID, keywords) pairs, nothing else.
+    resync = atts == ["UID", "FLAGS"] and not sets_seen
+
+    async def read(batch: list[int]) -> Rows:
         ids = [sel.view.email_ids[p] for p in batch]
         span = _span(sel, batch)
         async with c.db.connection() as conn:
+            if resync and span is not None:
+                return {}, {}, await imap_uids.keywords_by_uid(conn, address, *span)
             rows = await imap_uids.message_rows(
                 conn,
                 address,
                 ids,
                 with_raw=whole_needed,
                 with_header=header_needed,
-                columns=header_needed,
+                columns=False,
                 cached=cached,
                 only_uncached=not raw_needed,
                 details=details,
                 uid_range=span,
             )
             seqmap = await imap_uids.modseqs(conn, address, ids) if "MODSEQ" in atts else {}
-        if sets_seen:
-            unseen = [e for e in ids if e in rows and "$seen" not in rows[e]["keywords"]]
-            if unseen:
-                async with c.db.connection() as conn:
-                    after, _ = await store.set_flags(conn, address, unseen, "+", ["$seen"], c.now())
-                    if "MODSEQ" in atts:
-                        seqmap.update(await imap_uids.modseqs(conn, address, unseen))
-                for e, kws in after.items():
-                    rows[e]["keywords"] = kws
-        rendered: dict[str, tuple[bytes | None, bytes | None]] = {}
-        uids = sel.view.uids
-        send = c.send
-        for p, e in zip(batch, ids, strict=True):
-            row = rows.get(e)
-            if row is None:
-                continue  # expunged meanwhile
-            raw = row["raw"]
-            if raw is None and (
-                raw_needed
-                or (want_envelope and row["envelope"] is None)
-                or (want_structure and row["bodystructure"] is None)
-            ):
-                raw = await c.email_ctx.raw.get(row["blob_id"])
-                if header_needed:
-                    raw = fetch.split_head(raw)[0]
-            parts = _fetch_items(
-                row,
-                bytes(raw) if raw is not None else b"",
-                atts,
-                uids[p],
-                seqmap.get(e, 1),
-                sets_seen,
-                rendered,
-            )
-            send(b"* %d FETCH (" % (p + 1) + b" ".join(parts) + b")\r\n")
-        await c.flush()
-        if rendered:
+        return rows, seqmap, None
+
+    # The next batch is read while this one is rendered and sent: PostgreSQL
+    # and this process work at once instead of in turn.
+    ahead = asyncio.ensure_future(read(batches[0])) if batches else None
+    try:
+        for n, batch in enumerate(batches):
+            assert ahead is not None
+            rows, seqmap, by_uid = await ahead
+            ahead = asyncio.ensure_future(read(batches[n + 1])) if n + 1 < len(batches) else None
+            if by_uid is not None:
+                _send_flags(c, sel, batch, by_uid)
+                await c.flush()
+                continue
+            ids = [sel.view.email_ids[p] for p in batch]
+            await _send_batch(c, sel, batch, ids, rows, seqmap, atts, sets_seen)
+    finally:
+        if ahead is not None:
+            ahead.cancel()
+            with contextlib.suppress(BaseException):
+                await ahead
+
+
+def _send_flags(
+    c: Connection, sel: Selected, batch: list[int], by_uid: dict[int, list[str]]
+) -> None:
+    """A resync's lines, one format each (a message gone meanwhile is left out)."""
+    uids, send = sel.view.uids, c.send
+    for p in batch:
+        keywords = by_uid.get(uids[p])
+        if keywords is not None:
+            send(b"* %d FETCH (UID %d %s)\r\n" % (p + 1, uids[p], _flags(keywords)))
+
+
+# One batch as read: rows by email id, MODSEQs, or a resync's keywords by UID.
+Rows = tuple[dict[str, imap_uids.MessageRow], dict[str, int], dict[int, list[str]] | None]
+
+
+async def _send_batch(
+    c: Connection,
+    sel: Selected,
+    batch: list[int],
+    ids: list[str],
+    rows: dict[str, imap_uids.MessageRow],
+    seqmap: dict[str, int],
+    atts: list[Any],
+    sets_seen: bool,
+) -> None:
+    address = c.session.address_id
+    raw_needed = _needs_raw(atts)
+    want_envelope = "ENVELOPE" in atts
+    want_structure = "BODYSTRUCTURE" in atts
+    header_needed = _header_only(atts)
+    if sets_seen:
+        unseen = [e for e in ids if e in rows and "$seen" not in rows[e].keywords]
+        if unseen:
             async with c.db.connection() as conn:
-                await imap_cache.keep(conn, rendered)
+                after, _ = await store.set_flags(conn, address, unseen, "+", ["$seen"], c.now())
+                if "MODSEQ" in atts:
+                    seqmap.update(await imap_uids.modseqs(conn, address, unseen))
+            for e, kws in after.items():
+                rows[e] = rows[e]._replace(keywords=kws)
+    rendered: dict[str, tuple[bytes | None, bytes | None]] = {}
+    uids = sel.view.uids
+    send = c.send
+    if atts == ["UID", "FLAGS"] and not sets_seen:
+        kept = {uids[p]: rows[e].keywords for p, e in zip(batch, ids, strict=True) if e in rows}
+        _send_flags(c, sel, batch, kept)
+        await c.flush()
+        return
+    for p, e in zip(batch, ids, strict=True):
+        row = rows.get(e)
+        if row is None:
+            continue  # expunged meanwhile
+        raw = row.raw
+        if raw is None and (
+            raw_needed
+            or (want_envelope and row.envelope is None)
+            or (want_structure and row.bodystructure is None)
+        ):
+            raw = await c.email_ctx.raw.get(row.blob_id)
+            if header_needed:
+                raw = fetch.split_head(raw)[0]
+        parts = _fetch_items(
+            row,
+            bytes(raw) if raw is not None else b"",
+            atts,
+            uids[p],
+            seqmap.get(e, 1),
+            sets_seen,
+            rendered,
+        )
+        send(b"* %d FETCH (" % (p + 1) + b" ".join(parts) + b")\r\n")
+    await c.flush()
+    # Written while the next batch is read and rendered (and the last while
+    # the client reads): the response never waits on the cache.
+    await c.cache_written()
+    c.cache_later(rendered)
 
 
 def _flags(keywords: list[str]) -> bytes:
@@ -822,7 +896,7 @@ _FLAGS_SEEN: dict[tuple[str, ...], bytes] = {}
 
 
 def _fetch_items(
-    row: dict[str, Any],
+    row: imap_uids.MessageRow,
     raw: bytes,
     atts: list[Any],
     uid: int,
@@ -839,32 +913,35 @@ def _fetch_items(
         if a == "UID":
             out.append(b"UID %d" % uid)
         elif a == "FLAGS":
-            out.append(_flags(row["keywords"]))
+            out.append(_flags(row.keywords))
             flags_sent = True
         elif a == "INTERNALDATE":
-            out.append(b'INTERNALDATE "' + format_date_time(row["received_at"]).encode() + b'"')
+            assert row.received_at is not None  # read with INTERNALDATE (details)
+            out.append(b'INTERNALDATE "' + format_date_time(row.received_at).encode() + b'"')
         elif a == "RFC822.SIZE":
-            out.append(b"RFC822.SIZE %d" % row["size"])
+            assert row.size is not None
+            out.append(b"RFC822.SIZE %d" % row.size)
         elif a == "MODSEQ":
             out.append(b"MODSEQ (%d)" % modseq)
         elif a == "EMAILID":
-            out.append(b"EMAILID (" + row["id"].encode() + b")")
+            out.append(b"EMAILID (" + row.id.encode() + b")")
         elif a == "THREADID":
-            out.append(b"THREADID (" + row["thread_id"].encode() + b")")
+            assert row.thread_id is not None
+            out.append(b"THREADID (" + row.thread_id.encode() + b")")
         elif a == "SAVEDATE":
             out.append(b"SAVEDATE NIL")
         elif a == "ENVELOPE":
-            env = row["envelope"]
+            env = row.envelope
             if env is None:
-                env = fetch.envelope_of(fetch.split_head(raw)[0], row)
-                _render(rendered, row["id"], env, None)
+                env = fetch.envelope_of(fetch.split_head(raw)[0])
+                _render(rendered, row.id, env, None)
             out.append(b"ENVELOPE " + env)
         elif a == "BODYSTRUCTURE":
-            structure = row["bodystructure"]
+            structure = row.bodystructure
             if structure is None:
                 full = full or fetch.parse(raw)
                 structure = fetch.bodystructure(full, extended=True)
-                _render(rendered, row["id"], None, structure)
+                _render(rendered, row.id, None, structure)
             out.append(b"BODYSTRUCTURE " + structure)
         elif a == "BODY":
             full = full or fetch.parse(raw)
@@ -892,7 +969,7 @@ def _fetch_items(
             else:
                 out.append(label + b" " + _literal(data))
     if seen_set and not flags_sent:
-        out.append(_flags(row["keywords"]))
+        out.append(_flags(row.keywords))
     return out
 
 
@@ -1102,9 +1179,9 @@ async def _run_search(c: Connection, sel: Selected, program: Key) -> list[tuple[
             row = rows.get(e)
             if row is None:
                 continue
-            raw = row["raw"]
+            raw = row.raw
             if with_raw and raw is None:
-                raw = await c.email_ctx.raw.get(row["blob_id"])
+                raw = await c.email_ctx.raw.get(row.blob_id)
             cand = search.Candidate(
                 start + i + 1,
                 sel.view.uids[start + i],

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 _QUOTABLE = frozenset(range(0x20, 0x7F))
 # A byte a quoted string cannot carry as itself (CTL, 8-bit): send a literal.
 _UNQUOTABLE = re.compile(rb"[^\x20-\x7e]")
+# Printable ASCII with no quote or backslash: quoted as it is (most values).
+_PLAIN = re.compile(rb"[\x20\x21\x23-\x5b\x5d-\x7e]{0,1023}")
 
 # IMAP flag <-> JMAP keyword (RFC 8621 4.1.1): the system flags by name; any
 # other keyword as itself, lower-cased as JMAP keeps keywords. \Deleted is
@@ -50,6 +52,8 @@ def flags_of(keywords: Iterable[str]) -> str:
 
 def string(value: str | bytes) -> bytes:
     data = value.encode("utf-8") if isinstance(value, str) else value
+    if _PLAIN.fullmatch(data):
+        return b'"' + data + b'"'
     if len(data) < 1024 and not _UNQUOTABLE.search(data):
         return b'"' + data.replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"'
     return b"{%d}\r\n" % len(data) + data

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.message import Message
-from typing import Any
 
 from mta.imap.fetch import parse, split_head
 from mta.imap.parser import Key
 from mta.imap.responses import keyword_of
+from mta.store.imap_uids import MessageRow
 
 RAW_KEYS = {"BCC", "HEADER", "BODY", "TEXT"}
 
@@ -25,7 +25,7 @@ RAW_KEYS = {"BCC", "HEADER", "BODY", "TEXT"}
 class Candidate:
     seq: int
     uid: int
-    row: dict[str, Any]
+    row: MessageRow
     raw: bytes | None = None
     modseq: int = 0
     _msg: Message | None = None
@@ -81,20 +81,20 @@ def matcher(
     }  # fmt: skip
     if name in flag_keys:
         kw, present = flag_keys[name]
-        return lambda c: (kw in c.row["keywords"]) == present
+        return lambda c: (kw in c.row.keywords) == present
     if name in ("KEYWORD", "UNKEYWORD"):
         kw = keyword_of(str(args[0]))
         present = name == "KEYWORD"
-        return lambda c: (kw in c.row["keywords"]) == present
+        return lambda c: (kw in c.row.keywords) == present
     if name in ("NEW", "RECENT"):
         # \Recent is not kept (RECENT is always 0): nothing is new.
         return lambda c: False
     if name == "OLD":
         return lambda c: True
     if name == "LARGER":
-        return lambda c: c.row["size"] > args[0]  # type: ignore[operator]
+        return lambda c: c.row.size > args[0]  # type: ignore[operator]
     if name == "SMALLER":
-        return lambda c: c.row["size"] < args[0]  # type: ignore[operator]
+        return lambda c: c.row.size < args[0]  # type: ignore[operator]
     if name in ("BEFORE", "ON", "SINCE", "SENTBEFORE", "SENTON", "SENTSINCE"):
         day = args[0]
         assert isinstance(day, datetime)
@@ -102,7 +102,7 @@ def matcher(
         test = name.removeprefix("SENT")
 
         def by_date(c: Candidate) -> bool:
-            d = _day(c.row[column] or c.row["received_at"])
+            d = _day(getattr(c.row, column) or c.row.received_at)
             assert d is not None
             d = d.replace(tzinfo=day.tzinfo)
             return d < day if test == "BEFORE" else d == day if test == "ON" else d >= day
@@ -111,13 +111,13 @@ def matcher(
     if name in ("YOUNGER", "OLDER"):
         edge = now - timedelta(seconds=int(args[0]))  # type: ignore[call-overload]
         if name == "YOUNGER":
-            return lambda c: c.row["received_at"] >= edge
-        return lambda c: c.row["received_at"] < edge
+            return lambda c: c.row.received_at >= edge
+        return lambda c: c.row.received_at < edge
     if name == "SUBJECT":
-        return lambda c: _contains((c.row["subject"] or "").lower(), args[0])  # type: ignore[arg-type]
+        return lambda c: _contains((c.row.subject or "").lower(), args[0])  # type: ignore[arg-type]
     if name in ("FROM", "TO", "CC"):
         column = {"FROM": "from_addrs", "TO": "to_addrs", "CC": "cc_addrs"}[name]
-        return lambda c: _contains(_addrs(c.row[column]), args[0])  # type: ignore[arg-type]
+        return lambda c: _contains(_addrs(getattr(c.row, column)), args[0])  # type: ignore[arg-type]
     if name == "BCC":
         return lambda c: _contains(str(c.msg.get("Bcc", "")).lower(), args[0])  # type: ignore[arg-type]
     if name == "HEADER":

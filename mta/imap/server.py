@@ -50,7 +50,7 @@ from mta.imap.responses import flags_of
 from mta.imap.session import AUTHENTICATED, LOGOUT, NOT_AUTHENTICATED, SELECTED, Session
 from mta.jmap.email.context import EmailContext
 from mta.smtp.limits import ConnectionLimits, ErrorLimits
-from mta.store import imap_uids
+from mta.store import imap_cache, imap_uids
 from mta.submission import server as submission
 from mta.submission import tls
 
@@ -103,6 +103,8 @@ class Listener:
             pass
         finally:
             conn.forget()
+            with contextlib.suppress(Exception):
+                await conn.cache_written()
 
 
 class Connection:
@@ -117,6 +119,7 @@ class Connection:
         self.wake = asyncio.Event()
         self._out = bytearray()
         self._tls_after: str | None = None
+        self._caching: asyncio.Task[None] | None = None
         config = self.ctx.config
         self.tls_context: ssl.SSLContext | None = None if session.tls else listener.tls_context
         self.loopback_ok = config.submission_plaintext_loopback and is_loopback(session.ip)
@@ -149,6 +152,27 @@ class Connection:
             self.link.write(bytes(self._out))
             self._out.clear()
         await self.link.drain()
+
+    def cache_later(self, rendered: imap_cache.Rendered) -> None:
+        """Write what a FETCH batch rendered while the session goes on (the next
+        batch, the client reading the response); :meth:`cache_written` waits."""
+        if rendered:
+            self._caching = asyncio.create_task(self._keep(rendered))
+
+    async def _keep(self, rendered: imap_cache.Rendered) -> None:
+        async with self.db.connection() as conn:
+            await imap_cache.keep(conn, rendered)
+
+    async def cache_written(self) -> None:
+        """Wait for the session's cache write in flight, if any: one at a time, and
+        done before the session's next command runs (or it closes)."""
+        task, self._caching = self._caching, None
+        if task is not None:
+            try:
+                await task
+            except Exception:
+                # The cache is an optimisation: a failed write renders again next time.
+                log.warning("IMAP cache write failed", exc_info=True)
 
     def require(self, *states: str) -> None:
         if self.session.state not in states:
@@ -257,6 +281,7 @@ class Connection:
                 return
             if isinstance(cmd, str):
                 continue
+            await self.cache_written()
             tag, reply = await self._dispatch(cmd)
             if reply.startswith("BAD") and await self.errors.error():
                 await self._bye("BYE too many errors")
@@ -327,7 +352,7 @@ class Connection:
                 )
                 for e, row in rows.items():
                     seq = index[e] + 1
-                    flags = flags_of(row["keywords"])
+                    flags = flags_of(row.keywords)
                     if sel.stored.get(e) == flags:
                         continue  # the client set these itself and was told
                     items = [f"UID {sel.view.uids[seq - 1]}", f"FLAGS {flags}"]

@@ -198,10 +198,15 @@ class View:
 
 
 async def open_view(conn: Conn, address_id: str, mailbox_id: str) -> View:
-    async with transaction(conn):
-        state = await imap_uids.assign(conn, mailbox_id)
-        pairs = await imap_uids.uid_map(conn, mailbox_id)
-        modseq = await imap_uids.highest_modseq(conn, address_id, mailbox_id)
+    # Usually every message has its UID already: one read, no lock, no transaction.
+    seen = await imap_uids.snapshot(conn, address_id, mailbox_id)
+    if seen is not None:
+        state, pairs, modseq = seen.state, seen.uids, seen.modseq
+    else:
+        async with transaction(conn):
+            state = await imap_uids.assign(conn, mailbox_id)
+            pairs = await imap_uids.uid_map(conn, mailbox_id)
+            modseq = await imap_uids.highest_modseq(conn, address_id, mailbox_id)
     return View(
         mailbox_id,
         state.uid_validity,
@@ -223,6 +228,8 @@ class Delta:
 
 async def delta(conn: Conn, address_id: str, view: View) -> Delta:
     """What changed in the mailbox since the view was last brought up to date."""
+    if await imap_uids.unchanged(conn, address_id, view.mailbox_id, view.uid_next, view.modseq):
+        return Delta([], [], {}, view.modseq, view.uid_next)
     async with transaction(conn):
         modseq = await imap_uids.highest_modseq(conn, address_id, view.mailbox_id)
         state = await imap_uids.assign(conn, view.mailbox_id)

@@ -49,3 +49,14 @@ async def keep(conn: Conn, rendered: Rendered) -> None:
                 [rendered[i][1] for i in ids],
             ),
         )
+
+
+async def forget(conn: Conn, address_id: str) -> int:
+    """Drop the address's cached forms (they are rendered again by the next FETCH):
+    what benchmarks/imap.py does to time a first, cold listing again."""
+    return await execute(
+        conn,
+        "DELETE FROM mta.imap_cache c USING mta.emails e"
+        " WHERE e.id = c.email_id AND e.address_id = %s",
+        (address_id,),
+    )

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 
-from common.db import Conn, execute, fetch_all, fetch_one, fetch_val
+from common.db import Conn, execute, fetch_all, fetch_one, fetch_rows, fetch_val
 from common.records import Record
 
 
@@ -82,6 +83,75 @@ async def assign(conn: Conn, mailbox_id: str) -> UidState:
     return UidState.from_row(done)
 
 
+_HIGHEST_MODSEQ = """
+    greatest(
+        (SELECT max(id) FROM mta.changes WHERE address_id = %(a)s AND type_name = 'Email'),
+        (SELECT max(expunged) FROM mta.imap_uids
+          WHERE mailbox_id = %(m)s AND expunged IS NOT NULL),
+        1)
+"""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A mailbox as SELECT shows it, read in one statement."""
+
+    state: UidState
+    uids: list[tuple[int, str]]  # (uid, email id) by UID
+    modseq: int
+
+
+_STATE = f"""
+    SELECT im.uid_validity, im.uid_next, im.live = m.total_emails AS complete,
+           ({_HIGHEST_MODSEQ}) AS modseq{{more}}
+      FROM mta.imap_mailboxes im JOIN mta.mailboxes m ON m.id = im.mailbox_id
+     WHERE im.mailbox_id = %(m)s
+"""
+_NOW = _STATE.format(more="")
+_SNAPSHOT = _STATE.format(
+    more=""",
+           (SELECT string_agg(uid::text, ',' ORDER BY uid) FROM mta.imap_uids
+             WHERE mailbox_id = im.mailbox_id AND expunged IS NULL) AS uids,
+           (SELECT string_agg(email_id::text, ',' ORDER BY uid) FROM mta.imap_uids
+             WHERE mailbox_id = im.mailbox_id AND expunged IS NULL) AS ids"""
+)
+
+
+async def unchanged(
+    conn: Conn, address_id: str, mailbox_id: str, uid_next: int, modseq: int
+) -> bool:
+    """Whether nothing happened in the mailbox since a session saw UIDNEXT ``uid_next``
+    and HIGHESTMODSEQ ``modseq``: no arrival without a UID, no UID given, no change
+    logged, no expunge. One read without a lock (what NOOP and every UID command ask)."""
+    row = await fetch_one(conn, _NOW, {"a": address_id, "m": mailbox_id})
+    return (
+        row is not None
+        and row["complete"]
+        and row["uid_next"] == uid_next
+        and int(row["modseq"] or 1) <= modseq
+    )
+
+
+async def snapshot(conn: Conn, address_id: str, mailbox_id: str) -> Snapshot | None:
+    """UIDVALIDITY, UIDNEXT, the UID list and HIGHESTMODSEQ in one round trip and
+    one consistent read, without a lock, when every message already has its
+    UID (the usual SELECT); None when some have none yet (:func:`assign` then)."""
+    row = await fetch_one(conn, _SNAPSHOT, {"a": address_id, "m": mailbox_id})
+    if row is None or not row["complete"]:
+        return None
+    return Snapshot(
+        UidState(row["uid_validity"], row["uid_next"]),
+        _pairs(row["uids"], row["ids"]),
+        int(row["modseq"] or 1),
+    )
+
+
+def _pairs(uids: str | None, ids: str | None) -> list[tuple[int, str]]:
+    if uids is None or ids is None:
+        return []
+    return list(zip(map(int, uids.split(",")), ids.split(","), strict=True))
+
+
 async def uid_map(conn: Conn, mailbox_id: str, *, since_uid: int = 1) -> list[tuple[int, str]]:
     """(uid, email id) of the mailbox's messages with a UID from ``since_uid`` on, by UID."""
     # One row of two strings, split here: a row per message cost more in
@@ -96,9 +166,7 @@ async def uid_map(conn: Conn, mailbox_id: str, *, since_uid: int = 1) -> list[tu
         """,
         (mailbox_id, since_uid),
     )
-    if row is None or row["uids"] is None:
-        return []
-    return list(zip(map(int, row["uids"].split(",")), row["ids"].split(","), strict=True))
+    return [] if row is None else _pairs(row["uids"], row["ids"])
 
 
 async def uids_of(conn: Conn, mailbox_id: str, email_ids: Sequence[str]) -> dict[str, int]:
@@ -137,16 +205,7 @@ async def mailbox_size(conn: Conn, mailbox_id: str) -> int:
 async def highest_modseq(conn: Conn, address_id: str, mailbox_id: str) -> int:
     """HIGHESTMODSEQ: the address's latest Email change (what flags, arrivals and
     moves log; an index-only backward scan), or a later expunge from the mailbox."""
-    value = await fetch_val(
-        conn,
-        """
-        SELECT greatest(
-            (SELECT max(id) FROM mta.changes WHERE address_id = %s AND type_name = 'Email'),
-            (SELECT max(expunged) FROM mta.imap_uids WHERE mailbox_id = %s AND expunged IS NOT NULL),
-            1)
-        """,
-        (address_id, mailbox_id),
-    )
+    value = await fetch_val(conn, f"SELECT {_HIGHEST_MODSEQ}", {"a": address_id, "m": mailbox_id})
     return int(value or 1)
 
 
@@ -213,15 +272,49 @@ async def keywords_in_use(conn: Conn, address_id: str, email_ids: Sequence[str])
     return {r["k"] for r in rows}
 
 
+async def keywords_by_uid(
+    conn: Conn, address_id: str, mailbox_id: str, first: int, last: int
+) -> dict[int, list[str]]:
+    """UID -> keywords of the mailbox's messages with UIDs ``first`` to ``last``:
+    a FLAGS resync's whole read (no id, no blob id: a tenth of a full row's bytes).
+    Expunged ones too, as :func:`message_rows` reads them."""
+    rows = await fetch_rows(
+        conn,
+        "SELECT u.uid, e.keywords FROM mta.imap_uids u JOIN mta.emails e ON e.id = u.email_id"
+        " WHERE e.address_id = %s AND u.mailbox_id = %s AND u.uid BETWEEN %s AND %s",
+        (address_id, mailbox_id, first, last),
+    )
+    return {uid: keywords for uid, keywords in rows}
+
+
 # What FETCH reads per email, by need: flags and sizes only; plus the parsed
-# header columns (SEARCH, ENVELOPE); plus the raw header or the whole message
+# header columns (SEARCH); plus the raw header or the whole message
 # when kept inline (else the caller reads the blob store); plus the cached
 # ENVELOPE and BODYSTRUCTURE (mta/store/imap_cache.py), when the header and
 # the message are read only for the emails whose forms are not cached yet.
+# Every row has every column (NULL when not asked for), as a named tuple: a
+# dict per row cost a FLAGS listing more than the rest of its Python.
+class MessageRow(NamedTuple):
+    id: str
+    keywords: list[str]
+    blob_id: str
+    received_at: datetime | None
+    size: int | None
+    thread_id: str | None
+    sent_at: datetime | None
+    subject: str | None
+    from_addrs: list[dict[str, str]] | None
+    to_addrs: list[dict[str, str]] | None
+    cc_addrs: list[dict[str, str]] | None
+    envelope: bytes | None
+    bodystructure: bytes | None
+    raw: bytes | None
+
+
 _ROW_COLUMNS = "e.id::text, e.keywords, e.blob_id"
 # Parsing a timestamptz per row costs psycopg2 more than the rest of a
 # FLAGS-only row: read only when asked for.
-_DETAIL_COLUMNS = ", e.received_at, e.size, e.thread_id::text"
+_DETAIL_COLUMNS = ("received_at", "size", "thread_id::text")
 _HEADER_NAMES = ("sent_at", "subject", "from_addrs", "to_addrs", "cc_addrs")
 _INLINE = "(SELECT {what} FROM mta.inline_blobs ib WHERE ib.blob_id = e.blob_id)"
 _WHOLE = "ib.data"
@@ -249,7 +342,7 @@ async def message_rows(
     only_uncached: bool = True,
     details: bool = True,
     uid_range: tuple[str, int, int] | None = None,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, MessageRow]:
     """What FETCH and SEARCH show of each email: keywords, dates, size, blob; the
     parsed header columns (``columns``); ``raw``: the whole message (``with_raw``)
     or its header alone (``with_header``) when kept inline, else NULL.
@@ -269,14 +362,15 @@ async def message_rows(
         if with_header
         else "NULL::bytea"
     )
-    select = [_ROW_COLUMNS + (_DETAIL_COLUMNS if details else "")]
-    if columns:
-        select += [_unless(f"e.{n}", missing) + f" AS {n}" for n in _HEADER_NAMES]
-    select += [f"c.{n}" if n in cached else f"NULL::bytea AS {n}" for n in _CACHED]
+    select = [_ROW_COLUMNS]
+    select += [f"e.{n}" if details else "NULL" for n in _DETAIL_COLUMNS]
+    select += [_unless(f"e.{n}", missing) if columns else "NULL" for n in _HEADER_NAMES]
+    select += [f"c.{n}" if n in cached else "NULL::bytea" for n in _CACHED]
     join = " LEFT JOIN mta.imap_cache c ON c.email_id = e.id" if cached else ""
     where, params = _emails(address_id, email_ids, uid_range, join)
-    rows = await fetch_all(conn, f"SELECT {', '.join(select)}, {raw} AS raw {where}", params)
-    return {r["id"]: r for r in rows}
+    rows = await fetch_rows(conn, f"SELECT {', '.join(select)}, {raw} {where}", params)
+    make = MessageRow._make
+    return {r[0]: make(r) for r in rows}
 
 
 def _emails(

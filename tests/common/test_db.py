@@ -13,6 +13,7 @@ from common.db import (
     Prepared,
     execute,
     fetch_all,
+    fetch_rows,
     fetch_val,
     transaction,
     translate_db_error,
@@ -122,6 +123,28 @@ async def test_queued_tasks_get_connections_in_turn_when_the_pool_is_exhausted(d
         assert (db.pool.freesize, len(db.pool._used)) == (2, 0)
     finally:
         await db.close()
+
+
+async def test_the_connection_used_last_is_the_one_handed_out_next(database_url):
+    db = await Database.connect(database_url, size=3)
+    try:
+        # Three connections open at once, released in turn: the pool has three free.
+        async with db.connection() as a, db.connection() as b, db.connection() as c:
+            pids = [await fetch_val(conn, "SELECT pg_backend_pid()") for conn in (a, b, c)]
+        assert db.pool.freesize == 3
+        # One after another, every checkout gets the same (warm) backend back,
+        # the last one released, instead of going round all three.
+        for _ in range(4):
+            async with db.connection() as conn:
+                assert await fetch_val(conn, "SELECT pg_backend_pid()") == pids[0]
+    finally:
+        await db.close()
+
+
+async def test_fetch_rows_gives_tuples_in_column_order(db):
+    async with db.connection() as conn:
+        rows = await fetch_rows(conn, "SELECT n, n * 2 AS twice FROM generate_series(1, 3) n")
+    assert rows == [(1, 2), (2, 4), (3, 6)]
 
 
 async def test_a_connection_released_inside_a_transaction_is_not_reused(db):
