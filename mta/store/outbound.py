@@ -17,10 +17,13 @@ recipients after every change and writes the event of each transition.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from email.message import Message
 from email.parser import BytesHeaderParser
+from email.policy import compat32
 from email.policy import default as default_policy
 from email.utils import getaddresses
 from typing import Any
@@ -29,7 +32,7 @@ from common.crypto import Sealer
 from common.db import Conn, Prepared, execute, fetch_all, fetch_one
 from common.logs import current_request_id
 from common.records import Record
-from mta.store import events, suppressions
+from mta.store import events
 
 # LISTENed on by the worker; the payload is the message id.
 CHANNEL = "mta_outbound"
@@ -82,25 +85,50 @@ def _iso(moment: datetime) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def default_event_data(message_id: str, raw: bytes, now: datetime) -> dict[str, Any]:
-    """Resend's ``data`` for mail the API did not describe (submission, system)."""
-    headers = BytesHeaderParser(policy=default_policy).parsebytes(raw)
+# Header values the email package's default policy would give back unchanged:
+# printable ASCII on one line, with no encoded word, quoted string, comment or
+# run of spaces for it to decode or rewrite (a bare address, "Name <address>").
+_PLAIN = re.compile(r"[!#-'*-~]+(?: [!#-'*-~]+)*")
 
-    def addresses(name: str) -> list[str]:
-        return [a for _, a in getaddresses([str(v) for v in headers.get_all(name) or []]) if a]
 
-    sender = str(headers.get("From", ""))
+def default_event_data(
+    message_id: str, raw: bytes, now: datetime, headers: Message | None = None
+) -> dict[str, Any]:
+    """Resend's ``data`` for mail the API did not describe (submission, system).
+
+    ``headers``: the header block already parsed with ``compat32`` (submission's
+    sender check has it). Plain values are taken as they are; any other makes
+    the block parsed again with the default policy, which decodes and unfolds.
+    """
+    if headers is None:
+        headers = BytesHeaderParser(policy=compat32).parsebytes(raw, headersonly=True)
+    values = {name: [str(v) for v in headers.get_all(name) or []] for name in _EVENT_FIELDS}
+    if all(_PLAIN.fullmatch(v.strip(" ")) and "=?" not in v for vs in values.values() for v in vs):
+        # What the default policy gives for these: From without its outer
+        # spaces, the Subject as it stands.
+        sender = values["From"][0].strip(" ") if values["From"] else ""
+        subject = values["Subject"][0] if values["Subject"] else ""
+        to = values["To"]
+    else:
+        parsed = BytesHeaderParser(policy=default_policy).parsebytes(raw, headersonly=True)
+        sender = str(parsed.get("From", ""))
+        subject = str(parsed.get("Subject", ""))
+        to = [str(v) for v in parsed.get_all("To") or []]
     return {
         "email_id": message_id,
         "created_at": _iso(now),
         "from": sender,
-        "to": addresses("To"),
-        "subject": str(headers.get("Subject", "")),
+        "to": [a for _, a in getaddresses(to) if a],
+        "subject": subject,
     }
 
 
-# The message, its recipients and the worker's wake-up in one prepared statement:
-# one round trip for every message queued.
+_EVENT_FIELDS = ("From", "To", "Subject")
+
+
+# The message, its recipients (each tested against the account's suppressions)
+# and the worker's wake-up in one prepared statement: one round trip for every
+# message queued. It answers the recipients found suppressed.
 _ENQUEUE = Prepared(
     f"""
     WITH m AS (
@@ -110,18 +138,24 @@ _ENQUEUE = Prepared(
         VALUES (%(id)s, %(acc)s, %(addr)s, %(src)s, %(from)s, %(raw)s, %(sealed)s, %(size)s,
                 %(now)s, %(sched)s, %(exp)s, %(status)s, %(data)s::jsonb, %(now)s, %(trace)s)
         RETURNING id
+    ), b AS (
+        SELECT x.rcpt, x.low, x.n, x.verp,
+               EXISTS (SELECT 1 FROM mta.suppressions s
+                        WHERE s.account_id = %(acc)s AND s.email = x.low) AS blocked
+          FROM unnest(%(rcpts)s::text[], %(lows)s::text[], %(verps)s::text[])
+               WITH ORDINALITY AS x(rcpt, low, verp, n)
     ), r AS (
         INSERT INTO mta.outbound_recipients
             (message_id, position, rcpt, status, next_attempt_at, last_reply, verp)
-        SELECT (SELECT id FROM m), r.n, r.rcpt,
-               CASE WHEN r.blocked THEN 'suppressed' ELSE 'queued' END,
-               CASE WHEN r.blocked THEN NULL ELSE %(due)s::timestamptz END,
-               CASE WHEN r.blocked THEN %(suppressed)s ELSE '' END,
-               r.verp
-          FROM unnest(%(rcpts)s::text[], %(blocked)s::bool[], %(verps)s::text[])
-               WITH ORDINALITY AS r(rcpt, blocked, verp, n)
+        SELECT (SELECT id FROM m), b.n, b.rcpt,
+               CASE WHEN b.blocked THEN 'suppressed' ELSE 'queued' END,
+               CASE WHEN b.blocked THEN NULL ELSE %(due)s::timestamptz END,
+               CASE WHEN b.blocked THEN %(suppressed)s ELSE '' END,
+               b.verp
+          FROM b
     )
-    SELECT pg_notify('{CHANNEL}', %(id)s::text)
+    SELECT pg_notify('{CHANNEL}', %(id)s::text),
+           ARRAY(SELECT b.low FROM b WHERE b.blocked ORDER BY b.n) AS blocked
     """
 )
 
@@ -154,8 +188,7 @@ async def enqueue(
     for rcpt in recipients:
         first.setdefault(rcpt.lower(), rcpt)
     unique = list(first.values())
-    blocked = await suppressions.suppressed(conn, account_id, unique) if account_id else set()
-    await _ENQUEUE.execute(
+    row = await _ENQUEUE.fetch_one(
         conn,
         {
             "id": message_id,
@@ -175,16 +208,19 @@ async def enqueue(
             "trace": current_request_id(),
             "due": due,
             "rcpts": unique,
-            "blocked": [r.lower() in blocked for r in unique],
+            # As mta/store/suppressions.py keeps them (the instance's own mail,
+            # with no account, has no list).
+            "lows": [r.strip().lower() if account_id else "" for r in unique],
             "verps": [secrets.token_hex(10) for _ in unique],
             "suppressed": f"suppressed: {SUPPRESSED_MESSAGE}",
         },
     )
+    blocked = set(row["blocked"]) if row is not None else set()
     if scheduled and account_id and source not in SILENT_SOURCES:
         await events.record(conn, account_id, "email.scheduled", data, now, email_id=message_id)
     if blocked:
         for rcpt in unique:
-            if rcpt.lower() in blocked:
+            if rcpt.strip().lower() in blocked:
                 await record_suppressed_event(conn, message_id, rcpt, now)
         await settle(conn, message_id, now)
 
