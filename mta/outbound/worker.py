@@ -33,8 +33,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-import aiosmtplib
-
 from common import metrics
 from common.db import Conn
 from common.logs import reset_request_id, set_request_id
@@ -46,6 +44,7 @@ from mta.outbound import dsn, signer
 from mta.outbound.client import ConnectFailed, Connections, transact
 from mta.outbound.mtasts import PolicyCache
 from mta.outbound.routing import RouteFailure, route
+from mta.outbound.smtp import Disconnected, SMTPError
 from mta.outbound.submit import (
     Submission,
     submit,
@@ -347,12 +346,12 @@ class OutboundWorker:
                 async with self.connections.session(where) as session:
                     answer = await transact(session, sender, item.rcpt, data)
                 return answer.line, answer.host, answer.permanent
-            except aiosmtplib.SMTPServerDisconnected as exc:
+            except Disconnected as exc:
                 if attempt:
                     return f"451 4.4.2 connection lost: {exc}", where.hosts[0].name, False
             except ConnectFailed as exc:
                 return f"451 4.4.1 could not connect: {exc}", "", False
-            except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
+            except (SMTPError, OSError, TimeoutError) as exc:
                 return f"451 4.4.2 {type(exc).__name__}: {exc}", where.hosts[0].name, False
         raise AssertionError("unreachable")
 
