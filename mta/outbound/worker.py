@@ -262,12 +262,14 @@ class OutboundWorker:
     async def _deliver_message(self, items: list[Claimed]) -> None:
         first = items[0]
         async with self.db.connection() as conn:
-            raw = await outbound.raw_of(conn, first.message_id, self.raw_sealer)
-            blocked = (
-                await suppressions.suppressed(conn, first.account_id, [i.rcpt for i in items])
-                if first.account_id
-                else set()
-            )
+            raw = first.raw
+            if raw is None:
+                raw = await outbound.raw_of(conn, first.message_id, self.raw_sealer)
+            # The claim said which ASCII addresses are suppressed; others are asked here.
+            blocked = {i.rcpt.lower() for i in items if i.suppressed}
+            others = [i.rcpt for i in items if not i.rcpt.isascii()]
+            if first.account_id and others:
+                blocked |= await suppressions.suppressed(conn, first.account_id, others)
             if raw is not None and first.trace_id and first.source != "submission":
                 # Submission wrote its own Received (with the trace) at DATA.
                 raw = (

@@ -354,6 +354,17 @@ class Claimed(Record):
     trace_id: str | None
     # What the activity log shows for the message (read with the claim, not per message).
     subject: str = ""
+    # The message itself when small and not sealed (CLAIM_RAW_BYTES): read with
+    # the claim, not once more per message; None: read it with raw_of().
+    raw: bytes | None = None
+    # On the account's suppression list now (checked with the claim for
+    # addresses in ASCII, whose case PostgreSQL folds as Python does).
+    suppressed: bool = False
+
+
+# Messages up to this size come with their claim (a claim of BATCH recipients
+# then holds at most a few MB); larger ones are read one by one.
+CLAIM_RAW_BYTES = 64 * 1024
 
 
 async def claim(conn: Conn, now: datetime, lease: timedelta, limit: int) -> list[Claimed]:
@@ -376,11 +387,19 @@ async def claim(conn: Conn, now: datetime, lease: timedelta, limit: int) -> list
         RETURNING r.message_id::text, r.position, r.rcpt, r.attempts, r.verp,
                   m.account_id::text, m.address_id::text, m.source, m.mail_from,
                   m.created_at, m.scheduled_at, m.expires_at, m.trace_id,
-                  coalesce(m.event_data ->> 'subject', '') AS subject
+                  coalesce(m.event_data ->> 'subject', '') AS subject,
+                  CASE WHEN m.size <= %(small)s THEN m.raw END AS raw,
+                  m.account_id IS NOT NULL AND EXISTS (
+                      SELECT 1 FROM mta.suppressions s
+                       WHERE s.account_id = m.account_id AND s.email = lower(btrim(r.rcpt))
+                  ) AS suppressed
         """,
-        {"now": now, "until": now + lease, "limit": limit},
+        {"now": now, "until": now + lease, "limit": limit, "small": CLAIM_RAW_BYTES},
     )
-    return [Claimed.from_row(row) for row in rows]
+    return [
+        Claimed.from_row({**row, "raw": None if row["raw"] is None else bytes(row["raw"])})
+        for row in rows
+    ]
 
 
 async def start_sending(conn: Conn, message_ids: list[str], now: datetime) -> None:
