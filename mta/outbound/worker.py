@@ -235,7 +235,7 @@ class OutboundWorker:
     async def close(self) -> None:
         await self.connections.close()
         await self.http.close()
-        self.signing.close()
+        await self.signing.close()
 
     async def _claim(self, limit: int) -> list[Claimed]:
         now = self.clock.now()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -561,13 +562,22 @@ async def test_the_signing_pool_signs_as_this_process_and_outlives_a_dead_child(
     pool = SigningPool(1)
     try:
         assert verifies(await pool.sign(RAW, key))
-        assert pool._executor is not None
-        for child in list(pool._executor._processes.values()):  # type: ignore[attr-defined]
-            child.kill()
-            child.join()
-        # The pool is broken: this one is signed here, the next in a new pool.
+        [child] = pool._children  # signed in a child process
+        assert child.process.pid != os.getpid()
+        child.process.kill()
+        await child.process.wait()
+        # The child is gone: this one is signed here (or, had it noticed, by a new
+        # child), the next in a new child.
         assert verifies(await pool.sign(RAW, key))
         assert verifies(await pool.sign(RAW, key))
-        assert pool._executor is not None
+        [replacement] = pool._children
+        assert replacement is not child and replacement.alive
+        # Many at once, answered in order: each signature is its own message's.
+        bodies = [RAW.replace(b"See attached.", f"Part {n}.".encode()) for n in range(20)]
+        signatures = await asyncio.gather(*(pool.sign(b, key) for b in bodies))
+        assert all(
+            dkim.verify(s + b, dnsfunc=lambda name, timeout=5: record)
+            for s, b in zip(signatures, bodies, strict=True)
+        )
     finally:
-        pool.close()
+        await pool.close()
