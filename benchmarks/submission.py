@@ -276,9 +276,14 @@ async def bench_ours(
     cpu, db = sum(tree_cpu_seconds(w.pid) for w in workers), db_cpu_seconds(db_pids)
     sampler = profile(args, "outbound", [w.pid for w in workers])
     try:
-        while await delivered(dsn) < n:
+        progress = (0, time.monotonic())
+        while (done := await delivered(dsn)) < n:
             if any(w.poll() is not None for w in workers):
                 sys.exit("an outbound worker exited")
+            if done > progress[0]:
+                progress = (done, time.monotonic())
+            elif time.monotonic() - progress[1] > 60:
+                sys.exit(f"delivery stalled at {done} of {n}: see {tmp}/outbound-*.log")
             await asyncio.sleep(0.05)
         deliver = time.perf_counter() - started
         finish(sampler)

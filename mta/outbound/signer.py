@@ -165,6 +165,7 @@ class SigningPool:
         self.processes = processes
         self._children: list[_Child] = []
         self._next = 0
+        self._starting = asyncio.Lock()
 
     async def sign(self, raw: bytes, key: directory.SigningKey) -> bytes:
         if self.processes <= 0 or key.algorithm != "rsa-sha256":
@@ -176,11 +177,16 @@ class SigningPool:
             # A child died (killed, out of memory): a new one next time, this one here.
             log.warning("a DKIM signing process died; starting a new one")
             return _sign(raw, key)
+        except OSError:
+            log.exception("no DKIM signing process could start; signing in the worker")
+            return _sign(raw, key)
 
     async def _child(self) -> _Child:
-        self._children = [c for c in self._children if c.alive]
-        if len(self._children) < self.processes:
-            self._children.append(await _Child.start())
+        # Held only while children start: the first signatures all wait for them.
+        async with self._starting:
+            self._children = [c for c in self._children if c.alive]
+            while len(self._children) < self.processes:
+                self._children.append(await _Child.start())
         self._next = (self._next + 1) % len(self._children)
         return self._children[self._next]
 

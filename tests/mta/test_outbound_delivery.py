@@ -559,8 +559,20 @@ async def test_the_signing_pool_signs_as_this_process_and_outlives_a_dead_child(
     def verifies(signature: bytes) -> bool:
         return bool(dkim.verify(signature + RAW, dnsfunc=lambda name, timeout=5: record))
 
-    pool = SigningPool(1)
+    pool = SigningPool(2)
     try:
+        # Many at once from the start (the children start once), answered in
+        # order: each signature is its own message's.
+        bodies = [RAW.replace(b"See attached.", f"Part {n}.".encode()) for n in range(20)]
+        signatures = await asyncio.gather(*(pool.sign(b, key) for b in bodies))
+        assert all(
+            dkim.verify(s + b, dnsfunc=lambda name, timeout=5: record)
+            for s, b in zip(signatures, bodies, strict=True)
+        )
+        assert len(pool._children) == 2
+        await pool.close()
+
+        pool = SigningPool(1)
         assert verifies(await pool.sign(RAW, key))
         [child] = pool._children  # signed in a child process
         assert child.process.pid != os.getpid()
@@ -572,12 +584,5 @@ async def test_the_signing_pool_signs_as_this_process_and_outlives_a_dead_child(
         assert verifies(await pool.sign(RAW, key))
         [replacement] = pool._children
         assert replacement is not child and replacement.alive
-        # Many at once, answered in order: each signature is its own message's.
-        bodies = [RAW.replace(b"See attached.", f"Part {n}.".encode()) for n in range(20)]
-        signatures = await asyncio.gather(*(pool.sign(b, key) for b in bodies))
-        assert all(
-            dkim.verify(s + b, dnsfunc=lambda name, timeout=5: record)
-            for s, b in zip(signatures, bodies, strict=True)
-        )
     finally:
         await pool.close()
