@@ -313,8 +313,8 @@ async def prepare(
 ) -> tuple[bytes, directory.SigningKey | None]:
     """``raw`` with CRLF line ends, and the key of its From domain (None: unsigned).
 
-    Signed as the outbound client sends it: aiosmtplib makes every line end CRLF
-    on the wire, so a signature over a queued message with bare LFs would cover
+    Signed as the outbound client sends it: every line end CRLF on the wire
+    (mta/outbound/client.py), so a signature over a queued message with bare LFs would cover
     other bytes than the far side receives (mta/lines.py)."""
     raw = lines.to_crlf(raw)
     domain = from_domain(raw)
