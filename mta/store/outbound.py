@@ -430,12 +430,11 @@ async def start_sending(conn: Conn, message_ids: list[str], now: datetime) -> No
         await events.append_many(conn, sent)
 
 
+_RAW_OF = Prepared("SELECT raw, raw_sealed FROM mta.outbound_messages WHERE id = %(id)s")
+
+
 async def raw_of(conn: Conn, message_id: str, sealer: Sealer | None) -> bytes | None:
-    row = await fetch_one(
-        conn,
-        "SELECT raw, raw_sealed FROM mta.outbound_messages WHERE id = %s",
-        (message_id,),
-    )
+    row = await _RAW_OF.fetch_one(conn, {"id": message_id})
     if row is None:
         return None
     if row["raw_sealed"] is not None:
@@ -461,10 +460,10 @@ class Outcome:
     attempted: bool = True
 
 
-async def record_outcome(conn: Conn, outcome: Outcome, now: datetime) -> None:
-    await execute(
-        conn,
-        """
+# The worker's per-message statements are prepared (planned once per connection):
+# by primary key, so the generic plan is the only plan.
+_RECORD_OUTCOME = Prepared(
+    """
         UPDATE mta.outbound_recipients
            SET status = %(status)s,
                attempts = attempts + %(tried)s,
@@ -473,7 +472,13 @@ async def record_outcome(conn: Conn, outcome: Outcome, now: datetime) -> None:
                last_reply = %(reply)s,
                destination = CASE WHEN %(dest)s = '' THEN destination ELSE %(dest)s END
          WHERE message_id = %(id)s AND position = %(pos)s
-        """,
+    """
+)
+
+
+async def record_outcome(conn: Conn, outcome: Outcome, now: datetime) -> None:
+    await _RECORD_OUTCOME.execute(
+        conn,
         {
             "status": outcome.status,
             "tried": 1 if outcome.attempted else 0,
@@ -514,21 +519,31 @@ _EVENT_OF = {
 }
 
 
+_SETTLE_READ = Prepared(
+    """
+    SELECT m.status, m.account_id::text, m.event_data, m.source,
+           (SELECT jsonb_object_agg(s, n) FROM (
+                SELECT status AS s, count(*) AS n FROM mta.outbound_recipients
+                 WHERE message_id = m.id GROUP BY status) c) AS counts
+      FROM mta.outbound_messages m WHERE m.id = %(id)s FOR UPDATE
+    """
+)
+_SETTLE_WRITE = Prepared(
+    """
+    UPDATE mta.outbound_messages
+       SET status = %(status)s, updated_at = %(now)s,
+           raw = CASE WHEN %(erase)s::boolean THEN NULL ELSE raw END,
+           raw_sealed = CASE WHEN %(erase)s::boolean THEN NULL ELSE raw_sealed END
+     WHERE id = %(id)s
+    """
+)
+
+
 async def settle(
     conn: Conn, message_id: str, now: datetime, *, extra: dict[str, Any] | None = None
 ) -> tuple[str, str]:
     """Re-derive the message status; write the event of a change. (old, new)."""
-    row = await fetch_one(
-        conn,
-        """
-        SELECT m.status, m.account_id::text, m.event_data, m.source,
-               (SELECT jsonb_object_agg(s, n) FROM (
-                    SELECT status AS s, count(*) AS n FROM mta.outbound_recipients
-                     WHERE message_id = m.id GROUP BY status) c) AS counts
-          FROM mta.outbound_messages m WHERE m.id = %s FOR UPDATE
-        """,
-        (message_id,),
-    )
+    row = await _SETTLE_READ.fetch_one(conn, {"id": message_id})
     if row is None:
         return ("", "")
     old = row["status"]
@@ -540,15 +555,7 @@ async def settle(
     # (the API keeps its own copy of what was sent, a client its Sent folder),
     # and the panel's one-time links must not outlive their delivery.
     erase = final
-    await execute(
-        conn,
-        f"""
-        UPDATE mta.outbound_messages SET status = %s, updated_at = %s
-               {", raw = NULL, raw_sealed = NULL" if erase else ""}
-         WHERE id = %s
-        """,
-        (new, now, message_id),
-    )
+    await _SETTLE_WRITE.execute(conn, {"status": new, "now": now, "id": message_id, "erase": erase})
     event = _EVENT_OF.get(new)
     if event and row["account_id"] and row["source"] not in SILENT_SOURCES:
         data = dict(row["event_data"] or {})
