@@ -234,9 +234,8 @@ class _Child:
         try:
             self.stdin.write(len(body).to_bytes(4, "big") + body)
             await self.stdin.drain()
-        except (ConnectionError, RuntimeError) as exc:
-            self._gone()
-            raise _ChildGone from exc
+        except (ConnectionError, RuntimeError):
+            self._gone()  # fails ``answer`` with the others: _ChildGone below
         status, payload = await answer
         if status == _OK:
             return payload
