@@ -359,6 +359,30 @@ async def test_a_recipient_suppressed_after_queueing_is_not_attempted(
     assert handler.connections == 0
 
 
+async def test_suppressions_checked_with_the_claim_match_any_case_and_non_ascii_addresses(
+    runtime: Runtime,
+    remote: tuple[ReceiverHandler, int],
+    worker: OutboundWorker,
+    alice: Sender,
+) -> None:
+    handler, _ = remote
+    rcpts = ["Bob@Remote.test", "ZOË@remote.test", "carol@remote.test"]
+    message_id = await enqueue(runtime, alice, rcpts=rcpts)
+    async with runtime.db.transaction() as conn:
+        for address in ("bob@remote.test", "zoë@remote.test"):
+            await mailstore.add_suppression(
+                conn, alice.account_id, address, "manual", runtime.clock.now()
+            )
+    await worker.drain()
+    found = await status(runtime, alice, message_id)
+    assert [(r.email, r.status, r.attempts) for r in found.recipients] == [
+        ("Bob@Remote.test", "suppressed", 0),
+        ("ZOË@remote.test", "suppressed", 0),
+        ("carol@remote.test", "delivered", 1),
+    ]
+    assert [m.rcpts for m in handler.messages] == [["carol@remote.test"]]
+
+
 def report(to: str, report_type: str, body: str) -> bytes:
     return (
         f"From: MAILER-DAEMON@mx.remote.test\r\nTo: {to}\r\nSubject: report\r\n"
