@@ -51,9 +51,11 @@ sys.path.insert(0, str(ROOT))
 from benchmarks import postfix  # noqa: E402
 from benchmarks.performance_doc import replace_section  # noqa: E402
 from benchmarks.processes import (  # noqa: E402
+    Sampler,
     free_port,
     postgres_pids,
     process_cpu_seconds,
+    top_functions,
 )
 from benchmarks.smtp_inbound import (  # noqa: E402
     SECRET,
@@ -258,7 +260,9 @@ async def bench_ours(
     submission = start("submission", env, log, "submission listening")
     try:
         cpu, db = tree_cpu_seconds(submission.pid), db_cpu_seconds(db_pids)
+        sampler = profile(args, "submission", [submission.pid])
         submit = await load(port, args, login=True)
+        finish(sampler)
         submit_cpu = tree_cpu_seconds(submission.pid) - cpu
         submit_db = db_spent(db_pids, db)
     finally:
@@ -270,12 +274,19 @@ async def bench_ours(
         workers.append(start("outbound", env, worker_log, "worker running"))
     started = time.perf_counter()
     cpu, db = sum(tree_cpu_seconds(w.pid) for w in workers), db_cpu_seconds(db_pids)
+    sampler = profile(args, "outbound", [w.pid for w in workers])
     try:
-        while await delivered(dsn) < n:
+        progress = (0, time.monotonic())
+        while (done := await delivered(dsn)) < n:
             if any(w.poll() is not None for w in workers):
                 sys.exit("an outbound worker exited")
+            if done > progress[0]:
+                progress = (done, time.monotonic())
+            elif time.monotonic() - progress[1] > 60:
+                sys.exit(f"delivery stalled at {done} of {n}: see {tmp}/outbound-*.log")
             await asyncio.sleep(0.05)
         deliver = time.perf_counter() - started
+        finish(sampler)
         # From "worker running" on (the signing processes' start-up included).
         deliver_cpu = sum(tree_cpu_seconds(w.pid) for w in workers) - cpu
         deliver_db = db_spent(db_pids, db)
@@ -290,6 +301,24 @@ async def bench_ours(
         deliver_cpu / n * 1000,
         None if deliver_db is None else deliver_db / n * 1000,
     )
+
+
+def profile(args: argparse.Namespace, name: str, pids: list[int]) -> Sampler | None:
+    """With --profile DIR: py-spy samples ``pids`` (and their children) into DIR/name."""
+    if args.profile is None:
+        return None
+    args.profile.mkdir(parents=True, exist_ok=True)
+    return Sampler(pids, args.profile / f"{name}.txt")
+
+
+def finish(sampler: Sampler | None) -> None:
+    """Stop the sampler and print where the samples were (inclusive and own share)."""
+    if sampler is None:
+        return
+    sampler.stop()
+    print(f"\n{sampler.path.name}: share of samples on the stack / at the top")
+    for function, inclusive, own in top_functions(sampler.path):
+        print(f"{inclusive:6.1%} {own:6.1%}  {function}")
 
 
 def postfix_instance(base: Path, port: int, sink: int) -> Path:
@@ -407,6 +436,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="python -m mta outbound processes")
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--write-docs", action="store_true")
+    parser.add_argument(
+        "--profile", type=Path, default=None, help="py-spy each daemon's phase into this directory"
+    )
     asyncio.run(run(parser.parse_args()))
 
 

@@ -13,7 +13,7 @@ disagree on where a message ends. What each door does with one (docs/mail.md,
   (RFC 6409 8 lets a submission server repair what it is given; Postfix
   treats its trusted clients alike);
 * the DKIM signer: signs the message with its line ends made CRLF, the form
-  the outbound client (aiosmtplib) puts on the wire, so the signature covers
+  the outbound client (mta/outbound/smtp.py) puts on the wire, so the signature covers
   exactly what the far side receives, whatever the queue holds.
 """
 

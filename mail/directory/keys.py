@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from common.crypto import Sealer
-from common.db import Conn, fetch_one
+from common.db import Conn, Prepared
 
 SEAL_PURPOSE = "mail.dkim"
 
@@ -33,18 +33,20 @@ def open_private_key(sealer: Sealer, sealed: str) -> bytes:
     return sealer.open_bytes(sealed)
 
 
+# Read for every message the outbound worker signs: planned once per connection.
+_SIGNING_KEY = Prepared(
+    """
+    SELECT k.selector, k.algorithm, k.private_key_sealed
+      FROM mail.domains d JOIN mail.dkim_keys k ON k.domain_id = d.id AND k.active
+     WHERE d.name = %(name)s
+    """
+)
+
+
 async def signing_key(conn: Conn, sealer: Sealer, domain: str) -> SigningKey | None:
     """The active DKIM key of a hosted domain; None for a domain not hosted here."""
     name = domain.strip().lower().rstrip(".")
-    row = await fetch_one(
-        conn,
-        """
-        SELECT k.selector, k.algorithm, k.private_key_sealed
-          FROM mail.domains d JOIN mail.dkim_keys k ON k.domain_id = d.id AND k.active
-         WHERE d.name = %s
-        """,
-        (name,),
-    )
+    row = await _SIGNING_KEY.fetch_one(conn, {"name": name})
     if row is None:
         return None
     return SigningKey(

@@ -10,6 +10,8 @@ package, which embed :func:`storage_cap_sql` so RCPT TO stays one round trip.
 * :func:`reserve` runs in the creating transaction and locks the account's
   ``mail.billing_accounts`` row first, so two requests racing for the last
   slot are serialised: the second counts after the first commits, and loses.
+  Sends are a counter row of their own: it is tested and counted in one
+  upsert that locks it, with the same effect in one statement.
 * :func:`entitlement` is what GET /api/entitlement and the Overview show:
   the plan, its features and limits and the usage of each, counted by the
   same SQL the gates use.
@@ -196,6 +198,9 @@ async def reserve(
     """Room for ``amount`` more of ``name``, or :class:`LimitReached`; in the creating
     transaction. sends_per_month is a counter: reserving also counts the sends."""
     assert name in LIMITS, name
+    if name == "sends_per_month":
+        await _reserve_sends(conn, account_id, amount, now)
+        return
     await lock(conn, account_id)
     plan = await plan_of(conn, account_id)
     cap = plan.limit(name)
@@ -205,16 +210,41 @@ async def reserve(
             raise LimitReached(
                 f"the {name} limit of your plan ({plan.name}) is reached: {used} used of {cap}"
             )
-    if name == "sends_per_month":
-        await execute(
-            conn,
-            """
-            INSERT INTO mail.billing_usage (account_id, period, sends) VALUES (%s, %s, %s)
-            ON CONFLICT (account_id, period) DO UPDATE
-               SET sends = mail.billing_usage.sends + EXCLUDED.sends
-            """,
-            (account_id, period_of(now), amount),
-        )
+
+
+# The month's counter row, counted only while it stays within the plan's cap,
+# in one statement: the upsert locks the row (a racing send waits for its
+# commit, then tests the cap against the row as committed), so the counter
+# is its own lock and sends never pass the cap. No row back: refused, and
+# nothing was counted. (Submission counts every message in its queue's
+# group commit: this was five statements, the lock, the plan, the count and
+# the upsert.)
+_COUNT_SENDS = Prepared(
+    """
+    WITH cap AS (
+        SELECT (SELECT (p.limits ->> 'sends_per_month')::bigint
+                  FROM mail.plans p WHERE p.id = mail.plan_of(%(a)s)) AS n
+    )
+    INSERT INTO mail.billing_usage AS u (account_id, period, sends)
+    SELECT %(a)s, %(period)s, %(n)s FROM cap WHERE cap.n IS NULL OR %(n)s <= cap.n
+    ON CONFLICT (account_id, period) DO UPDATE SET sends = u.sends + EXCLUDED.sends
+     WHERE (SELECT n FROM cap) IS NULL OR u.sends + EXCLUDED.sends <= (SELECT n FROM cap)
+    RETURNING u.sends
+    """
+)
+
+
+async def _reserve_sends(conn: Conn, account_id: str, amount: int, now: datetime) -> None:
+    params = {"a": account_id, "period": period_of(now), "n": amount}
+    if await _COUNT_SENDS.fetch_one(conn, params) is not None:
+        return
+    # Refused: say why, from the same rows (nothing was counted).
+    plan = await plan_of(conn, account_id)
+    used = await count(conn, account_id, "sends_per_month", now)
+    raise LimitReached(
+        f"the sends_per_month limit of your plan ({plan.name}) is reached:"
+        f" {used} used of {plan.limit('sends_per_month')}"
+    )
 
 
 async def release_sends(conn: Conn, account_id: str, amount: int, now: datetime) -> None:

@@ -1,4 +1,4 @@
-"""SMTP to a remote server with aiosmtplib: opportunistic STARTTLS, reuse, a bound per destination.
+"""SMTP to a remote server: opportunistic STARTTLS, reuse, pipelining, a bound per destination.
 
 A connection is opened to one address of a route's hosts (in MX order; the
 next on a connection failure), says EHLO with our SMTP_HOSTNAME and turns on
@@ -9,7 +9,9 @@ an enforced policy it must verify for the MX name, and a server without
 STARTTLS is not sent to. After a transaction the connection goes back to its
 destination's idle list for the next message (OUTBOUND_IDLE seconds), so a
 burst to one domain shares a few sessions; at most OUTBOUND_PER_DESTINATION
-sessions per destination are open at once.
+sessions per destination are open at once. The conversation is
+mta/outbound/smtp.py's: MAIL, RCPT and DATA pipelined when the server offers
+PIPELINING (RFC 2920), one by one when it does not.
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-import aiosmtplib
-
+from mta import lines
 from mta.outbound.routing import Route
+from mta.outbound.smtp import Client, SMTPError
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +58,7 @@ class ConnectFailed(Exception):
 
 @dataclass
 class _Session:
-    client: aiosmtplib.SMTP
+    client: Client
     host: str
     idle_since: float = 0.0
 
@@ -96,28 +98,22 @@ class Connections:
         errors = []
         for host in route.hosts:
             for address in host.addresses:
-                client = aiosmtplib.SMTP(
-                    hostname=address,
-                    port=route.port,
-                    local_hostname=self.helo,
-                    timeout=self.timeout,
-                    start_tls=False,
-                )
+                client = None
                 try:
-                    await client.connect()
-                    await client.ehlo()
-                    if client.supports_extension("starttls"):
+                    client = await Client.connect(address, route.port, seconds=self.timeout)
+                    await client.ehlo(self.helo)
+                    if client.supports("STARTTLS"):
                         await client.starttls(
+                            self._verified if route.require_tls else self._insecure,
                             server_hostname=host.name,
-                            tls_context=self._verified if route.require_tls else self._insecure,
                         )
-                        await client.ehlo()
+                        await client.ehlo(self.helo)
                     elif route.require_tls:
                         raise ConnectFailed(f"{host.name} offers no STARTTLS (MTA-STS enforce)")
                     return _Session(client, host.name)
-                except (aiosmtplib.SMTPException, OSError, ConnectFailed) as exc:
-                    errors.append(f"{host.name}[{address}]: {exc}")
-                    with contextlib.suppress(Exception):
+                except (SMTPError, OSError, TimeoutError, ConnectFailed) as exc:
+                    errors.append(f"{host.name}[{address}]: {exc or type(exc).__name__}")
+                    if client is not None:
                         client.close()
         raise ConnectFailed("; ".join(errors) or "no host to connect to")
 
@@ -157,34 +153,32 @@ class Connections:
 async def _quit(session: _Session) -> None:
     with contextlib.suppress(Exception):
         await asyncio.wait_for(session.client.quit(), 2)
-    with contextlib.suppress(Exception):
-        session.client.close()
+    session.client.close()
 
 
 async def transact(session: _Session, mail_from: str, rcpt: str, data: bytes) -> Reply:
     """One SMTP transaction for one recipient; the reply that decides its fate.
 
     A reply of the MAIL, RCPT or DATA stage is returned as it is (the caller
-    sorts 2xx, 4xx, 5xx); a dropped connection raises (a temporary failure).
+    sorts 2xx, 4xx, 5xx); a dropped connection raises :class:`Disconnected`
+    (a temporary failure).
     """
+    return (await transact_many(session, mail_from, [rcpt], data))[0]
+
+
+async def transact_many(
+    session: _Session, mail_from: str, rcpts: list[str], data: bytes
+) -> list[Reply]:
+    """One SMTP transaction for ``rcpts`` (pipelined when offered); each one's reply."""
     client = session.client
     options = []
-    if not data.isascii() and client.supports_extension("8bitmime"):
+    if not data.isascii() and client.supports("8BITMIME"):
         options.append("BODY=8BITMIME")
-    if not (mail_from + rcpt).isascii():
-        if not client.supports_extension("smtputf8"):
-            return Reply(
-                553, "5.6.7 the server does not accept UTF-8 addresses (SMTPUTF8)", session.host
-            )
+    if not (mail_from + "".join(rcpts)).isascii():
+        if not client.supports("SMTPUTF8"):
+            refused = "5.6.7 the server does not accept UTF-8 addresses (SMTPUTF8)"
+            return [Reply(553, refused, session.host) for _ in rcpts]
         options.append("SMTPUTF8")
-    try:
-        await client.mail(mail_from, options=options, encoding="utf-8")
-        await client.rcpt(rcpt, encoding="utf-8")
-        response = await client.data(data)
-    except aiosmtplib.SMTPServerDisconnected:
-        raise
-    except aiosmtplib.SMTPResponseException as exc:
-        with contextlib.suppress(Exception):
-            await client.rset()
-        return Reply(exc.code, exc.message, session.host)
-    return Reply(response.code, response.message, session.host)
+    # CRLF already when signed (mta/outbound/signer.py prepare): the signature covers these bytes.
+    answers = await client.transaction(mail_from, rcpts, lines.to_crlf(data), options)
+    return [Reply(a.code, a.text, session.host) for a in answers]

@@ -33,8 +33,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-import aiosmtplib
-
 from common import metrics
 from common.db import Conn
 from common.logs import reset_request_id, set_request_id
@@ -46,6 +44,7 @@ from mta.outbound import dsn, signer
 from mta.outbound.client import ConnectFailed, Connections, transact
 from mta.outbound.mtasts import PolicyCache
 from mta.outbound.routing import RouteFailure, route
+from mta.outbound.smtp import Disconnected, SMTPError
 from mta.outbound.submit import (
     Submission,
     submit,
@@ -236,7 +235,7 @@ class OutboundWorker:
     async def close(self) -> None:
         await self.connections.close()
         await self.http.close()
-        self.signing.close()
+        await self.signing.close()
 
     async def _claim(self, limit: int) -> list[Claimed]:
         now = self.clock.now()
@@ -263,12 +262,14 @@ class OutboundWorker:
     async def _deliver_message(self, items: list[Claimed]) -> None:
         first = items[0]
         async with self.db.connection() as conn:
-            raw = await outbound.raw_of(conn, first.message_id, self.raw_sealer)
-            blocked = (
-                await suppressions.suppressed(conn, first.account_id, [i.rcpt for i in items])
-                if first.account_id
-                else set()
-            )
+            raw = first.raw
+            if raw is None:
+                raw = await outbound.raw_of(conn, first.message_id, self.raw_sealer)
+            # The claim said which ASCII addresses are suppressed; others are asked here.
+            blocked = {i.rcpt.lower() for i in items if i.suppressed}
+            others = [i.rcpt for i in items if not i.rcpt.isascii()]
+            if first.account_id and others:
+                blocked |= await suppressions.suppressed(conn, first.account_id, others)
             if raw is not None and first.trace_id and first.source != "submission":
                 # Submission wrote its own Received (with the trace) at DATA.
                 raw = (
@@ -347,12 +348,12 @@ class OutboundWorker:
                 async with self.connections.session(where) as session:
                     answer = await transact(session, sender, item.rcpt, data)
                 return answer.line, answer.host, answer.permanent
-            except aiosmtplib.SMTPServerDisconnected as exc:
+            except Disconnected as exc:
                 if attempt:
                     return f"451 4.4.2 connection lost: {exc}", where.hosts[0].name, False
             except ConnectFailed as exc:
                 return f"451 4.4.1 could not connect: {exc}", "", False
-            except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
+            except (SMTPError, OSError, TimeoutError) as exc:
                 return f"451 4.4.2 {type(exc).__name__}: {exc}", where.hosts[0].name, False
         raise AssertionError("unreachable")
 

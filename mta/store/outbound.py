@@ -17,10 +17,13 @@ recipients after every change and writes the event of each transition.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from email.message import Message
 from email.parser import BytesHeaderParser
+from email.policy import compat32
 from email.policy import default as default_policy
 from email.utils import getaddresses
 from typing import Any
@@ -29,7 +32,7 @@ from common.crypto import Sealer
 from common.db import Conn, Prepared, execute, fetch_all, fetch_one
 from common.logs import current_request_id
 from common.records import Record
-from mta.store import events, suppressions
+from mta.store import events
 
 # LISTENed on by the worker; the payload is the message id.
 CHANNEL = "mta_outbound"
@@ -82,25 +85,50 @@ def _iso(moment: datetime) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def default_event_data(message_id: str, raw: bytes, now: datetime) -> dict[str, Any]:
-    """Resend's ``data`` for mail the API did not describe (submission, system)."""
-    headers = BytesHeaderParser(policy=default_policy).parsebytes(raw)
+# Header values the email package's default policy would give back unchanged:
+# printable ASCII on one line, with no encoded word, quoted string, comment or
+# run of spaces for it to decode or rewrite (a bare address, "Name <address>").
+_PLAIN = re.compile(r"[!#-'*-~]+(?: [!#-'*-~]+)*")
 
-    def addresses(name: str) -> list[str]:
-        return [a for _, a in getaddresses([str(v) for v in headers.get_all(name) or []]) if a]
 
-    sender = str(headers.get("From", ""))
+def default_event_data(
+    message_id: str, raw: bytes, now: datetime, headers: Message | None = None
+) -> dict[str, Any]:
+    """Resend's ``data`` for mail the API did not describe (submission, system).
+
+    ``headers``: the header block already parsed with ``compat32`` (submission's
+    sender check has it). Plain values are taken as they are; any other makes
+    the block parsed again with the default policy, which decodes and unfolds.
+    """
+    if headers is None:
+        headers = BytesHeaderParser(policy=compat32).parsebytes(raw, headersonly=True)
+    values = {name: [str(v) for v in headers.get_all(name) or []] for name in _EVENT_FIELDS}
+    if all(_PLAIN.fullmatch(v.strip(" ")) and "=?" not in v for vs in values.values() for v in vs):
+        # What the default policy gives for these: From without its outer
+        # spaces, the Subject as it stands.
+        sender = values["From"][0].strip(" ") if values["From"] else ""
+        subject = values["Subject"][0] if values["Subject"] else ""
+        to = values["To"]
+    else:
+        parsed = BytesHeaderParser(policy=default_policy).parsebytes(raw, headersonly=True)
+        sender = str(parsed.get("From", ""))
+        subject = str(parsed.get("Subject", ""))
+        to = [str(v) for v in parsed.get_all("To") or []]
     return {
         "email_id": message_id,
         "created_at": _iso(now),
         "from": sender,
-        "to": addresses("To"),
-        "subject": str(headers.get("Subject", "")),
+        "to": [a for _, a in getaddresses(to) if a],
+        "subject": subject,
     }
 
 
-# The message, its recipients and the worker's wake-up in one prepared statement:
-# one round trip for every message queued.
+_EVENT_FIELDS = ("From", "To", "Subject")
+
+
+# The message, its recipients (each tested against the account's suppressions)
+# and the worker's wake-up in one prepared statement: one round trip for every
+# message queued. It answers the recipients found suppressed.
 _ENQUEUE = Prepared(
     f"""
     WITH m AS (
@@ -110,18 +138,24 @@ _ENQUEUE = Prepared(
         VALUES (%(id)s, %(acc)s, %(addr)s, %(src)s, %(from)s, %(raw)s, %(sealed)s, %(size)s,
                 %(now)s, %(sched)s, %(exp)s, %(status)s, %(data)s::jsonb, %(now)s, %(trace)s)
         RETURNING id
+    ), b AS (
+        SELECT x.rcpt, x.low, x.n, x.verp,
+               EXISTS (SELECT 1 FROM mta.suppressions s
+                        WHERE s.account_id = %(acc)s AND s.email = x.low) AS blocked
+          FROM unnest(%(rcpts)s::text[], %(lows)s::text[], %(verps)s::text[])
+               WITH ORDINALITY AS x(rcpt, low, verp, n)
     ), r AS (
         INSERT INTO mta.outbound_recipients
             (message_id, position, rcpt, status, next_attempt_at, last_reply, verp)
-        SELECT (SELECT id FROM m), r.n, r.rcpt,
-               CASE WHEN r.blocked THEN 'suppressed' ELSE 'queued' END,
-               CASE WHEN r.blocked THEN NULL ELSE %(due)s::timestamptz END,
-               CASE WHEN r.blocked THEN %(suppressed)s ELSE '' END,
-               r.verp
-          FROM unnest(%(rcpts)s::text[], %(blocked)s::bool[], %(verps)s::text[])
-               WITH ORDINALITY AS r(rcpt, blocked, verp, n)
+        SELECT (SELECT id FROM m), b.n, b.rcpt,
+               CASE WHEN b.blocked THEN 'suppressed' ELSE 'queued' END,
+               CASE WHEN b.blocked THEN NULL ELSE %(due)s::timestamptz END,
+               CASE WHEN b.blocked THEN %(suppressed)s ELSE '' END,
+               b.verp
+          FROM b
     )
-    SELECT pg_notify('{CHANNEL}', %(id)s::text)
+    SELECT pg_notify('{CHANNEL}', %(id)s::text),
+           ARRAY(SELECT b.low FROM b WHERE b.blocked ORDER BY b.n) AS blocked
     """
 )
 
@@ -154,8 +188,7 @@ async def enqueue(
     for rcpt in recipients:
         first.setdefault(rcpt.lower(), rcpt)
     unique = list(first.values())
-    blocked = await suppressions.suppressed(conn, account_id, unique) if account_id else set()
-    await _ENQUEUE.execute(
+    row = await _ENQUEUE.fetch_one(
         conn,
         {
             "id": message_id,
@@ -175,16 +208,19 @@ async def enqueue(
             "trace": current_request_id(),
             "due": due,
             "rcpts": unique,
-            "blocked": [r.lower() in blocked for r in unique],
+            # As mta/store/suppressions.py keeps them (the instance's own mail,
+            # with no account, has no list).
+            "lows": [r.strip().lower() if account_id else "" for r in unique],
             "verps": [secrets.token_hex(10) for _ in unique],
             "suppressed": f"suppressed: {SUPPRESSED_MESSAGE}",
         },
     )
+    blocked = set(row["blocked"]) if row is not None else set()
     if scheduled and account_id and source not in SILENT_SOURCES:
         await events.record(conn, account_id, "email.scheduled", data, now, email_id=message_id)
     if blocked:
         for rcpt in unique:
-            if rcpt.lower() in blocked:
+            if rcpt.strip().lower() in blocked:
                 await record_suppressed_event(conn, message_id, rcpt, now)
         await settle(conn, message_id, now)
 
@@ -318,6 +354,17 @@ class Claimed(Record):
     trace_id: str | None
     # What the activity log shows for the message (read with the claim, not per message).
     subject: str = ""
+    # The message itself when small and not sealed (CLAIM_RAW_BYTES): read with
+    # the claim, not once more per message; None: read it with raw_of().
+    raw: bytes | None = None
+    # On the account's suppression list now (checked with the claim for
+    # addresses in ASCII, whose case PostgreSQL folds as Python does).
+    suppressed: bool = False
+
+
+# Messages up to this size come with their claim (a claim of BATCH recipients
+# then holds at most a few MB); larger ones are read one by one.
+CLAIM_RAW_BYTES = 64 * 1024
 
 
 async def claim(conn: Conn, now: datetime, lease: timedelta, limit: int) -> list[Claimed]:
@@ -340,11 +387,19 @@ async def claim(conn: Conn, now: datetime, lease: timedelta, limit: int) -> list
         RETURNING r.message_id::text, r.position, r.rcpt, r.attempts, r.verp,
                   m.account_id::text, m.address_id::text, m.source, m.mail_from,
                   m.created_at, m.scheduled_at, m.expires_at, m.trace_id,
-                  coalesce(m.event_data ->> 'subject', '') AS subject
+                  coalesce(m.event_data ->> 'subject', '') AS subject,
+                  CASE WHEN m.size <= %(small)s THEN m.raw END AS raw,
+                  m.account_id IS NOT NULL AND EXISTS (
+                      SELECT 1 FROM mta.suppressions s
+                       WHERE s.account_id = m.account_id AND s.email = lower(btrim(r.rcpt))
+                  ) AS suppressed
         """,
-        {"now": now, "until": now + lease, "limit": limit},
+        {"now": now, "until": now + lease, "limit": limit, "small": CLAIM_RAW_BYTES},
     )
-    return [Claimed.from_row(row) for row in rows]
+    return [
+        Claimed.from_row({**row, "raw": None if row["raw"] is None else bytes(row["raw"])})
+        for row in rows
+    ]
 
 
 async def start_sending(conn: Conn, message_ids: list[str], now: datetime) -> None:
@@ -375,12 +430,11 @@ async def start_sending(conn: Conn, message_ids: list[str], now: datetime) -> No
         await events.append_many(conn, sent)
 
 
+_RAW_OF = Prepared("SELECT raw, raw_sealed FROM mta.outbound_messages WHERE id = %(id)s")
+
+
 async def raw_of(conn: Conn, message_id: str, sealer: Sealer | None) -> bytes | None:
-    row = await fetch_one(
-        conn,
-        "SELECT raw, raw_sealed FROM mta.outbound_messages WHERE id = %s",
-        (message_id,),
-    )
+    row = await _RAW_OF.fetch_one(conn, {"id": message_id})
     if row is None:
         return None
     if row["raw_sealed"] is not None:
@@ -406,10 +460,10 @@ class Outcome:
     attempted: bool = True
 
 
-async def record_outcome(conn: Conn, outcome: Outcome, now: datetime) -> None:
-    await execute(
-        conn,
-        """
+# The worker's per-message statements are prepared (planned once per connection):
+# by primary key, so the generic plan is the only plan.
+_RECORD_OUTCOME = Prepared(
+    """
         UPDATE mta.outbound_recipients
            SET status = %(status)s,
                attempts = attempts + %(tried)s,
@@ -418,7 +472,13 @@ async def record_outcome(conn: Conn, outcome: Outcome, now: datetime) -> None:
                last_reply = %(reply)s,
                destination = CASE WHEN %(dest)s = '' THEN destination ELSE %(dest)s END
          WHERE message_id = %(id)s AND position = %(pos)s
-        """,
+    """
+)
+
+
+async def record_outcome(conn: Conn, outcome: Outcome, now: datetime) -> None:
+    await _RECORD_OUTCOME.execute(
+        conn,
         {
             "status": outcome.status,
             "tried": 1 if outcome.attempted else 0,
@@ -459,21 +519,31 @@ _EVENT_OF = {
 }
 
 
+_SETTLE_READ = Prepared(
+    """
+    SELECT m.status, m.account_id::text, m.event_data, m.source,
+           (SELECT jsonb_object_agg(s, n) FROM (
+                SELECT status AS s, count(*) AS n FROM mta.outbound_recipients
+                 WHERE message_id = m.id GROUP BY status) c) AS counts
+      FROM mta.outbound_messages m WHERE m.id = %(id)s FOR UPDATE
+    """
+)
+_SETTLE_WRITE = Prepared(
+    """
+    UPDATE mta.outbound_messages
+       SET status = %(status)s, updated_at = %(now)s,
+           raw = CASE WHEN %(erase)s::boolean THEN NULL ELSE raw END,
+           raw_sealed = CASE WHEN %(erase)s::boolean THEN NULL ELSE raw_sealed END
+     WHERE id = %(id)s
+    """
+)
+
+
 async def settle(
     conn: Conn, message_id: str, now: datetime, *, extra: dict[str, Any] | None = None
 ) -> tuple[str, str]:
     """Re-derive the message status; write the event of a change. (old, new)."""
-    row = await fetch_one(
-        conn,
-        """
-        SELECT m.status, m.account_id::text, m.event_data, m.source,
-               (SELECT jsonb_object_agg(s, n) FROM (
-                    SELECT status AS s, count(*) AS n FROM mta.outbound_recipients
-                     WHERE message_id = m.id GROUP BY status) c) AS counts
-          FROM mta.outbound_messages m WHERE m.id = %s FOR UPDATE
-        """,
-        (message_id,),
-    )
+    row = await _SETTLE_READ.fetch_one(conn, {"id": message_id})
     if row is None:
         return ("", "")
     old = row["status"]
@@ -485,15 +555,7 @@ async def settle(
     # (the API keeps its own copy of what was sent, a client its Sent folder),
     # and the panel's one-time links must not outlive their delivery.
     erase = final
-    await execute(
-        conn,
-        f"""
-        UPDATE mta.outbound_messages SET status = %s, updated_at = %s
-               {", raw = NULL, raw_sealed = NULL" if erase else ""}
-         WHERE id = %s
-        """,
-        (new, now, message_id),
-    )
+    await _SETTLE_WRITE.execute(conn, {"status": new, "now": now, "id": message_id, "erase": erase})
     event = _EVENT_OF.get(new)
     if event and row["account_id"] and row["source"] not in SILENT_SOURCES:
         data = dict(row["event_data"] or {})

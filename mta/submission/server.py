@@ -260,7 +260,7 @@ class SubmissionHandler:
             sends=Sends.COUNT,
             login=principal.email,
             # From the header block alone (the body is not read again for it).
-            event_data=default_event_data(message_id, head + b"\r\n\r\n", now),
+            event_data=default_event_data(message_id, head + b"\r\n\r\n", now, headers),
         )
 
         async def queue(conn: Conn) -> SendRefused | None:

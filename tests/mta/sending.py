@@ -97,13 +97,26 @@ class Received:
 
 @dataclass
 class ReceiverHandler:
-    """Records what it accepts; ``replies`` (a queue per recipient) scripts the RCPT answers."""
+    """Records what it accepts; ``replies`` (a queue per recipient) scripts the RCPT answers.
+    Offers PIPELINING, so the outbound client sends MAIL, RCPT and DATA together."""
 
     messages: list[Received] = field(default_factory=list)
     rcpt_replies: dict[str, list[str]] = field(default_factory=dict)
     connections: int = 0
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
     hold: asyncio.Event | None = None
+
+    async def handle_EHLO(
+        self,
+        server: SMTP,
+        session: Session,
+        envelope: Envelope,
+        hostname: str,
+        responses: list[str],
+    ) -> list[str]:
+        # aiosmtpd reads pipelined commands in order; it just does not say so.
+        session.host_name = hostname
+        return [*responses[:-1], "250-PIPELINING", responses[-1]]
 
     async def handle_RCPT(
         self, server: SMTP, session: Session, envelope: Envelope, address: str, options: list[str]

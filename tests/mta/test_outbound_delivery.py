@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -358,6 +359,30 @@ async def test_a_recipient_suppressed_after_queueing_is_not_attempted(
     assert handler.connections == 0
 
 
+async def test_suppressions_checked_with_the_claim_match_any_case_and_non_ascii_addresses(
+    runtime: Runtime,
+    remote: tuple[ReceiverHandler, int],
+    worker: OutboundWorker,
+    alice: Sender,
+) -> None:
+    handler, _ = remote
+    rcpts = ["Bob@Remote.test", "ZOË@remote.test", "carol@remote.test"]
+    message_id = await enqueue(runtime, alice, rcpts=rcpts)
+    async with runtime.db.transaction() as conn:
+        for address in ("bob@remote.test", "zoë@remote.test"):
+            await mailstore.add_suppression(
+                conn, alice.account_id, address, "manual", runtime.clock.now()
+            )
+    await worker.drain()
+    found = await status(runtime, alice, message_id)
+    assert [(r.email, r.status, r.attempts) for r in found.recipients] == [
+        ("Bob@Remote.test", "suppressed", 0),
+        ("ZOË@remote.test", "suppressed", 0),
+        ("carol@remote.test", "delivered", 1),
+    ]
+    assert [m.rcpts for m in handler.messages] == [["carol@remote.test"]]
+
+
 def report(to: str, report_type: str, body: str) -> bytes:
     return (
         f"From: MAILER-DAEMON@mx.remote.test\r\nTo: {to}\r\nSubject: report\r\n"
@@ -558,16 +583,30 @@ async def test_the_signing_pool_signs_as_this_process_and_outlives_a_dead_child(
     def verifies(signature: bytes) -> bool:
         return bool(dkim.verify(signature + RAW, dnsfunc=lambda name, timeout=5: record))
 
-    pool = SigningPool(1)
+    pool = SigningPool(2)
     try:
+        # Many at once from the start (the children start once), answered in
+        # order: each signature is its own message's.
+        bodies = [RAW.replace(b"See attached.", f"Part {n}.".encode()) for n in range(20)]
+        signatures = await asyncio.gather(*(pool.sign(b, key) for b in bodies))
+        assert all(
+            dkim.verify(s + b, dnsfunc=lambda name, timeout=5: record)
+            for s, b in zip(signatures, bodies, strict=True)
+        )
+        assert len(pool._children) == 2
+        await pool.close()
+
+        pool = SigningPool(1)
         assert verifies(await pool.sign(RAW, key))
-        assert pool._executor is not None
-        for child in list(pool._executor._processes.values()):  # type: ignore[attr-defined]
-            child.kill()
-            child.join()
-        # The pool is broken: this one is signed here, the next in a new pool.
+        [child] = pool._children  # signed in a child process
+        assert child.process.pid != os.getpid()
+        child.process.kill()
+        await child.process.wait()
+        # The child is gone: this one is signed here (or, had it noticed, by a new
+        # child), the next in a new child.
         assert verifies(await pool.sign(RAW, key))
         assert verifies(await pool.sign(RAW, key))
-        assert pool._executor is not None
+        [replacement] = pool._children
+        assert replacement is not child and replacement.alive
     finally:
-        pool.close()
+        await pool.close()

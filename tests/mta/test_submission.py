@@ -13,6 +13,7 @@ from typing import Any
 import aiosmtplib
 import pytest
 
+from common.passwords import hash_password
 from common.runtime import Runtime
 from mta import mailstore
 from mta.context import MtaContext
@@ -271,3 +272,39 @@ async def test_loopback_may_log_in_without_tls_when_development_allows_it(
 
         assert await asyncio.to_thread(smtplib_session, bound_port(servers[0]), run) == {}
     assert len(await queued_rows(runtime)) == 1
+
+
+async def test_a_changed_password_or_a_removed_address_is_refused_on_the_next_session(
+    runtime: Runtime, ports: tuple[int, int], alice: Sender
+) -> None:
+    """AUTH holds for its session only: nothing verified is kept for the next one."""
+
+    async def session(password: str) -> tuple[int, str]:
+        client = aiosmtplib.SMTP(hostname="127.0.0.1", port=ports[0], start_tls=False, timeout=10)
+        await client.connect()
+        try:
+            await client.starttls(tls_context=client_tls())
+            await client.ehlo()
+            await client.auth_plain(alice.email, password)  # one attempt, one failure
+            errors, reply = await client.sendmail(
+                alice.email, ["bob@remote.test"], message().as_bytes()
+            )
+            assert not errors
+            return 250, reply
+        except aiosmtplib.SMTPAuthenticationError as exc:
+            return exc.code, exc.message
+        finally:
+            client.close()
+
+    assert (await session(alice.password))[0] == 250
+    await runtime.db.execute(
+        "UPDATE mail.addresses SET password_hash = %s WHERE id = %s",
+        (await hash_password("a new password"), alice.address_id),
+    )
+    code, text = await session(alice.password)
+    assert code == 535 and "5.7.8" in text
+    assert (await session("a new password"))[0] == 250
+
+    await runtime.db.execute("DELETE FROM mail.addresses WHERE id = %s", (alice.address_id,))
+    assert (await session("a new password"))[0] == 535
+    assert len(await queued_rows(runtime)) == 2
