@@ -20,22 +20,26 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from common import jobs
 from common.db import Conn, Prepared, execute
 from mta.store import activity, events, mailboxes, quota, raw
-from mta.store.batch import Deferred, close_for, deferred_for, open_for
+from mta.store.batch import WORDS_JOB, Deferred, close_for, deferred_for, open_for
 
 __all__ = ["Deferred", "deferred", "deferred_for"]
 
 # One statement for everything a delivery batch writes once: its raw messages,
 # activity and event rows, then the mailbox counts and quota usage (each table's
-# SQL is its own module's fragment). Empty arrays insert nothing.
+# SQL is its own module's fragment), and the words job when bodies wait for it
+# (one job per second at most: its key is the second's). Empty arrays insert
+# nothing.
 _FLUSH = Prepared(
     f"""
     WITH blobs AS ({raw.PUT_MANY}),
          act AS ({activity.RECORD_MANY}),
          ev AS ({events.APPEND_MANY}),
          boxes AS ({mailboxes.ADD_COUNTS}),
-         usage AS ({quota.ADD_MANY})
+         usage AS ({quota.ADD_MANY}),
+         job AS ({jobs.ENQUEUE_CTE})
     {events.NOTIFY_IF_ANY}
     """
 )
@@ -44,6 +48,7 @@ _FLUSH = Prepared(
 async def _flush(conn: Conn, batch: Deferred) -> None:
     if not (batch.boxes or batch.quota or batch.events or batch.activity or batch.blobs):
         return
+    words_at = batch.words_at
     boxes = sorted(batch.boxes.items())
     quota = sorted(batch.quota.items())
     await _FLUSH.execute(
@@ -58,6 +63,9 @@ async def _flush(conn: Conn, batch: Deferred) -> None:
             "addresses": [a for a, _ in quota],
             "bytes": [u[0] for _, u in quota],
             "emails": [u[1] for _, u in quota],
+            "job_kind": WORDS_JOB,
+            "job_key": jobs.slot_key(WORDS_JOB, words_at) if words_at else None,
+            "job_at": words_at,
         },
     )
 

@@ -118,6 +118,12 @@ class Sql:
         return f"%({name})s"
 
 
+def _body_ids(words: str) -> str:
+    """The emails whose body words (``mta.email_words``) match; delivered mail is
+    there once the words job has run right after its commit (docs/mail.md)."""
+    return f"SELECT email_id FROM mta.email_words WHERE words @@ plainto_tsquery('simple', {words})"
+
+
 def _thread_has(sql: Sql, alias: str, kw: str) -> str:
     return (
         f"EXISTS (SELECT 1 FROM mta.emails t WHERE t.thread_id = {alias}.thread_id"
@@ -199,14 +205,17 @@ def _one(sql: Sql, a: str, name: str, value: Any) -> str:
                 raise QueryError("invalidArguments", "hasAttachment is a boolean")
             return f"{a}.has_attachment = {sql(value)}"
         case "text":
+            # One set of ids from the three GIN indexes (a semi-join, or one
+            # hashed set under OR/NOT): the body's words are a table of their own.
             words = sql(_text(value, name))
             return (
-                f"({a}.search @@ plainto_tsquery('simple', {words})"
-                f" OR {a}.body_search @@ plainto_tsquery('simple', {words})"
-                f" OR {a}.from_search @@ plainto_tsquery('simple', translate({words}, '@.', '  ')))"
+                f"{a}.id IN (SELECT id FROM mta.emails WHERE search @@ plainto_tsquery('simple', {words})"
+                f" UNION SELECT id FROM mta.emails"
+                f" WHERE from_search @@ plainto_tsquery('simple', translate({words}, '@.', '  '))"
+                f" UNION {_body_ids(words)})"
             )
         case "body":
-            return f"{a}.body_search @@ plainto_tsquery('simple', {sql(_text(value, name))})"
+            return f"{a}.id IN ({_body_ids(sql(_text(value, name)))})"
         case "from":
             if _ADDRESS.match(value if isinstance(value, str) else ""):
                 return f"{a}.from_emails @> jsonb_build_array(lower({sql(value.strip())}))"

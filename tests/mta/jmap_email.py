@@ -14,6 +14,7 @@ from common.db import Database
 from mail.directory import lookup_recipient
 from mta import delivery
 from mta.context import MtaContext
+from mta.jmap.email.backlog import index_bodies
 from mta.jmap.email.context import EmailContext
 from mta.store import mailboxes
 from tests.mta import factories
@@ -23,7 +24,9 @@ from tests.mta.conftest import with_config
 async def deliver_to(
     ctx: MtaContext, address: str, address_id: str, raw: bytes, mail_from: str
 ) -> str:
-    """Deliver ``raw`` to ``address`` as the SMTP daemon does after DATA; the new email's id."""
+    """Deliver ``raw`` to ``address`` as the SMTP daemon does after DATA, then run the words
+    job its commit enqueued (as the gateway's job worker does right after); the new email's id.
+    """
     local, _, domain = address.partition("@")
     async with ctx.runtime.db.connection() as conn:
         found = await lookup_recipient(conn, local, domain)
@@ -38,6 +41,8 @@ async def deliver_to(
             helo="remote.test",
         ),
     )
+    async with ctx.runtime.db.connection() as conn:
+        await index_bodies(conn, ctx.blobs)
     return str(report.email_ids[address_id])
 
 
