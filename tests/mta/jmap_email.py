@@ -22,7 +22,7 @@ from tests.mta.conftest import with_config
 
 
 async def deliver_to(
-    ctx: MtaContext, address: str, address_id: str, raw: bytes, mail_from: str
+    ctx: MtaContext, address: str, address_id: str, raw: bytes, mail_from: str, *, index: bool = True
 ) -> str:
     """Deliver ``raw`` to ``address`` as the SMTP daemon does after DATA, then run the words
     job its commit enqueued (as the gateway's job worker does right after); the new email's id.
@@ -41,8 +41,9 @@ async def deliver_to(
             helo="remote.test",
         ),
     )
-    async with ctx.runtime.db.connection() as conn:
-        await index_bodies(conn, ctx.blobs)
+    if index:
+        async with ctx.runtime.db.connection() as conn:
+            await index_bodies(conn, ctx.blobs)
     return str(report.email_ids[address_id])
 
 
@@ -60,9 +61,14 @@ class Box:
     def db(self) -> Database:
         return self.ctx.runtime.db
 
-    async def deliver(self, raw: bytes, *, mail_from: str = "sender@remote.test") -> str:
-        """Deliver ``raw`` as the daemon does after DATA; the new email's id."""
-        return await deliver_to(self.ctx, self.address, self.account_id, raw, mail_from)
+    async def deliver(
+        self, raw: bytes, *, mail_from: str = "sender@remote.test", index: bool = True
+    ) -> str:
+        """Deliver ``raw`` as the daemon does after DATA (``index``: and run the words job);
+        the new email's id."""
+        return await deliver_to(
+            self.ctx, self.address, self.account_id, raw, mail_from, index=index
+        )
 
     async def call(self, fn: Any, args: dict[str, Any], **kw: Any) -> Any:
         async with self.db.connection() as conn:
