@@ -137,6 +137,8 @@ async def _vacation(
 ) -> None:
     """Vacation replies (mta/vacation.py), after the commit: never a reason to refuse mail."""
     boxes = {mb.address_id: mb for _, mb in inbound.recipients}
+    if not any(boxes[a].has_vacation for a in report.email_ids if a in boxes):
+        return  # the RCPT lookup found no enabled response: nothing to read
     delivered = {
         a: (e, boxes[a].email, boxes[a].account_id)
         for a, e in report.email_ids.items()

@@ -1,7 +1,8 @@
 """Who mail can be delivered to: RCPT TO's lookup, and an address's quota.
 
-The recipient statement also reads three mta tables (filters, mailboxes,
-quota usage) by address id: one round trip per RCPT instead of two. It lives
+The recipient statement also reads four mta tables (filters, mailboxes,
+quota usage, vacation responses) by address id: one round trip per RCPT
+instead of two (three with the vacation check delivery did after the 250). It lives
 here, not in mta/store, because its keys, its plan and the rules it encodes
 (subaddress, fallback domain) are the directory's, and the directory imports
 nothing but common/; the mta columns it names are listed in
@@ -33,6 +34,9 @@ class Recipient:
     has_filters: bool = True
     inbox_id: str | None = None
     junk_id: str | None = None
+    # An enabled vacation response exists (its dates are checked after delivery,
+    # mta/vacation.py): without one, delivery reads nothing more for it.
+    has_vacation: bool = True
 
     # The plan's storage_bytes over all of the account's addresses (plans.py);
     # None: unlimited.
@@ -88,6 +92,8 @@ _LOOKUP = Prepared(
                    AS inbox_id,
                (SELECT m.id FROM mta.mailboxes m WHERE m.address_id = a.id AND m.role = 'junk')
                    AS junk_id,
+               EXISTS (SELECT 1 FROM mta.vacation_responses v
+                        WHERE v.address_id = a.id AND v.is_enabled) AS has_vacation,
                {storage_cap_sql("d.account_id")} AS plan_storage_bytes
           FROM cand
           -- LIMIT keeps this a lookup per candidate by the unique key: joined
@@ -124,6 +130,7 @@ async def lookup_recipient(conn: Conn, local_part: str, domain: str) -> Lookup:
             has_filters=bool(row["has_filters"]),
             inbox_id=_str(row["inbox_id"]),
             junk_id=_str(row["junk_id"]),
+            has_vacation=bool(row["has_vacation"]),
             plan_storage_bytes=row["plan_storage_bytes"],
             # Summed (a second statement) only under a plan that limits storage.
             account_used_bytes=0
