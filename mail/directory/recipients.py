@@ -32,6 +32,10 @@ class Recipient:
     used_bytes: int
     # Read with the lookup so delivery needs no query for them; None when missing.
     has_filters: bool = True
+    # The enabled filters' "id version" in the order they run (version: updated_at
+    # in microseconds since the epoch), so delivery runs the scripts it compiled
+    # before without reading them again; None when not read.
+    filters: tuple[str, ...] | None = None
     inbox_id: str | None = None
     junk_id: str | None = None
     # An enabled vacation response exists (its dates are checked after delivery,
@@ -86,8 +90,10 @@ _LOOKUP = Prepared(
       LEFT JOIN LATERAL (
         SELECT a.id AS address_id, d.account_id, a.local_part, d.name AS domain,
                a.quota_bytes, coalesce(q.used_bytes, 0) AS used_bytes,
-               EXISTS (SELECT 1 FROM mta.filters f WHERE f.address_id = a.id AND f.enabled)
-                   AS has_filters,
+               (SELECT array_agg(f.id::text || ' '
+                                 || (extract(epoch FROM f.updated_at) * 1000000)::bigint
+                                 ORDER BY f.position, f.created_at, f.id)
+                  FROM mta.filters f WHERE f.address_id = a.id AND f.enabled) AS filters,
                (SELECT m.id FROM mta.mailboxes m WHERE m.address_id = a.id AND m.role = 'inbox')
                    AS inbox_id,
                (SELECT m.id FROM mta.mailboxes m WHERE m.address_id = a.id AND m.role = 'junk')
@@ -127,7 +133,8 @@ async def lookup_recipient(conn: Conn, local_part: str, domain: str) -> Lookup:
             email=f"{row['local_part']}@{row['domain']}",
             quota_bytes=row["quota_bytes"],
             used_bytes=int(row["used_bytes"]),
-            has_filters=bool(row["has_filters"]),
+            has_filters=bool(row["filters"]),
+            filters=tuple(row["filters"] or ()),
             inbox_id=_str(row["inbox_id"]),
             junk_id=_str(row["junk_id"]),
             has_vacation=bool(row["has_vacation"]),
