@@ -83,24 +83,6 @@ async def enqueue(
     )
 
 
-# ``enqueue`` as a fragment of a caller's statement (a CTE body), for a job that
-# must exist exactly when that statement's transaction commits, without a
-# round trip of its own. Parameters: job_kind, job_key (NULL: nothing is
-# enqueued), job_at.
-ENQUEUE_CTE = """
-    INSERT INTO common.jobs (kind, payload, run_at, key, max_attempts)
-    SELECT %(job_kind)s::text, '{}'::jsonb, %(job_at)s::timestamptz, %(job_key)s::text, 3
-     WHERE %(job_key)s::text IS NOT NULL
-    ON CONFLICT (key) DO NOTHING
-"""
-
-
-def slot_key(kind: str, now: datetime, seconds: int = 1) -> str:
-    """The idempotency key of ``kind``'s run for the ``seconds``-long slot of ``now``:
-    keyed like the recurring slots, so finished ones are purged like them."""
-    return f"every:{kind}@{seconds}s:{int(now.timestamp() // seconds)}"
-
-
 async def cancel(conn: Conn, key: str) -> bool:
     """Drop a pending job by its key (for example a rescheduled publication)."""
     n = await execute(conn, "DELETE FROM common.jobs WHERE key = %s AND state = 'pending'", (key,))

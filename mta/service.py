@@ -25,7 +25,7 @@ from mta.managesieve import server as managesieve
 from mta.outbound.worker import OutboundWorker
 from mta.pop3 import server as pop3
 from mta.smtp import server
-from mta.store import activity, blobrefs
+from mta.store import activity, blobrefs, counters
 from mta.store.batch import WORDS_JOB
 from mta.submission import server as submission
 
@@ -78,6 +78,8 @@ class MtaService:
         # Imported here: the JMAP Email package is not needed to run SMTP alone.
         from mta.jmap.email.backlog import BATCH, index_bodies
 
+        # Counts a crashed daemon left pending (every delivery applies them too).
+        await counters.apply_pending(self.runtime.db)
         # Up to 2,000 a run: each second of deliveries enqueues a run (the group
         # commit), and the minute's run catches what one left; a large old
         # mailbox is searchable within the hour without holding a connection long.

@@ -148,3 +148,40 @@ ALTER TABLE emails DROP COLUMN body_search;
 -- answer the same lookups (an email's thread-mates, by thread id alone); every
 -- email paid for both.
 DROP INDEX emails_thread;
+
+-- 4. A delivery batch's mailbox counts and quota usage, queued with its rows
+-- and applied right after its commit (mta/store/counters.py): updating the
+-- counter rows in the batch's own transaction held their locks through its
+-- fsync, and two daemon processes delivering to one mailbox took turns.
+-- owners: the address of each mailbox (its Mailbox change is logged when
+-- applied); words_at: when the batch last queued body words (the words job
+-- is enqueued for that second when applied).
+CREATE TABLE pending_counts (
+    id          bigserial   PRIMARY KEY,
+    boxes       uuid[]      NOT NULL,
+    owners      uuid[]      NOT NULL,
+    totals      integer[]   NOT NULL,
+    unread      integer[]   NOT NULL,
+    addresses   uuid[]      NOT NULL,
+    bytes       bigint[]    NOT NULL,
+    emails      integer[]   NOT NULL,
+    counted_at  timestamptz NOT NULL,
+    words_at    timestamptz
+);
+
+-- The change log's notification of a delivery batch is sent by the apply of
+-- its counts (its Mailbox changes, one per mailbox), not by its own commit:
+-- a watching client hears of the new mail once, when Email, Thread and
+-- Mailbox states have all moved, as before the counts moved after the commit.
+CREATE OR REPLACE FUNCTION changes_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    a uuid;
+BEGIN
+    IF current_setting('mta.deferred_counts', true) = 'on' THEN
+        RETURN NULL;
+    END IF;
+    FOR a IN SELECT DISTINCT address_id FROM new_rows LOOP
+        PERFORM pg_notify('mta_changes', a::text);
+    END LOOP;
+    RETURN NULL;
+END $$;

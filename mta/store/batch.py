@@ -37,9 +37,19 @@ class Deferred:
     # When the last of its emails queued its body words (emails.insert): the
     # flush then enqueues WORDS_JOB to index them right after the commit.
     words_at: datetime | None = None
+    # The address of each mailbox counted (its Mailbox change is logged when the
+    # counts are applied), and the time of the last email counted.
+    owners: dict[str, str] = field(default_factory=dict)
+    counted_at: datetime | None = None
+    # Set by the flush: its counts wait in mta.pending_counts for apply_pending.
+    pending: bool = False
 
-    def email_added(self, address_id: str, mailbox_ids: list[str], size: int, seen: bool) -> None:
+    def email_added(
+        self, address_id: str, mailbox_ids: list[str], size: int, seen: bool, now: datetime
+    ) -> None:
+        self.counted_at = now
         for mailbox_id in mailbox_ids:
+            self.owners[mailbox_id] = address_id
             counts = self.boxes[mailbox_id]
             counts[0] += 1
             counts[1] += 0 if seen else 1

@@ -22,7 +22,13 @@ from tests.mta.conftest import with_config
 
 
 async def deliver_to(
-    ctx: MtaContext, address: str, address_id: str, raw: bytes, mail_from: str, *, index: bool = True
+    ctx: MtaContext,
+    address: str,
+    address_id: str,
+    raw: bytes,
+    mail_from: str,
+    *,
+    index: bool = True,
 ) -> str:
     """Deliver ``raw`` to ``address`` as the SMTP daemon does after DATA, then run the words
     job its commit enqueued (as the gateway's job worker does right after); the new email's id.

@@ -292,9 +292,10 @@ async def test_delivered_mail_is_found_by_its_body_before_and_after_the_words_jo
     async with box.db.connection() as conn:
         assert await index_bodies(conn, box.ctx.blobs) == 2
     assert await box.db.fetch_val("SELECT count(*) FROM mta.words_backlog") == 0
-    assert await box.db.fetch_val(
-        "SELECT count(*) FROM mta.email_words WHERE email_id = %s", (new,)
-    ) == 1
+    assert (
+        await box.db.fetch_val("SELECT count(*) FROM mta.email_words WHERE email_id = %s", (new,))
+        == 1
+    )
     assert await found() == expected
 
 
