@@ -155,7 +155,8 @@ DROP INDEX emails_thread;
 -- fsync, and two daemon processes delivering to one mailbox took turns.
 -- owners: the address of each mailbox (its Mailbox change is logged when
 -- applied); words_at: when the batch last queued body words (the words job
--- is enqueued for that second when applied).
+-- is enqueued for that second when applied). The apply also sends the
+-- batch's NOTIFYs (mta/store/counters.py says why).
 CREATE TABLE pending_counts (
     id          bigserial   PRIMARY KEY,
     boxes       uuid[]      NOT NULL,
@@ -166,7 +167,9 @@ CREATE TABLE pending_counts (
     bytes       bigint[]    NOT NULL,
     emails      integer[]   NOT NULL,
     counted_at  timestamptz NOT NULL,
-    words_at    timestamptz
+    words_at    timestamptz,
+    -- The batch logged events: the event log's NOTIFY is sent by the apply.
+    notify_events boolean   NOT NULL DEFAULT false
 );
 
 -- The change log's notification of a delivery batch is sent by the apply of

@@ -51,17 +51,24 @@ _FLUSH = Prepared(
          ev AS ({events.APPEND_MANY}),
          counts AS (
             INSERT INTO mta.pending_counts
-                (boxes, owners, totals, unread, addresses, bytes, emails, counted_at, words_at)
+                (boxes, owners, totals, unread, addresses, bytes, emails, counted_at, words_at,
+                 notify_events)
             SELECT %(boxes)s::text[]::uuid[], %(owners)s::text[]::uuid[], %(totals)s::int[],
                    %(unread)s::int[], %(addresses)s::text[]::uuid[], %(bytes)s::bigint[],
-                   %(emails)s::int[], %(counted_at)s, %(words_at)s
+                   %(emails)s::int[], %(counted_at)s, %(words_at)s,
+                   cardinality(%(ev_p)s::text[]) > 0
              WHERE %(counted_at)s::timestamptz IS NOT NULL
          )
-    {events.NOTIFY_IF_ANY}
+    {events.NOTIFY_IF_ANY} AND %(counted_at)s::timestamptz IS NULL
     """
 )
 
-# Every pending row (none another apply holds) into the counts: the mailboxes
+# Every pending row (none another apply holds) into the counts, and the
+# batches' NOTIFYs (the event log's, and the change log's through its trigger
+# on the Mailbox changes): a NOTIFY takes a lock every other notifying
+# transaction waits for until it has committed, so in the batch's own
+# transaction it kept the two daemon processes' commits (and their fsyncs)
+# one after the other again; here that commit is not waited for. The mailboxes
 # locked in id order (two applies never deadlock), the quota rows in address
 # order, one Mailbox change per mailbox, the words job for the second of the
 # last queued body (keyed like the recurring jobs' slots, common/jobs.py, so
@@ -97,7 +104,8 @@ _APPLY = Prepared(
           FROM words WHERE at IS NOT NULL
         ON CONFLICT (key) DO NOTHING
     )
-    SELECT set_config('synchronous_commit', 'off', true), (SELECT count(*) FROM p) AS applied
+    SELECT set_config('synchronous_commit', 'off', true), (SELECT count(*) FROM p) AS applied,
+           (SELECT pg_notify('{events.CHANNEL}', '') FROM p WHERE notify_events LIMIT 1)
     """
 )
 
