@@ -63,17 +63,19 @@ _FLUSH = Prepared(
     """
 )
 
-# Every pending row (none another apply holds) into the counts, and the
-# batches' NOTIFYs (the event log's, and the change log's through its trigger
-# on the Mailbox changes): a NOTIFY takes a lock every other notifying
-# transaction waits for until it has committed, so in the batch's own
-# transaction it kept the two daemon processes' commits (and their fsyncs)
-# one after the other again; here that commit is not waited for. The mailboxes
-# locked in id order (two applies never deadlock), the quota rows in address
-# order, one Mailbox change per mailbox, the words job for the second of the
-# last queued body (keyed like the recurring jobs' slots, common/jobs.py, so
-# done ones are purged like them). Its commit is not waited for (see the
-# module's docstring).
+# Every pending row (none another apply holds) into the counts, with the
+# batches' NOTIFYs: the event log's, and the change log's (its trigger, on the
+# Mailbox changes). A NOTIFY takes a lock every other notifying transaction
+# waits for until it has committed, so sent by the batch's own transaction it
+# kept the two daemon processes' commits (and fsyncs) one after the other.
+# The mailboxes are locked in id order (two applies never deadlock) and FOR NO
+# KEY UPDATE, as an UPDATE of their counts would: FOR UPDATE would wait for
+# every open batch's key-share locks on them (its memberships' foreign keys),
+# through that batch's fsync. Then the quota rows in address order, one
+# Mailbox change per mailbox, and the words job for the second of the last
+# queued body (keyed like the recurring jobs' slots, common/jobs.py, so done
+# ones are purged like them). Its commit is not waited for (see the module's
+# docstring).
 _APPLY = Prepared(
     f"""
     WITH p AS (
@@ -86,7 +88,8 @@ _APPLY = Prepared(
           FROM p, unnest(p.boxes, p.owners, p.totals, p.unread) AS d (id, owner, total, unread)
          GROUP BY d.id, d.owner
     ), locked AS (
-        SELECT m.id FROM mta.mailboxes m WHERE m.id IN (SELECT id FROM b) ORDER BY m.id FOR UPDATE
+        SELECT m.id FROM mta.mailboxes m WHERE m.id IN (SELECT id FROM b) ORDER BY m.id
+         FOR NO KEY UPDATE
     ), boxes AS (
         {mailboxes.ADD_COUNTS_FROM.format(source="(SELECT b.* FROM b JOIN locked USING (id))")}
         RETURNING m.id
