@@ -8,9 +8,9 @@ senders, words drawn from a Zipf distribution over a 4,000-word vocabulary,
 one message in ten with a PDF or PNG attachment, seven in ten $seen. Every
 message is raw MIME, parsed by ``mta.message.parse_message`` (the delivery
 parser) for its columns, and loaded with COPY: the raw bytes into
-``mta.inline_blobs``, the rows into ``mta.emails`` (``body_search`` made by
-to_tsvector in the INSERT ... SELECT, as delivery does), the memberships and
-threads. Then it calls the real functions (``mta.jmap.email.query.query``,
+``mta.inline_blobs``, the rows into ``mta.emails`` and their body words into
+``mta.email_words`` (to_tsvector in the INSERT ... SELECT, as the words job
+does), the memberships and threads. Then it calls the real functions (``mta.jmap.email.query.query``,
 ``get.get``) on a pooled connection and reports p50/p99 wall times per
 call, the same statements run bare (the SQL the function sends, without
 the Python around it) as the peer, and with ``--plans`` the EXPLAIN
@@ -314,11 +314,15 @@ def load(dsn: str, address_id: str, mailbox_id: str, rows: list[dict[str, Any]])
     cur.execute(
         """INSERT INTO mta.emails (id, address_id, blob_id, thread_id, size, received_at, keywords,
                message_id, in_reply_to, "references", subject, from_addrs, to_addrs, cc_addrs,
-               sent_at, preview, has_attachment, body_search)
+               sent_at, preview, has_attachment)
            SELECT id, address_id, blob_id, thread_id, size, received_at, keywords, message_id,
                   in_reply_to, refs, subject, from_addrs, to_addrs, cc_addrs, sent_at, preview,
-                  has_attachment, to_tsvector('simple', body)
+                  has_attachment
              FROM stage ORDER BY received_at"""
+    )
+    cur.execute(
+        "INSERT INTO mta.email_words (email_id, words)"
+        " SELECT id, to_tsvector('simple', body) FROM stage ORDER BY received_at"
     )
     members.seek(0)
     cur.copy_expert(
@@ -340,6 +344,7 @@ def load(dsn: str, address_id: str, mailbox_id: str, rows: list[dict[str, Any]])
     cur.execute("VACUUM ANALYZE mta.emails")
     cur.execute("VACUUM ANALYZE mta.email_mailboxes")
     cur.execute("VACUUM ANALYZE mta.threads")
+    cur.execute("VACUUM ANALYZE mta.email_words")
     conn.close()
 
 

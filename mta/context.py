@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 from common.runtime import Runtime
 from mta.authentication.dns import Resolver
@@ -12,6 +14,12 @@ from mta.sieve.compiler import Script, compile_script
 from mta.store.raw import RawMessages
 
 SCRIPT_CACHE_SIZE = 1000
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def script_version(updated_at: datetime) -> str:
+    """A filter's version as the RCPT lookup reads it: microseconds since the epoch."""
+    return str((updated_at - _EPOCH) // timedelta(microseconds=1))
 
 
 @dataclass
@@ -19,6 +27,18 @@ class ScriptCache:
     """Compiled filters by (id, updated_at): a saved script is compiled once per process."""
 
     scripts: dict[tuple[str, str], Script] = field(default_factory=dict)
+
+    def known(self, keys: Sequence[str]) -> list[tuple[str, Script]] | None:
+        """The compiled scripts of ``keys`` ("id version", as the RCPT lookup reads
+        them), or None unless every one was compiled before."""
+        out = []
+        for key in keys:
+            filter_id, _, version = key.partition(" ")
+            script = self.scripts.get((filter_id, version))
+            if script is None:
+                return None
+            out.append((filter_id, script))
+        return out
 
     def get(self, filter_id: str, version: str, text: str) -> Script:
         key = (filter_id, version)

@@ -28,12 +28,13 @@ from common.ids import short_id
 from mail.directory import Recipient
 from mta import authentication, received, redirect, vacation
 from mta.authentication import results
-from mta.context import MtaContext
+from mta.context import MtaContext, script_version
 from mta.message import ParsedMessage, parse_message, read_message
 from mta.sieve.compiler import SieveError
 from mta.sieve.interpreter import Envelope, Incoming, Outcome, SieveRuntimeError, run
 from mta.store import activity, counters, emails, events, mailboxes
 from mta.store import filters as filter_store
+from mta.store.filters import Filter
 
 log = logging.getLogger(__name__)
 
@@ -137,6 +138,8 @@ async def _vacation(
 ) -> None:
     """Vacation replies (mta/vacation.py), after the commit: never a reason to refuse mail."""
     boxes = {mb.address_id: mb for _, mb in inbound.recipients}
+    if not any(boxes[a].has_vacation for a in report.email_ids if a in boxes):
+        return  # the RCPT lookup found no enabled response: nothing to read
     delivered = {
         a: (e, boxes[a].email, boxes[a].account_id)
         for a, e in report.email_ids.items()
@@ -186,12 +189,20 @@ async def _plan(
 ) -> _Plan:
     if not mailbox.has_filters:
         return _Plan(mailbox, None, None, junk)
-    async with ctx.runtime.db.connection() as conn:
-        rows = await filter_store.enabled_for(conn, mailbox.address_id)
-    if not rows:
-        return _Plan(mailbox, None, None, junk)
+    # The RCPT lookup named the enabled filters and their versions: compiled
+    # before in this process, they run without another read.
+    scripts = ctx.scripts.known(mailbox.filters) if mailbox.filters else None
+    rows: list[Filter] = []
+    if scripts is None:
+        async with ctx.runtime.db.connection() as conn:
+            rows = await filter_store.enabled_for(conn, mailbox.address_id)
+        if not rows:
+            return _Plan(mailbox, None, None, junk)
     try:
-        scripts = [(r.id, ctx.scripts.get(r.id, r.updated_at.isoformat(), r.script)) for r in rows]
+        if scripts is None:
+            scripts = [
+                (r.id, ctx.scripts.get(r.id, script_version(r.updated_at), r.script)) for r in rows
+            ]
         outcome = run(
             scripts,
             Incoming(

@@ -41,7 +41,7 @@ class ParsedMessage:
     has_attachment: bool
     message: Message = field(repr=False)
     bcc_addrs: list[dict[str, str]] = field(default_factory=list)
-    # Words of the text body parts, for full-text search (body_search column).
+    # Words of the text body parts, for full-text search (mta.email_words).
     body_text: str = field(default="", repr=False)
 
     @property
@@ -237,6 +237,12 @@ def _preview(msg: Message) -> str:
 
 
 SEARCH_TEXT_MAX = 100_000
+
+
+def search_words(parsed: ParsedMessage) -> str:
+    """What the body index holds for a message: its text body parts, then the Bcc
+    names and addresses (RFC 8621 4.4.1: ``text`` and ``body`` search cover them)."""
+    return " ".join([parsed.body_text, *(f"{a['name']} {a['email']}" for a in parsed.bcc_addrs)])
 
 
 def search_text(msg: Message) -> str:

@@ -25,7 +25,8 @@ from mta.managesieve import server as managesieve
 from mta.outbound.worker import OutboundWorker
 from mta.pop3 import server as pop3
 from mta.smtp import server
-from mta.store import activity, blobrefs
+from mta.store import activity, blobrefs, counters
+from mta.store.batch import WORDS_JOB
 from mta.submission import server as submission
 
 PRUNE_JOB = "mta.prune_activity"
@@ -37,7 +38,7 @@ COLLECT_BATCH = 1000
 # process that missed one (or that runs jobs but not the worker loop).
 OUTBOUND_JOB = "mta.outbound"
 OUTBOUND_EVERY_SECONDS = 60
-INDEX_JOB = "mta.index_bodies"
+INDEX_JOB = WORDS_JOB
 INDEX_EVERY_SECONDS = 60
 
 
@@ -77,8 +78,11 @@ class MtaService:
         # Imported here: the JMAP Email package is not needed to run SMTP alone.
         from mta.jmap.email.backlog import BATCH, index_bodies
 
-        # Up to 2,000 a minute: a large old mailbox is searchable within the hour
-        # without the job holding a connection for long.
+        # Counts a crashed daemon left pending (every delivery applies them too).
+        await counters.apply_pending(self.runtime.db)
+        # Up to 2,000 a run: each second of deliveries enqueues a run (the group
+        # commit), and the minute's run catches what one left; a large old
+        # mailbox is searchable within the hour without holding a connection long.
         async with self.runtime.db.connection() as conn:
             for _ in range(10):
                 if await index_bodies(conn, self.ctx.blobs) < BATCH:

@@ -137,12 +137,18 @@ def test_mail_sql_reads_mta_tables_only_in_the_directory() -> None:
     outside = [r for r in reads if r[0] not in MTA_TABLES_READ_BY]
     assert not outside, f"reach the mailbox store through mta/mailstore.py: {outside}"
     # The check sees the statement it allows (else it would pass vacuously).
-    assert {table for _, _, table in reads} == {"mta.filters", "mta.mailboxes", "mta.quota_usage"}
+    assert {table for _, _, table in reads} == {
+        "mta.filters",
+        "mta.mailboxes",
+        "mta.quota_usage",
+        "mta.vacation_responses",
+    }
 
 
 # Modules outside mta/store/ whose SQL may still name mta's tables, and why.
 # The directory's recipient and quota statements join mail's addresses to
-# mta.filters, mta.mailboxes and mta.quota_usage in one round trip per RCPT
+# mta.filters, mta.mailboxes, mta.quota_usage and mta.vacation_responses
+# (whether one is enabled) in one round trip per RCPT
 # (two statements otherwise, on the hottest path of SMTP), and the directory
 # is a leaf that imports only common/, so it cannot call mta/store for them.
 # They only read, by address id; docs/architecture.md lists the columns.

@@ -1,7 +1,8 @@
 """Who mail can be delivered to: RCPT TO's lookup, and an address's quota.
 
-The recipient statement also reads three mta tables (filters, mailboxes,
-quota usage) by address id: one round trip per RCPT instead of two. It lives
+The recipient statement also reads four mta tables (filters, mailboxes,
+quota usage, vacation responses) by address id: one round trip per RCPT
+instead of two (three with the vacation check delivery did after the 250). It lives
 here, not in mta/store, because its keys, its plan and the rules it encodes
 (subaddress, fallback domain) are the directory's, and the directory imports
 nothing but common/; the mta columns it names are listed in
@@ -31,8 +32,15 @@ class Recipient:
     used_bytes: int
     # Read with the lookup so delivery needs no query for them; None when missing.
     has_filters: bool = True
+    # The enabled filters' "id version" in the order they run (version: updated_at
+    # in microseconds since the epoch), so delivery runs the scripts it compiled
+    # before without reading them again; None when not read.
+    filters: tuple[str, ...] | None = None
     inbox_id: str | None = None
     junk_id: str | None = None
+    # An enabled vacation response exists (its dates are checked after delivery,
+    # mta/vacation.py): without one, delivery reads nothing more for it.
+    has_vacation: bool = True
 
     # The plan's storage_bytes over all of the account's addresses (plans.py);
     # None: unlimited.
@@ -82,12 +90,16 @@ _LOOKUP = Prepared(
       LEFT JOIN LATERAL (
         SELECT a.id AS address_id, d.account_id, a.local_part, d.name AS domain,
                a.quota_bytes, coalesce(q.used_bytes, 0) AS used_bytes,
-               EXISTS (SELECT 1 FROM mta.filters f WHERE f.address_id = a.id AND f.enabled)
-                   AS has_filters,
+               (SELECT array_agg(f.id::text || ' '
+                                 || (extract(epoch FROM f.updated_at) * 1000000)::bigint
+                                 ORDER BY f.position, f.created_at, f.id)
+                  FROM mta.filters f WHERE f.address_id = a.id AND f.enabled) AS filters,
                (SELECT m.id FROM mta.mailboxes m WHERE m.address_id = a.id AND m.role = 'inbox')
                    AS inbox_id,
                (SELECT m.id FROM mta.mailboxes m WHERE m.address_id = a.id AND m.role = 'junk')
                    AS junk_id,
+               EXISTS (SELECT 1 FROM mta.vacation_responses v
+                        WHERE v.address_id = a.id AND v.is_enabled) AS has_vacation,
                {storage_cap_sql("d.account_id")} AS plan_storage_bytes
           FROM cand
           -- LIMIT keeps this a lookup per candidate by the unique key: joined
@@ -121,9 +133,11 @@ async def lookup_recipient(conn: Conn, local_part: str, domain: str) -> Lookup:
             email=f"{row['local_part']}@{row['domain']}",
             quota_bytes=row["quota_bytes"],
             used_bytes=int(row["used_bytes"]),
-            has_filters=bool(row["has_filters"]),
+            has_filters=bool(row["filters"]),
+            filters=tuple(row["filters"] or ()),
             inbox_id=_str(row["inbox_id"]),
             junk_id=_str(row["junk_id"]),
+            has_vacation=bool(row["has_vacation"]),
             plan_storage_bytes=row["plan_storage_bytes"],
             # Summed (a second statement) only under a plan that limits storage.
             account_used_bytes=0

@@ -111,11 +111,29 @@ class Sql:
     """Query parameters gathered while compiling, named p0, p1, ..."""
 
     params: dict[str, Any] = field(default_factory=dict)
+    # The account's parameter (compile_query sets it): conditions that read
+    # tables without an address column narrow to the account with it.
+    account: str = "NULL::uuid"
 
     def __call__(self, value: Any) -> str:
         name = f"p{len(self.params)}"
         self.params[name] = value
         return f"%({name})s"
+
+
+def _body_ids(sql: Sql, words: str) -> str:
+    """The emails whose body words match: indexed ones from ``mta.email_words``, and
+    the account's delivered mail the words job has not reached yet from its
+    queued text, the same words made at search time (a second's mail, as a
+    rule): the results do not move when the job runs (docs/mail.md, "JMAP Email
+    semantics")."""
+    query = f"plainto_tsquery('simple', {words})"
+    return (
+        f"SELECT email_id FROM mta.email_words WHERE words @@ {query}"
+        f" UNION SELECT b.email_id FROM mta.words_backlog b"
+        f" JOIN mta.emails q ON q.id = b.email_id AND q.address_id = {sql.account}"
+        f" WHERE to_tsvector('simple', b.body) @@ {query}"
+    )
 
 
 def _thread_has(sql: Sql, alias: str, kw: str) -> str:
@@ -199,14 +217,17 @@ def _one(sql: Sql, a: str, name: str, value: Any) -> str:
                 raise QueryError("invalidArguments", "hasAttachment is a boolean")
             return f"{a}.has_attachment = {sql(value)}"
         case "text":
+            # One set of ids from the three GIN indexes (a semi-join, or one
+            # hashed set under OR/NOT): the body's words are a table of their own.
             words = sql(_text(value, name))
             return (
-                f"({a}.search @@ plainto_tsquery('simple', {words})"
-                f" OR {a}.body_search @@ plainto_tsquery('simple', {words})"
-                f" OR {a}.from_search @@ plainto_tsquery('simple', translate({words}, '@.', '  ')))"
+                f"{a}.id IN (SELECT id FROM mta.emails WHERE search @@ plainto_tsquery('simple', {words})"
+                f" UNION SELECT id FROM mta.emails"
+                f" WHERE from_search @@ plainto_tsquery('simple', translate({words}, '@.', '  '))"
+                f" UNION {_body_ids(sql, words)})"
             )
         case "body":
-            return f"{a}.body_search @@ plainto_tsquery('simple', {sql(_text(value, name))})"
+            return f"{a}.id IN ({_body_ids(sql, sql(_text(value, name)))})"
         case "from":
             if _ADDRESS.match(value if isinstance(value, str) else ""):
                 return f"{a}.from_emails @> jsonb_build_array(lower({sql(value.strip())}))"
@@ -421,6 +442,7 @@ def compile_query(account_id: str, args: Mapping[str, Any]) -> Plan:
         raise QueryError("invalidArguments", "collapseThreads is a boolean")
     sort = args.get("sort")
     account = sql(account_id)
+    sql.account = f"{account}::uuid"
     mailbox = _pinned_mailbox(filt)
     words_first = _has_fulltext(filt)
     if mailbox and words_first:

@@ -210,12 +210,13 @@ async def delete_folder(conn: Conn, address_id: str, folder_id: str, now: dateti
 
 # A delivery batch's counts added to its mailboxes in one statement
 # (mta/store/counters.py): parameters %(boxes)s, %(totals)s, %(unread)s.
-ADD_COUNTS = """
+# Count deltas added to mailboxes, from ``{source}``: rows (id, total, unread)
+# (mta/store/counters.py applies a delivery batch's with it).
+ADD_COUNTS_FROM = """
         UPDATE mta.mailboxes AS m
            SET total_emails = m.total_emails + d.total,
                unread_emails = m.unread_emails + d.unread
-          FROM unnest(%(boxes)s::text[]::uuid[], %(totals)s::int[], %(unread)s::int[])
-               AS d(id, total, unread)
+          FROM {source} AS d
          WHERE m.id = d.id
 """
 

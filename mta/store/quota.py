@@ -20,12 +20,12 @@ ADD_ONE_CTE = """
                    emails = mta.quota_usage.emails + 1
         )"""
 
-# A batch's usage added in one statement, addresses in a fixed order (no deadlock
-# between processes): parameters %(addresses)s, %(bytes)s, %(emails)s.
-ADD_MANY = """
+# Usage deltas added, from ``{source}``: rows (a, b, n) of address, bytes and
+# emails, summed per address and written in address order (no deadlock between
+# processes; mta/store/counters.py applies a delivery batch's with it).
+ADD_FROM = """
     INSERT INTO mta.quota_usage (address_id, used_bytes, emails)
-    SELECT a, b, n FROM unnest(%(addresses)s::text[]::uuid[], %(bytes)s::bigint[], %(emails)s::int[])
-           AS q(a, b, n)
+    SELECT a, sum(b), sum(n) FROM {source} AS q GROUP BY a
     ORDER BY a
     ON CONFLICT (address_id) DO UPDATE
        SET used_bytes = mta.quota_usage.used_bytes + EXCLUDED.used_bytes,

@@ -62,3 +62,28 @@ async def test_signing_key_is_the_domains_active_key_unsealed(db: Database) -> N
             private_key=active.private_key,
         )
         assert await directory.signing_key(conn, sealer, "elsewhere.test") is None
+
+
+async def test_the_recipient_lookup_says_whether_a_vacation_response_is_enabled(
+    db: Database,
+) -> None:
+    # Delivery reads the response (and its dates) after the 250 only when this says so.
+    owner = await factories.mailbox_owner(db, "erin@directory.test")
+    async with db.connection() as conn:
+        found = await directory.lookup_recipient(conn, "erin+x", "directory.test")
+        assert found.mailbox is not None and not found.mailbox.has_vacation
+        await execute(
+            conn,
+            "INSERT INTO mta.vacation_responses (address_id, is_enabled, updated_at)"
+            " VALUES (%s, false, now())",
+            (owner["address_id"],),
+        )
+        found = await directory.lookup_recipient(conn, "erin", "directory.test")
+        assert found.mailbox is not None and not found.mailbox.has_vacation
+        await execute(
+            conn,
+            "UPDATE mta.vacation_responses SET is_enabled = true WHERE address_id = %s",
+            (owner["address_id"],),
+        )
+        found = await directory.lookup_recipient(conn, "erin", "directory.test")
+        assert found.mailbox is not None and found.mailbox.has_vacation

@@ -14,6 +14,7 @@ from common.db import Database
 from mail.directory import lookup_recipient
 from mta import delivery
 from mta.context import MtaContext
+from mta.jmap.email.backlog import index_bodies
 from mta.jmap.email.context import EmailContext
 from mta.store import mailboxes
 from tests.mta import factories
@@ -21,9 +22,17 @@ from tests.mta.conftest import with_config
 
 
 async def deliver_to(
-    ctx: MtaContext, address: str, address_id: str, raw: bytes, mail_from: str
+    ctx: MtaContext,
+    address: str,
+    address_id: str,
+    raw: bytes,
+    mail_from: str,
+    *,
+    index: bool = True,
 ) -> str:
-    """Deliver ``raw`` to ``address`` as the SMTP daemon does after DATA; the new email's id."""
+    """Deliver ``raw`` to ``address`` as the SMTP daemon does after DATA, then run the words
+    job its commit enqueued (as the gateway's job worker does right after); the new email's id.
+    """
     local, _, domain = address.partition("@")
     async with ctx.runtime.db.connection() as conn:
         found = await lookup_recipient(conn, local, domain)
@@ -38,6 +47,9 @@ async def deliver_to(
             helo="remote.test",
         ),
     )
+    if index:
+        async with ctx.runtime.db.connection() as conn:
+            await index_bodies(conn, ctx.blobs)
     return str(report.email_ids[address_id])
 
 
@@ -55,9 +67,14 @@ class Box:
     def db(self) -> Database:
         return self.ctx.runtime.db
 
-    async def deliver(self, raw: bytes, *, mail_from: str = "sender@remote.test") -> str:
-        """Deliver ``raw`` as the daemon does after DATA; the new email's id."""
-        return await deliver_to(self.ctx, self.address, self.account_id, raw, mail_from)
+    async def deliver(
+        self, raw: bytes, *, mail_from: str = "sender@remote.test", index: bool = True
+    ) -> str:
+        """Deliver ``raw`` as the daemon does after DATA (``index``: and run the words job);
+        the new email's id."""
+        return await deliver_to(
+            self.ctx, self.address, self.account_id, raw, mail_from, index=index
+        )
 
     async def call(self, fn: Any, args: dict[str, Any], **kw: Any) -> Any:
         async with self.db.connection() as conn:

@@ -312,3 +312,28 @@ async def test_envelope_to_sees_the_subaddress_the_sender_used(
     rows = await delivered(runtime, owner)
     assert rows["tagged"]["folders"] == ["Lists"]
     assert rows["plain"]["folders"] == ["Inbox"]
+
+
+async def test_an_edited_filter_runs_its_new_script_from_the_next_message(
+    gateway_client: Any, runtime: Runtime, owner: dict[str, Any], smtp_port: int
+) -> None:
+    # The daemon keeps compiled scripts by the version the RCPT lookup reads.
+    made = await create(gateway_client, owner, 'fileinto :create "First";')
+    for subject in ("one", "two"):
+        result = await send(smtp_port, "bob@sender.test", ["alice@example.test"], message(subject))
+        assert result["data"][0] == 250
+    runtime.clock.advance(1)  # type: ignore[attr-defined]
+    resp = await gateway_client.patch(
+        f"/api/filters/{made['id']}",
+        json={"script": PREFIX + 'fileinto :create "Second";'},
+        headers=owner["headers"],
+    )
+    assert resp.status == 200, await resp.text()
+    result = await send(smtp_port, "bob@sender.test", ["alice@example.test"], message("three"))
+    assert result["data"][0] == 250
+    rows = await delivered(runtime, owner)
+    assert [rows[s]["folders"] for s in ("one", "two", "three")] == [
+        ["First"],
+        ["First"],
+        ["Second"],
+    ]

@@ -244,10 +244,67 @@ async def test_mail_stored_before_the_body_index_is_indexed_by_the_job(mta_ctx: 
 
     box = await make_box(mta_ctx)
     old = await box.deliver(message("Old", "an archived zeppelin story"))
-    # As the row of a message delivered before migration 0020 looks.
-    await box.db.execute("UPDATE mta.emails SET body_search = NULL WHERE id = %s", (old,))
+    # As a message delivered before migration 0020 is left by 0103: no words, queued unparsed.
+    await box.db.execute("DELETE FROM mta.email_words WHERE email_id = %s", (old,))
+    await box.db.execute("INSERT INTO mta.words_backlog (email_id) VALUES (%s)", (old,))
     assert (await box.call(query.query, {"filter": {"body": "zeppelin"}}))["ids"] == []
     async with box.db.connection() as conn:
         assert await index_bodies(conn, box.ctx.blobs) == 1
         assert await index_bodies(conn, box.ctx.blobs) == 0
     assert (await box.call(query.query, {"filter": {"body": "zeppelin"}}))["ids"] == [old]
+
+
+async def test_delivered_mail_is_found_by_its_body_before_and_after_the_words_job(
+    mta_ctx: MtaContext,
+):
+    """docs/mail.md ("JMAP Email semantics"): the words job moves no search result."""
+    from mta.jmap.email.backlog import index_bodies
+
+    box = await make_box(mta_ctx)
+    other = await make_box(mta_ctx, "bob@elsewhere.test")
+    known = await box.deliver(message("Zeppelin weekly", "nothing about airships here"))
+    new = await box.deliver(
+        message("Harbour news", "a zeppelin over the harbour at dawn"), index=False
+    )
+    # Another account's queued mail with the same word is not this account's result.
+    await other.deliver(message("Elsewhere", "a zeppelin for bob"), index=False)
+    searches: list[dict[str, Any]] = [
+        {"body": "zeppelin"},
+        {"text": "zeppelin"},
+        {"text": "harbour"},
+        {"body": "airships"},
+        {"operator": "NOT", "conditions": [{"body": "zeppelin"}]},
+        {"operator": "OR", "conditions": [{"body": "dawn"}, {"subject": "weekly"}]},
+    ]
+
+    async def found() -> list[set[str]]:
+        return [set((await box.call(query.query, {"filter": f}))["ids"]) for f in searches]
+
+    expected = [{new}, {known, new}, {new}, {known}, {known}, {known, new}]
+    # Queued: the commit enqueued the job for the second it committed in.
+    assert await box.db.fetch_val("SELECT count(*) FROM mta.words_backlog") == 2
+    jobs = await box.db.fetch_all(
+        "SELECT key FROM common.jobs WHERE kind = 'mta.index_bodies' AND state = 'pending'"
+    )
+    assert len(jobs) == 1 and jobs[0]["key"].startswith("every:mta.index_bodies@1s:")
+    assert await found() == expected
+
+    async with box.db.connection() as conn:
+        assert await index_bodies(conn, box.ctx.blobs) == 2
+    assert await box.db.fetch_val("SELECT count(*) FROM mta.words_backlog") == 0
+    assert (
+        await box.db.fetch_val("SELECT count(*) FROM mta.email_words WHERE email_id = %s", (new,))
+        == 1
+    )
+    assert await found() == expected
+
+
+async def test_a_destroyed_email_leaves_nothing_for_the_words_job(mta_ctx: MtaContext):
+    from mta.jmap.email.backlog import index_bodies
+
+    box = await make_box(mta_ctx)
+    gone = await box.deliver(message("Soon gone", "a zeppelin"), index=False)
+    await box.call(write.set_emails, {"destroy": [gone]})
+    assert await box.db.fetch_val("SELECT count(*) FROM mta.words_backlog") == 0
+    async with box.db.connection() as conn:
+        assert await index_bodies(conn, box.ctx.blobs) == 0

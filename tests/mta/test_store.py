@@ -169,3 +169,38 @@ async def test_a_delivery_batch_counts_its_mail_once_before_commit(runtime: Runt
         )
         == 3
     )
+
+
+async def test_counts_a_batch_left_pending_are_applied_by_the_next_apply(runtime: Runtime) -> None:
+    """A daemon killed between a batch's commit and its counts' apply loses no count."""
+    from mta.store import counters, quota
+
+    now = runtime.clock.now()
+    address_id = (await factories.mailbox_owner(runtime.db, "left@pending.test"))["address_id"]
+    async with runtime.db.connection() as conn:
+        inbox = (await mailboxes.ensure_defaults(conn, address_id, now))["inbox"]
+        state = await changes.state(conn, address_id, "Mailbox")
+    # The group commit's transaction, without the apply that follows it.
+    async with runtime.db.transaction() as conn, counters.deferred(conn) as batch:
+        for n in range(3):
+            await emails.insert(conn, new_email(address_id, inbox, f"p{n}", now, size=100), now)
+    assert batch.pending
+    counts = "SELECT total_emails, unread_emails FROM mta.mailboxes WHERE id = %s"
+    assert await runtime.db.fetch_one(counts, (inbox,)) == {"total_emails": 0, "unread_emails": 0}
+    async with runtime.db.connection() as conn:
+        assert await changes.state(conn, address_id, "Mailbox") == state
+    assert await counters.apply_pending(runtime.db) == 1
+    assert await runtime.db.fetch_one(counts, (inbox,)) == {"total_emails": 3, "unread_emails": 3}
+    async with runtime.db.connection() as conn:
+        assert await quota.usage(conn, address_id) == (300, 3)
+        # One Mailbox change for the batch, logged when its counts moved.
+        assert await changes.state(conn, address_id, "Mailbox") != state
+    assert await counters.apply_pending(runtime.db) == 0
+    # The body words of the batch: queued, and the words job enqueued for its second.
+    assert await runtime.db.fetch_val("SELECT count(*) FROM mta.words_backlog") == 3
+    assert (
+        await runtime.db.fetch_val(
+            "SELECT count(*) FROM common.jobs WHERE kind = 'mta.index_bodies'"
+        )
+        == 1
+    )
