@@ -204,6 +204,13 @@ class Client:
 
     async def _content(self, data: bytes) -> Answer:
         self.write(stuffed(data))
+        # A large message waits for the socket rather than sitting whole in
+        # the transport's buffer (the commands before it are small).
+        try:
+            async with asyncio.timeout(self.timeout):
+                await self.writer.drain()
+        except OSError as exc:
+            raise Disconnected(str(exc)) from exc
         return await self.read()
 
     async def _reset(self) -> None:
