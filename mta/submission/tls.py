@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import fcntl
 import ipaddress
 import logging
 import os
@@ -28,11 +29,26 @@ KEY_NAME = "smtp-selfsigned.key"
 
 
 def self_signed(directory: Path, hostname: str) -> tuple[Path, Path]:
-    """(cert, key) under ``directory``, generated on first use."""
+    """(cert, key) under ``directory``, generated on first use.
+
+    Several processes start on one DATA_DIR at once (``--workers``, or
+    ``python -m mta pop3`` beside ``python -m mta managesieve``): without a
+    lock two of them generated at the same time, each replacing the other's
+    files, and one loaded a key that did not match its certificate. The
+    first to take the lock generates; the others wait and read its pair.
+    """
     cert_path, key_path = directory / CERT_NAME, directory / KEY_NAME
     if cert_path.exists() and key_path.exists():
         return cert_path, key_path
     directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not (cert_path.exists() and key_path.exists()):
+            _generate(cert_path, key_path, hostname)
+    return cert_path, key_path
+
+
+def _generate(cert_path: Path, key_path: Path, hostname: str) -> None:
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hostname)])
     now = datetime.datetime.now(datetime.UTC)
@@ -50,8 +66,10 @@ def self_signed(directory: Path, hostname: str) -> tuple[Path, Path]:
         .add_extension(x509.SubjectAlternativeName(alt), critical=False)
         .sign(key, hashes.SHA256())
     )
-    # The key first, private from its first byte; then the certificate.
-    fd = os.open(key_path.with_suffix(".tmp"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    # The key first, private from its first byte; then the certificate, each
+    # whole or absent (the existence check above reads without the lock).
+    key_tmp = key_path.with_name(key_path.name + ".tmp")
+    fd = os.open(key_tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as out:
         out.write(
             key.private_bytes(
@@ -60,9 +78,10 @@ def self_signed(directory: Path, hostname: str) -> tuple[Path, Path]:
                 serialization.NoEncryption(),
             )
         )
-    key_path.with_suffix(".tmp").replace(key_path)
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    return cert_path, key_path
+    key_tmp.replace(key_path)
+    cert_tmp = cert_path.with_name(cert_path.name + ".tmp")
+    cert_tmp.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    cert_tmp.replace(cert_path)
 
 
 def server_context(cert: Path, key: Path) -> ssl.SSLContext:
