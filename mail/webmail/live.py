@@ -32,6 +32,8 @@ class Hub:
         self.notifications = notifications
         self.listeners: dict[str, set[asyncio.Queue[None]]] = {}
         self.subscription: Subscription | None = None
+        # Set at shutdown: every stream ends at once (see end_streams).
+        self.closing = False
 
     async def ensure_started(self) -> None:
         # Subscribed when the first stream opens: a process serving no
@@ -64,6 +66,13 @@ class Hub:
         for address_id in list(self.listeners):
             self.publish(address_id)
 
+    async def end_streams(self, _app: web.Application | None = None) -> None:
+        """Shutdown: every open stream ends now (the page's EventSource
+        reconnects, to a process still serving); left open, the streams held
+        a graceful stop for its whole timeout."""
+        self.closing = True
+        self.publish_all()
+
     async def stop(self, _app: web.Application | None = None) -> None:
         if self.subscription is not None:
             self.subscription.close()
@@ -76,6 +85,7 @@ HUB = web.AppKey("mail.webmail.hub", Hub)
 def install(app: web.Application, notifications: NotificationHub) -> None:
     hub = Hub(notifications)
     app[HUB] = hub
+    app.on_shutdown.append(hub.end_streams)
     app.on_cleanup.append(hub.stop)
 
 
@@ -102,12 +112,14 @@ async def stream(request: web.Request, ctx: MailContext, address_id: str) -> web
         await response.prepare(request)
         last = await states(ctx, address_id)
         await response.write(f"event: ready\ndata: {json.dumps(last)}\n\n".encode())
-        while True:
+        while not hub.closing:
             try:
                 await asyncio.wait_for(queue.get(), KEEPALIVE_SECONDS)
             except TimeoutError:
                 await response.write(b": keepalive\n\n")
                 continue
+            if hub.closing:
+                break
             now = await states(ctx, address_id)
             if now != last:
                 last = now

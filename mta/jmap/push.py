@@ -74,6 +74,8 @@ class Hub:
         # Streams that have read their starting states, by address (readiness, tests).
         self.streaming: dict[str, int] = {}
         self.joined = asyncio.Event()
+        # Set at shutdown: every stream ends at once (see end_streams).
+        self.closing = False
 
     def subscribe(self, address_ids: Iterable[str]) -> asyncio.Queue[str]:
         queue: asyncio.Queue[str] = asyncio.Queue(maxsize=1000)
@@ -103,6 +105,16 @@ class Hub:
                 found.discard(queue)
                 if not found:
                     del self.listeners[address_id]
+
+    def end_streams(self) -> None:
+        """Shutdown: every open stream ends now, and one opened later ends at
+        once. An EventSource client reconnects (to a process still serving);
+        left open, the streams held a graceful stop for its whole timeout."""
+        self.closing = True
+        for address_id in list(self.listeners):
+            for queue in self.listeners.get(address_id, ()):
+                with contextlib.suppress(asyncio.QueueFull):
+                    queue.put_nowait(address_id)
 
     def publish(self, address_id: str) -> None:
         for queue in self.listeners.get(address_id, ()):
@@ -190,7 +202,7 @@ async def event_source(
         metrics.PUSH_CONNECTIONS.labels("eventsource").inc()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + ctx.limits.max_stream_seconds
-        while loop.time() < deadline:
+        while not hub.closing and loop.time() < deadline:
             timeout = min(ping or 60.0, deadline - loop.time())
             try:
                 first = await asyncio.wait_for(queue.get(), timeout)
@@ -198,6 +210,8 @@ async def event_source(
                 if ping:
                     await response.write(_event("ping", {"interval": ping}))
                 continue
+            if hub.closing:
+                break
             pending = {first}
             while not queue.empty():
                 pending.add(queue.get_nowait())

@@ -117,6 +117,9 @@ class JmapService:
                 conn, timedelta(days=self.ctx.limits.changes_keep_days), self.runtime.clock.now()
             )
 
+    async def _end_streams(self, app: web.Application) -> None:
+        self.hub.end_streams()
+
     def lifespan(self) -> AbstractAsyncContextManager[None] | None:
         return self._run()
 
@@ -130,6 +133,7 @@ class JmapService:
 
     def create_app(self, *, prefix: str = "") -> web.Application:
         app = web.Application(middlewares=[self._authenticate], client_max_size=1024**2)
+        app.on_shutdown.append(self._end_streams)
         for route in ROUTES:
             app.router.add_route(route.method, route.path, getattr(self, route.handler))
         publish(app, PROFILE, json_path=OPENAPI_PATH, html_path=DOCS_PATH)

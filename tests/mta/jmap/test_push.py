@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 import requests
-from aiohttp import web
+from aiohttp import ClientSession, web
 from jmapc import EventSourceConfig
 from jmapc.methods import MailboxGet
 
 from common.settings import Settings
-from gateway.app import services_key
+from gateway.app import build_app, services_key
 from tests.mta.conftest import send
 from tests.mta.jmap.conftest import MAIL, Mailbox, Server, run
 
@@ -220,3 +220,24 @@ async def test_push_subscription_is_verified_then_receives_state_changes(
     change = await asyncio.wait_for(received.get(), 10)
     assert change["@type"] == "StateChange"
     assert list(change["changed"][alice.address_id]) == ["Email"]
+
+
+async def test_a_graceful_stop_ends_open_streams_cleanly(
+    runtime: Any, aiohttp_server: Any, alice: Mailbox
+) -> None:
+    """A gateway stopping (a deploy, a restart) ends its EventSource streams
+    with a proper end, so clients reconnect to a process still serving; left
+    open, a stream held the stop for its whole timeout and was then cut off."""
+    server = await aiohttp_server(build_app(runtime))
+    url = f"http://127.0.0.1:{server.port}/jmap/eventsource?types=*&closeafter=no&ping=0"
+    async with ClientSession() as http:
+        response = await http.get(url, headers={"Authorization": alice.basic})
+        assert response.status == 200
+        hub = server.app[services_key]["jmap"].hub
+        async with asyncio.timeout(10):
+            await hub.listening(alice.address_id)
+        closing = asyncio.ensure_future(server.close())
+        # Read to the end: a stream cut off by the stop's timeout raises here.
+        body = await response.read()
+        await closing
+    assert body == b""  # nothing changed while it was open
