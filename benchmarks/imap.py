@@ -129,6 +129,9 @@ async def fill_ours(dsn: str, data_dir: Path, msgs: list[Message]) -> str:
         for m in msgs:
             parts[zlib.crc32(m[3].encode()) % LOADERS].append(m)
         await asyncio.gather(*(load(part) for part in parts))
+        # The batches' mailbox counts wait in mta.pending_counts, applied after
+        # each COMMIT as delivery does (EXISTS is read from them).
+        await counters.apply_pending(db)
         # As autovacuum would have left a mailbox filled over months: visibility
         # map set and hint bits written, so no first read pays for them.
         await db.execute("VACUUM ANALYZE")
