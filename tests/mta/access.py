@@ -3,6 +3,7 @@ both daemons on free ports, mail delivered over SMTP, and a TLS client context."
 
 from __future__ import annotations
 
+import imaplib
 import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,6 +23,17 @@ def client_tls() -> ssl.SSLContext:
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
     return context
+
+
+def imap_login(port: int, login: str, password: str) -> str:
+    """A LOGIN over IMAPS: "OK", or the server's refusal as imaplib raises it."""
+    client = imaplib.IMAP4_SSL("127.0.0.1", port, ssl_context=client_tls(), timeout=10)
+    try:
+        return client.login(login, password)[0]
+    except imaplib.IMAP4.error as exc:
+        return str(exc)
+    finally:
+        client.shutdown()
 
 
 def access_config(config: MtaSettings, **changes: object) -> MtaSettings:

@@ -12,7 +12,6 @@ one can refuse.
 from __future__ import annotations
 
 import asyncio
-import imaplib
 import smtplib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
@@ -28,7 +27,7 @@ from mta.settings import MtaSettings
 from mta.smtp.server import bound_port
 from mta.submission import server as submission
 from tests.mta import sending
-from tests.mta.access import client_tls
+from tests.mta.access import client_tls, imap_login
 from tests.mta.sending import Sender
 
 PER_SECOND = 3  # AUTH_RATE_LIMIT_PER_SECOND here
@@ -70,16 +69,6 @@ async def doors(runtime: Runtime, mta_config: MtaSettings) -> AsyncIterator[Door
 @pytest.fixture
 async def alice(runtime: Runtime) -> Sender:
     return await sending.hosted_sender(runtime.db)
-
-
-def imap_login(port: int, login: str, password: str) -> str:
-    client = imaplib.IMAP4_SSL("127.0.0.1", port, ssl_context=client_tls(), timeout=10)
-    try:
-        return client.login(login, password)[0]
-    except imaplib.IMAP4.error as exc:
-        return str(exc)
-    finally:
-        client.shutdown()
 
 
 def smtp_login(port: int, login: str, password: str) -> int:

@@ -9,7 +9,6 @@ the right password is refused on both. No budget is kept per mailbox address.
 from __future__ import annotations
 
 import asyncio
-import imaplib
 import poplib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
@@ -22,7 +21,7 @@ from mta.context import MtaContext
 from mta.imap import server as imap_server
 from mta.settings import MtaSettings
 from tests.mta import sending
-from tests.mta.access import access_config, client_tls, daemons
+from tests.mta.access import access_config, client_tls, daemons, imap_login
 from tests.mta.sending import Sender
 
 FAILURES = 4  # SUBMISSION_AUTH_FAILURES here
@@ -57,16 +56,6 @@ async def doors(runtime: Runtime, config: MtaSettings) -> AsyncIterator[Doors]:
 @pytest.fixture
 async def alice(runtime: Runtime) -> Sender:
     return await sending.hosted_sender(runtime.db)
-
-
-def imap_login(port: int, login: str, password: str) -> str:
-    client = imaplib.IMAP4_SSL("127.0.0.1", port, ssl_context=client_tls(), timeout=10)
-    try:
-        return client.login(login, password)[0]
-    except imaplib.IMAP4.error as exc:
-        return str(exc)
-    finally:
-        client.shutdown()
 
 
 def pop3_login(port: int, login: str, password: str) -> str:
