@@ -6,7 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from common.clock import Clock
 from common.runtime import Runtime
+from mail.directory import ProvenSignIns
 from mta.authentication.dns import Resolver
 from mta.commit import GroupCommit
 from mta.settings import MtaSettings, load_mta_settings
@@ -59,6 +61,8 @@ class MtaContext:
     resolver: Resolver
     committer: GroupCommit
     scripts: ScriptCache = field(default_factory=ScriptCache)
+    # Passwords the mail apps' doors proved lately (mta/access/signin.py).
+    proven: ProvenSignIns = field(default_factory=lambda: ProvenSignIns(Clock(), 0))
 
     @classmethod
     def build(cls, runtime: Runtime, config: MtaSettings | None = None) -> MtaContext:
@@ -69,4 +73,5 @@ class MtaContext:
             blobs=RawMessages.of(runtime),
             resolver=Resolver(config.dns_resolvers, timeout=config.dns_timeout),
             committer=GroupCommit(runtime.db),
+            proven=ProvenSignIns(runtime.clock, config.auth_cache_seconds),
         )

@@ -96,6 +96,9 @@ class MtaSettings:
     # Failed AUTH per client address per window (then 421 and close).
     submission_auth_failures: int = 10
     submission_auth_window: int = 600
+    # How long a password a mail app's door proved is taken without hashing it
+    # again, while its stored hash is unchanged (mail/directory ProvenSignIns).
+    auth_cache_seconds: int = 900
 
     # The IMAP server (mta/imap/): IMAP_PORT with STARTTLS, IMAPS_PORT with
     # implicit TLS (RFC 8314); None: off, 0: a free port (tests).
@@ -263,6 +266,7 @@ def load_mta_settings(settings: Settings) -> MtaSettings:
         ),
         submission_auth_failures=read_int(env, "SUBMISSION_AUTH_FAILURES", 10, minimum=1),
         submission_auth_window=read_int(env, "SUBMISSION_AUTH_WINDOW", 600, minimum=1),
+        auth_cache_seconds=read_int(env, "AUTH_CACHE_SECONDS", 900, minimum=0),
         imap_enabled=read_bool(
             env, "IMAP_ENABLED", read_bool(env, "SMTP_ENABLED", settings.run_workers)
         ),

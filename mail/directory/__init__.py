@@ -12,7 +12,8 @@ counts them). mail's own modules use it too: billing's gates are
 
 * :mod:`.recipients`: :func:`lookup_recipient` (RCPT TO, once per recipient
   on the hot path) and :func:`address_quota`.
-* :mod:`.principals`: :func:`authenticate` (SMTP AUTH, JMAP) and
+* :mod:`.principals`: :func:`authenticate` (SMTP AUTH, JMAP), with
+  :class:`ProvenSignIns` remembering the mail apps' proven passwords, and
   :func:`account_addresses` (JMAP over OAuth).
 * :mod:`.keys`: :func:`signing_key` (outbound DKIM).
 * :mod:`.plans`: the plan's features and limits, :func:`reserve_sends` /
@@ -24,7 +25,12 @@ from __future__ import annotations
 
 from mail.directory.keys import SigningKey, key_sealer, signing_key
 from mail.directory.plans import push_allowed, reserve_sends, return_sends
-from mail.directory.principals import Principal, account_addresses, authenticate
+from mail.directory.principals import (
+    Principal,
+    ProvenSignIns,
+    account_addresses,
+    authenticate,
+)
 from mail.directory.recipients import (
     SUBADDRESS_DELIMITER,
     Lookup,
@@ -39,6 +45,7 @@ __all__ = [
     "SUBADDRESS_DELIMITER",
     "Lookup",
     "Principal",
+    "ProvenSignIns",
     "Recipient",
     "SigningKey",
     "account_addresses",

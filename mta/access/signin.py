@@ -17,7 +17,10 @@ JMAP and webmail have none, and a lockout that only some doors keep stops no
 one (the guesser uses another door) while letting anyone lock a mailbox out
 of its mail app. Once either is spent every attempt is refused without a
 check, right password or not, and the refusal reads the same for an unknown
-address and a known one. IMAP's OAuth sign-ins (OAUTHBEARER, XOAUTH2) spend
+address and a known one. A password proven lately is not hashed again while its stored hash is
+unchanged, and the same sign-in arriving on several connections at once is
+checked once (mail/directory :class:`ProvenSignIns`, AUTH_CACHE_SECONDS).
+IMAP's OAuth sign-ins (OAUTHBEARER, XOAUTH2) spend
 the same budgets through :meth:`SignIn.throttled` and :meth:`SignIn.failed`.
 docs/mail.md, "Failed sign-ins", is the rule for every door.
 """
@@ -80,14 +83,19 @@ class SignIn:
         log.info("%s: failed login from %s for @%s", daemon, ip, login.rpartition("@")[2])
         return Refused.INVALID
 
+    async def _check(self, login: str, password: str) -> directory.Principal | None:
+        async with self.ctx.runtime.db.connection() as conn:
+            return await directory.authenticate(conn, login, password, proven=self.ctx.proven)
+
     async def attempt(
         self, daemon: str, ip: str, login: str, password: str
     ) -> directory.Principal | Refused:
         try:
             if await self.throttled(ip):
                 return Refused.THROTTLED
-            async with self.ctx.runtime.db.connection() as conn:
-                principal = await directory.authenticate(conn, login, password)
+            principal = await self.ctx.proven.once(
+                login, password, lambda: self._check(login, password)
+            )
             if principal is not None:
                 return principal
             return await self.failed(daemon, ip, login)

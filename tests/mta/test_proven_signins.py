@@ -1,0 +1,171 @@
+"""A password a mail app proved is not hashed again on its next connections
+(docs/mail.md, "Proven passwords"): only successes, for AUTH_CACHE_SECONDS,
+only while the stored hash is unchanged, and one hash for the same sign-in
+arriving on several connections at once.
+
+The hashing is counted by wrapping the directory's argon2 check: what a user
+notices is the CPU (and the wait) each sign-in costs, and the count is what
+says whether it was spent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import smtplib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
+
+import pytest
+
+from common.clock import ManualClock
+from common.passwords import hash_password, verify_password
+from common.runtime import Runtime
+from mail.directory import principals
+from mta.context import MtaContext
+from mta.imap import server as imap_server
+from mta.settings import MtaSettings
+from mta.smtp.server import bound_port
+from mta.submission import server as submission
+from tests.mta import sending
+from tests.mta.access import client_tls, imap_login
+from tests.mta.sending import Sender
+
+SECONDS = 900
+
+
+@dataclass(frozen=True)
+class Doors:
+    ctx: MtaContext
+    imaps: int
+    submissions: int
+
+
+@pytest.fixture
+def hashes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The passwords the directory hashed, in order."""
+    seen: list[str] = []
+
+    async def counted(stored: str | None, password: str) -> bool:
+        seen.append(password)
+        return await verify_password(stored, password)
+
+    monkeypatch.setattr(principals, "verify_password", counted)
+    return seen
+
+
+async def open_doors(runtime: Runtime, config: MtaSettings, seconds: int) -> AsyncIterator[Doors]:
+    config = replace(
+        config,
+        imap_host="127.0.0.1",
+        imap_port=None,
+        imaps_port=0,
+        submission_port=None,
+        submissions_port=0,
+        submission_plaintext_loopback=False,
+        smtp_error_sleep=0.0,
+        mta_sts=False,
+        auth_cache_seconds=seconds,
+    )
+    ctx = MtaContext.build(runtime, config)
+    async with imap_server.serve(ctx) as imaps, submission.serve(ctx) as smtps:
+        yield Doors(ctx, imap_server.bound_ports(imaps)[0], bound_port(smtps[0]))
+
+
+@pytest.fixture
+async def doors(runtime: Runtime, mta_config: MtaSettings) -> AsyncIterator[Doors]:
+    async for opened in open_doors(runtime, mta_config, SECONDS):
+        yield opened
+
+
+@pytest.fixture
+async def alice(runtime: Runtime) -> Sender:
+    return await sending.hosted_sender(runtime.db)
+
+
+def smtp_login(port: int, login: str, password: str) -> int:
+    with smtplib.SMTP_SSL("127.0.0.1", port, timeout=10, context=client_tls()) as client:
+        client.user, client.password = login, password
+        client.ehlo()
+        try:
+            return client.auth("PLAIN", client.auth_plain)[0]
+        except smtplib.SMTPAuthenticationError as exc:
+            return exc.smtp_code
+
+
+async def imap(doors: Doors, login: str, password: str) -> str:
+    return await asyncio.to_thread(imap_login, doors.imaps, login, password)
+
+
+async def test_a_proven_password_signs_in_again_on_any_door_without_a_hash(
+    doors: Doors, alice: Sender, hashes: list[str]
+) -> None:
+    assert await imap(doors, alice.email, alice.password) == "OK"
+    assert len(hashes) == 1
+    # The next connections, over IMAP and over submission, in another case.
+    assert await imap(doors, alice.email, alice.password) == "OK"
+    code = await asyncio.to_thread(
+        smtp_login, doors.submissions, alice.email.upper(), alice.password
+    )
+    assert code == 235
+    assert len(hashes) == 1
+
+
+async def test_a_wrong_password_is_hashed_every_time_and_never_taken(
+    doors: Doors, alice: Sender, hashes: list[str]
+) -> None:
+    assert await imap(doors, alice.email, alice.password) == "OK"
+    for _ in range(2):
+        assert "[AUTHENTICATIONFAILED]" in await imap(doors, alice.email, "a guess")
+    assert hashes == [alice.password, "a guess", "a guess"]
+    # Nothing the cache keeps is the password itself.
+    assert alice.password not in repr(vars(doors.ctx.proven))
+
+
+async def test_a_password_change_ends_it_at_once(
+    doors: Doors, runtime: Runtime, alice: Sender, hashes: list[str]
+) -> None:
+    assert await imap(doors, alice.email, alice.password) == "OK"
+    await runtime.db.execute(
+        "UPDATE mail.addresses SET password_hash = %s WHERE id = %s",
+        (await hash_password("a new passphrase"), alice.address_id),
+    )
+    assert "[AUTHENTICATIONFAILED]" in await imap(doors, alice.email, alice.password)
+    assert await imap(doors, alice.email, "a new passphrase") == "OK"
+    assert len(hashes) == 3
+
+
+async def test_a_removed_address_is_refused_though_its_password_was_proven(
+    doors: Doors, runtime: Runtime, alice: Sender
+) -> None:
+    assert await imap(doors, alice.email, alice.password) == "OK"
+    await runtime.db.execute("DELETE FROM mail.addresses WHERE id = %s", (alice.address_id,))
+    assert "[AUTHENTICATIONFAILED]" in await imap(doors, alice.email, alice.password)
+
+
+async def test_it_lasts_auth_cache_seconds(
+    doors: Doors, clock: ManualClock, alice: Sender, hashes: list[str]
+) -> None:
+    assert await imap(doors, alice.email, alice.password) == "OK"
+    clock.advance(SECONDS - 1)
+    assert await imap(doors, alice.email, alice.password) == "OK"
+    assert len(hashes) == 1
+    clock.advance(2)
+    assert await imap(doors, alice.email, alice.password) == "OK"
+    assert len(hashes) == 2
+
+
+async def test_connections_signing_in_at_once_share_one_hash(
+    doors: Doors, alice: Sender, hashes: list[str]
+) -> None:
+    answers = await asyncio.gather(*(imap(doors, alice.email, alice.password) for _ in range(5)))
+    assert answers == ["OK"] * 5
+    assert len(hashes) == 1
+
+
+async def test_zero_seconds_hashes_every_sign_in(
+    runtime: Runtime, mta_config: MtaSettings, alice: Sender, hashes: list[str]
+) -> None:
+    async for doors in open_doors(runtime, mta_config, 0):
+        for _ in range(2):
+            assert await imap(doors, alice.email, alice.password) == "OK"
+    assert len(hashes) == 2
