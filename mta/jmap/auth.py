@@ -14,19 +14,20 @@ Failures answer 401 with both challenges (RFC 7235 4.1, RFC 6750 3); a token
 without the scope 403 ``insufficient_scope``. Failed attempts spend the client
 address's sign-in budget (``mail:auth-ip:<ip>``, AUTH_RATE_LIMIT_PER_SECOND,
 the one the panel's sign-in spends); once it is gone the answer is 429 before
-any password is checked. Password checks cost tens of milliseconds of CPU and a
-client authenticates every request, so a successful Basic credential is kept
-for CACHE_SECONDS under a keyed hash (never the password itself).
+any password is checked. A password check costs argon2's hundred-odd
+milliseconds of CPU and a client authenticates every request, so a Basic
+credential proven lately is taken without hashing it again while the
+address's stored hash is unchanged (mail/directory ``ProvenSignIns``, the
+mail apps' doors' own, AUTH_CACHE_SECONDS).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import hmac
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import jwt
 from aiohttp import web
@@ -42,8 +43,6 @@ from mta.jmap.registry import Account, Principal
 
 SCOPES = frozenset({"urn:ietf:params:jmap:mail", "mail"})
 REALM = "JMAP"
-CACHE_SECONDS = 60.0
-CACHE_MAX = 10_000
 
 
 class AuthFailed(Exception):
@@ -56,8 +55,6 @@ class AuthFailed(Exception):
 class Authenticator:
     ctx: JmapContext
     limiter: RateLimiter
-    # keyed hash of "email\0password" -> (principal, expiry timestamp)
-    cache: dict[str, tuple[Principal, float]] = field(default_factory=dict)
 
     @property
     def audience(self) -> str:
@@ -95,17 +92,9 @@ class Authenticator:
         email, sep, password = decoded.partition(":")
         if not sep or not email or not password:
             return None
-        key = hmac.new(
-            self.ctx.runtime.settings.secret.encode(),
-            f"{email.lower()}\0{password}".encode(),
-            hashlib.sha256,
-        ).hexdigest()
-        now = self.ctx.runtime.clock.timestamp()
-        cached = self.cache.get(key)
-        if cached is not None and cached[1] > now:
-            return cached[0]
-        async with self.ctx.runtime.db.connection() as conn:
-            found = await directory.authenticate(conn, email, password)
+        found = await self.ctx.mta.proven.once(
+            email, password, lambda: self._check(email, password)
+        )
         if found is None:
             return None
         principal = Principal(
@@ -113,10 +102,11 @@ class Authenticator:
             accounts=(_account(found),),
             key=f"address:{found.address_id}",
         )
-        if len(self.cache) >= CACHE_MAX:
-            self.cache.clear()
-        self.cache[key] = (principal, now + CACHE_SECONDS)
         return principal
+
+    async def _check(self, email: str, password: str) -> directory.Principal | None:
+        async with self.ctx.runtime.db.connection() as conn:
+            return await directory.authenticate(conn, email, password, proven=self.ctx.mta.proven)
 
     # -- Bearer ----------------------------------------------------------------
     async def _bearer(self, token: str, budget: str) -> Principal:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import secrets
 from typing import Any
 
 import pytest
 import requests
 
+from common.passwords import hash_password
 from common.settings import Settings
 from oauth import rfc9068
 from oauth.rfc9068 import AccessTokenGrant, build_claims
@@ -124,3 +126,18 @@ async def test_bearer_tokens_are_checked_for_audience_scope_expiry_signature_and
         (jti,),
     )
     assert (await run(get_session, jmap_server, f"Bearer {revoked}")).status_code == 401
+
+
+async def test_a_password_change_ends_basic_sign_in_at_once(
+    jmap_server: Server, alice: Mailbox, db: Any
+) -> None:
+    """A Basic credential proven by one request is taken again without a hash, but
+    only while the stored hash is unchanged (docs/mail.md, "Proven passwords")."""
+    assert (await run(get_session, jmap_server, alice.basic)).status_code == 200
+    await db.execute(
+        "UPDATE mail.addresses SET password_hash = %s WHERE id = %s",
+        (await hash_password("a new passphrase"), alice.address_id),
+    )
+    assert (await run(get_session, jmap_server, alice.basic)).status_code == 401
+    renewed = "Basic " + base64.b64encode(f"{alice.email}:a new passphrase".encode()).decode()
+    assert (await run(get_session, jmap_server, renewed)).status_code == 200
