@@ -92,7 +92,9 @@ class _AddressReader(AddrlistClass):  # type: ignore[misc]
         self.in_group = False
 
     def getaddress(self) -> list[tuple[str | None, str | None]]:
-        if self.in_group:  # a group in a group (not RFC 5322): the stdlib's reading
+        # No colon, no group: the stdlib's reading without a second look. In a
+        # group, a group (not RFC 5322) is the stdlib's reading too.
+        if self.in_group or ":" not in self.field:
             return super().getaddress()  # type: ignore[no-any-return]
         start = self.pos
         # The stdlib's first steps, to see whether it would read a group.
