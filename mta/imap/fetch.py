@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import email
 import re
+from email._parseaddr import AddrlistClass  # type: ignore[import-not-found]
 from email.message import Message
 from email.policy import compat32
-from email.utils import getaddresses
 
 from mta.imap.parser import Section
 from mta.imap.responses import nstring, plist, string
@@ -39,7 +39,9 @@ def split_head(raw: bytes) -> tuple[bytes, bytes]:
 # list of ``name <box@host>`` or ``box@host`` is split by one regex; anything
 # else (quotes with escapes, comments, groups, routes, 8-bit names) goes to
 # the stdlib's address parser, whose answer the fast path equals byte for
-# byte (tests/mta/imap/test_envelope.py).
+# byte (tests/mta/imap/test_envelope.py). A group (RFC 5322 3.4) is shown as
+# RFC 9051 7.5.2 says, as Dovecot does: a start marker with the group's name
+# as mailbox name, its members, an end marker.
 
 _FOLD = re.compile(rb"\r?\n(?=[ \t])")
 
@@ -72,11 +74,68 @@ def _address(name: bytes, mailbox: bytes, host: bytes) -> bytes:
     )
 
 
+class _AddressReader(AddrlistClass):  # type: ignore[misc]
+    """The stdlib's address reader (what ``email.utils.getaddresses`` runs, the
+    same on every Python 3.11: 3.11.10's strict checks, which turn a field they
+    doubt into one empty address, are for deciding who mail is from, not for
+    showing it), with a group's name kept: its members between a start
+    ``(name, None)`` and an end ``(None, None)``, where the stdlib lists the
+    members alone. The module is private (no type stubs), hence the ignores;
+    its reader has been the same since Python 2."""
+
+    field: str
+    pos: int
+    commentlist: list[str]
+
+    def __init__(self, field: str) -> None:
+        super().__init__(field)
+        self.in_group = False
+
+    def getaddress(self) -> list[tuple[str | None, str | None]]:
+        # No colon, no group: the stdlib's reading without a second look. In a
+        # group, a group (not RFC 5322) is the stdlib's reading too.
+        if self.in_group or ":" not in self.field:
+            return super().getaddress()  # type: ignore[no-any-return]
+        start = self.pos
+        # The stdlib's first steps, to see whether it would read a group.
+        self.commentlist = []
+        self.gotonext()
+        phrase = self.getphraselist()
+        self.gotonext()
+        if self.pos >= len(self.field) or self.field[self.pos] != ":":
+            self.pos = start
+            return super().getaddress()  # type: ignore[no-any-return]
+        # The name as a display name is read (comments out, quotes off, words
+        # one space apart), encoded words as they are: what Dovecot shows.
+        out: list[tuple[str | None, str | None]] = [(" ".join(phrase), None)]
+        self.pos += 1
+        self.in_group = True
+        # The stdlib's group loop: members to the ";" (or the field's end).
+        while self.pos < len(self.field):
+            self.gotonext()
+            if self.pos < len(self.field) and self.field[self.pos] == ";":
+                self.pos += 1
+                break
+            out += self.getaddress()
+        self.in_group = False
+        out.append((None, None))
+        self.gotonext()
+        if self.pos < len(self.field) and self.field[self.pos] == ",":
+            self.pos += 1
+        return out
+
+
 def _parsed_addresses(values: list[bytes]) -> list[bytes]:
     """The stdlib's reading of address fields (what the fast path must equal)."""
-    text = [v.decode("utf-8", "surrogateescape") for v in values]
+    text = ", ".join(v.decode("utf-8", "surrogateescape") for v in values)
     out = []
-    for name, addr in getaddresses(text):
+    for name, addr in _AddressReader(text).getaddrlist():
+        if addr is None:
+            # RFC 9051 7.5.2: NIL host; the group's name as mailbox name (even
+            # an empty one: NIL there would end the group), NIL for the end.
+            group = None if name is None else name.encode("utf-8", "surrogateescape")
+            out.append(b"(NIL NIL %s NIL)" % nstring(group))
+            continue
         if not addr and not name:
             continue
         mailbox, at, host = addr.rpartition("@")

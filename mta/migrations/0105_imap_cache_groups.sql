@@ -1,0 +1,15 @@
+-- ENVELOPE now shows RFC 5322 group syntax as RFC 9051 7.5.2 says (a start
+-- marker with the group's name, the members, an end marker: what Dovecot
+-- sends, and what shows "undisclosed-recipients" in Thunderbird and mutt)
+-- where the forms cached before listed the members alone and dropped the
+-- name (mta/imap/fetch.py). The stdlib's reading is now the same on every
+-- Python 3.11 (3.11.10's strict getaddresses turned a field it doubted into
+-- no address), so other odd fields may render otherwise too.
+--
+-- Truncated rather than picked over: a cached form does not say whether its
+-- header had a group (an empty group was rendered NIL, a group's members as
+-- a plain list), and the headers are not in the database, so no statement
+-- can find the stale rows; and a version column would cost every FETCH a
+-- compare to spare a one-time re-render. The next FETCH of each email renders
+-- and keeps its forms again (mta/store/imap_cache.py), as after 0102.
+TRUNCATE imap_cache;
