@@ -19,6 +19,7 @@ import ipaddress
 import logging
 import ssl
 import tempfile
+import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -41,6 +42,10 @@ LINGER_SECONDS = 2.0
 # Literals larger than this are spooled to disk until their last byte is in.
 SPOOL_LITERAL = 256 * 1024
 SPOOL_CHUNK = 64 * 1024
+# COMPRESS=DEFLATE: inflated bytes per step, and the level of what is sent
+# (zlib's default, Dovecot's too).
+INFLATE_CHUNK = 64 * 1024
+DEFLATE_LEVEL = 6
 
 
 async def lingering_close(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -62,6 +67,76 @@ async def lingering_close(reader: asyncio.StreamReader, writer: asyncio.StreamWr
     writer.close()
     with contextlib.suppress(Exception):
         await asyncio.wait_for(writer.wait_closed(), 5.0)
+
+
+class Inflating:
+    """The client's half of a COMPRESS=DEFLATE connection (RFC 4978): raw
+    deflate (RFC 1951) inflated as it is read, with the reads the
+    connection makes (a line, exactly n bytes, up to n bytes).
+
+    Inflated only on demand and at most INFLATE_CHUNK bytes per step (the
+    rest stays in zlib's unconsumed tail), so a small compressed stream that
+    inflates to gigabytes costs no more memory than the plain reads' own
+    limits: a line is refused past ``limit`` bytes, as the plain reader does.
+    """
+
+    def __init__(self, raw: asyncio.StreamReader, pending: bytes, limit: int) -> None:
+        self.raw = raw
+        self.limit = limit
+        self._inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+        self._input = pending
+        self._buffer = bytearray()
+
+    async def _more(self) -> bool:
+        """Inflate another chunk into the buffer; False at the end of the stream."""
+        while True:
+            data = self._inflater.unconsumed_tail or self._input
+            self._input = b""
+            if not data:
+                data = await self.raw.read(SPOOL_CHUNK)
+                if not data:
+                    return False
+            try:
+                out = self._inflater.decompress(data, INFLATE_CHUNK)
+            except zlib.error as exc:
+                raise ConnectionResetError(f"bad deflate stream: {exc}") from None
+            if out:
+                self._buffer += out
+                return True
+
+    async def readuntil(self, separator: bytes = b"\n") -> bytes:
+        start = 0
+        while True:
+            found = self._buffer.find(separator, start)
+            if found >= 0:
+                end = found + len(separator)
+                line = bytes(self._buffer[:end])
+                del self._buffer[:end]
+                return line
+            if len(self._buffer) > self.limit:
+                raise asyncio.LimitOverrunError("separator is not found", len(self._buffer))
+            start = max(0, len(self._buffer) - len(separator) + 1)
+            if not await self._more():
+                partial = bytes(self._buffer)
+                self._buffer.clear()
+                raise asyncio.IncompleteReadError(partial, None)
+
+    async def readexactly(self, count: int) -> bytes:
+        while len(self._buffer) < count:
+            if not await self._more():
+                partial = bytes(self._buffer)
+                self._buffer.clear()
+                raise asyncio.IncompleteReadError(partial, count)
+        data = bytes(self._buffer[:count])
+        del self._buffer[:count]
+        return data
+
+    async def read(self, count: int) -> bytes:
+        if not self._buffer and not await self._more():
+            return b""
+        data = bytes(self._buffer[:count])
+        del self._buffer[:count]
+        return data
 
 
 class LineTooLong(Exception):
@@ -86,8 +161,10 @@ class Connection:
         tls: bool,
         max_line: int,
     ) -> None:
-        self.reader = reader
+        self.reader: asyncio.StreamReader | Inflating = reader
         self.writer = writer
+        self._raw_reader = reader
+        self._deflater: zlib._Compress | None = None
         self.tls = tls
         self.max_line = max_line
         peer = writer.get_extra_info("peername")
@@ -135,7 +212,27 @@ class Connection:
 
     def write(self, data: bytes) -> None:
         if not self.writer.is_closing():
+            if self._deflater is not None:
+                # A sync flush per write: the client can read all of it now
+                # (every caller writes a whole response batch at once).
+                data = self._deflater.compress(data) + self._deflater.flush(zlib.Z_SYNC_FLUSH)
             self.writer.write(data)
+
+    @property
+    def compressed(self) -> bool:
+        return self._deflater is not None
+
+    def compress(self) -> None:
+        """Deflate both ways from here on (RFC 4978 COMPRESS=DEFLATE), right
+        after the go-ahead was written uncompressed. Bytes already buffered
+        after the command were sent compressed: they are inflated first."""
+        raw = self._raw_reader
+        buffered = getattr(raw, "_buffer", bytearray())
+        pending = bytes(buffered)
+        buffered.clear()
+        limit = int(getattr(raw, "_limit", self.max_line))
+        self.reader = Inflating(raw, pending, limit)
+        self._deflater = zlib.compressobj(DEFLATE_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
 
     async def drain(self) -> None:
         try:
@@ -166,7 +263,7 @@ class Connection:
         self.tls = True
 
     async def close(self) -> None:
-        await lingering_close(self.reader, self.writer)
+        await lingering_close(self._raw_reader, self.writer)
 
 
 class ErrorCount:

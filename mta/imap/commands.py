@@ -73,6 +73,8 @@ def capabilities(c: Connection) -> str:
     caps += ["CHILDREN", "CONDSTORE", "QRESYNC", "ESEARCH", "SEARCHRES", "BINARY", "STATUS=SIZE"]
     caps += [f"APPENDLIMIT={c.ctx.config.max_message_size}", "QUOTA", "QUOTA=RES-STORAGE"]
     caps += ["SORT", "SORT=DISPLAY", "THREAD=ORDEREDSUBJECT", "THREAD=REFERENCES"]
+    if s.state in (AUTHENTICATED, SELECTED) and not c.link.compressed:
+        caps.append("COMPRESS=DEFLATE")
     if s.state == NOT_AUTHENTICATED:
         if not s.tls and c.tls_context is not None:
             caps.append("STARTTLS")
@@ -135,6 +137,21 @@ async def cmd_enable(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
                 c.session.condstore = True
     c.untagged("ENABLED" + "".join(f" {n if n != 'IMAP4REV2' else 'IMAP4rev2'}" for n in done))
     return "OK ENABLE completed"
+
+
+async def cmd_compress(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
+    """RFC 4978: deflate both ways after the OK. Offered once signed in, as
+    Dovecot does: by then TLS (which must come first) is settled."""
+    c.require(AUTHENTICATED, SELECTED)
+    toks.sp()
+    mechanism = text_of(toks.item()).upper()
+    toks.end()
+    if c.link.compressed:
+        return "NO [COMPRESSIONACTIVE] DEFLATE is already on"
+    if mechanism != "DEFLATE":
+        return "NO unknown compression mechanism"
+    c.compress_after()
+    return "OK DEFLATE active"
 
 
 # -- not authenticated -------------------------------------------------------------
@@ -1350,6 +1367,7 @@ COMMANDS: dict[str, Handler] = {
     "GETQUOTAROOT": cmd_getquotaroot,
     "CLOSE": cmd_close,
     "UNSELECT": cmd_unselect,
+    "COMPRESS": cmd_compress,
     "EXPUNGE": cmd_expunge,
     "FETCH": cmd_fetch,
     "STORE": cmd_store,

@@ -119,6 +119,7 @@ class Connection:
         self.wake = asyncio.Event()
         self._out = bytearray()
         self._tls_after: str | None = None
+        self._compress_after = False
         self._caching: asyncio.Task[None] | None = None
         config = self.ctx.config
         self.tls_context: ssl.SSLContext | None = None if session.tls else listener.tls_context
@@ -182,6 +183,9 @@ class Connection:
 
     def start_tls_after(self, tag: str) -> None:
         self._tls_after = tag
+
+    def compress_after(self) -> None:
+        self._compress_after = True
 
     def signed_in(self) -> None:
         self.listener.watchers.setdefault(self.session.address_id, set()).add(self)
@@ -291,6 +295,9 @@ class Connection:
             if self._tls_after is not None:
                 self._tls_after = None
                 await self._start_tls()
+            if self._compress_after:
+                self._compress_after = False
+                self.link.compress()
 
     async def _dispatch(self, cmd: Command) -> tuple[str, str]:
         raw = bytes(cmd.data)

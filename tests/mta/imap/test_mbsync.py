@@ -59,8 +59,9 @@ Sync All
 
 
 async def mbsync(rc: Path) -> str:
+    """Its output with the protocol exchange (``-Dn``: what it sent, what it read)."""
     proc = await asyncio.create_subprocess_exec(
-        MBSYNC or "mbsync", "-c", str(rc), "-a",
+        MBSYNC or "mbsync", "-Dn", "-c", str(rc), "-a",
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )  # fmt: skip
     out, _ = await asyncio.wait_for(proc.communicate(), 240)
@@ -84,7 +85,10 @@ async def test_mbsync_syncs_both_ways_with_identical_bytes_and_flags(
     rc = tmp_path / "mbsyncrc"
     rc.write_text(config(imap, alice, maildir, Path(cert)))
     os.chmod(rc, 0o600)
-    await mbsync(rc)
+    first = await mbsync(rc)
+    # isync turns COMPRESS=DEFLATE on when offered (RFC 4978): all that follows
+    # went both ways deflated.
+    assert re.search(r"(?m)^(\d+) OK DEFLATE active", first), first[:2000]
 
     local = maildir_messages(maildir / "INBOX", without_tuid)
     assert len(local) == COUNT
