@@ -72,7 +72,7 @@ def capabilities(c: Connection) -> str:
     caps += ["UNSELECT", "UIDPLUS", "MOVE", "SPECIAL-USE", "LIST-EXTENDED", "LIST-STATUS"]
     caps += ["CHILDREN", "CONDSTORE", "QRESYNC", "ESEARCH", "SEARCHRES", "BINARY", "STATUS=SIZE"]
     caps += [f"APPENDLIMIT={c.ctx.config.max_message_size}", "QUOTA", "QUOTA=RES-STORAGE"]
-    caps += ["SORT", "SORT=DISPLAY", "THREAD=ORDEREDSUBJECT", "THREAD=REFERENCES"]
+    caps += ["SORT", "SORT=DISPLAY", "ESORT", "THREAD=ORDEREDSUBJECT", "THREAD=REFERENCES"]
     if s.state in (AUTHENTICATED, SELECTED) and not c.link.compressed:
         caps.append("COMPRESS=DEFLATE")
     if s.state == NOT_AUTHENTICATED:
@@ -1262,11 +1262,24 @@ async def _sort_input(
     return out
 
 
+ESORT_RETURNS = frozenset({"MIN", "MAX", "ALL", "COUNT"})
+
+
 async def cmd_sort(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
-    """SORT (RFC 5256 3): ``SORT (REVERSE DATE) UTF-8 ALL``."""
+    """SORT (RFC 5256 3): ``SORT (REVERSE DATE) UTF-8 ALL``; with ESORT (RFC 5267)
+    ``SORT RETURN (MIN MAX COUNT ALL) (DATE) UTF-8 ALL`` answers one ESEARCH."""
     _selected(c)
     toks.sp()
     items = toks.items()
+    returns: list[str] | None = None
+    if items and isinstance(items[0], Atom) and items[0].upper == "RETURN":
+        if len(items) < 2 or not isinstance(items[1], list):
+            raise ParseError("SORT RETURN (options)")
+        returns = [text_of(i).upper() for i in items[1]] or ["ALL"]
+        unknown = [r for r in returns if r not in ESORT_RETURNS]
+        if unknown:
+            raise ParseError(f"unknown SORT RETURN option {unknown[0]}")
+        items = items[2:]
     if not items:
         raise ParseError("SORT needs sort criteria")
     by = sort.criteria(items[0])
@@ -1279,8 +1292,41 @@ async def cmd_sort(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
         found = [m.uid if uid else m.seq for m in sort.ordered(messages, by)]
     if isinstance(found, str):
         return found
-    c.untagged("SORT" + "".join(f" {n}" for n in found))
+    if returns is None:
+        c.untagged("SORT" + "".join(f" {n}" for n in found))
+    else:
+        c.untagged("ESEARCH " + sorted_esearch(tag, uid, returns, found))
     return f"OK {'UID ' if uid else ''}SORT completed"
+
+
+def sorted_esearch(tag: str, uid: bool, returns: list[str], found: list[int]) -> str:
+    """ESORT's answer (RFC 5267 3.2): MIN and MAX are the first and the last in the
+    sort order, ALL lists them in that order (a run ascending by one is a range)."""
+    parts = [f'(TAG "{tag}")'] + (["UID"] if uid else [])
+    if found:
+        if "MIN" in returns:
+            parts.append(f"MIN {found[0]}")
+        if "MAX" in returns:
+            parts.append(f"MAX {found[-1]}")
+        if "ALL" in returns:
+            parts.append(f"ALL {ordered_set(found)}")
+    if "COUNT" in returns:
+        parts.append(f"COUNT {len(found)}")
+    return " ".join(parts)
+
+
+def ordered_set(numbers: list[int]) -> str:
+    """A sequence set keeping the given order: ``5,1:3,9`` for 5 1 2 3 9."""
+    runs: list[str] = []
+    start = prev = numbers[0]
+    for n in numbers[1:]:
+        if n == prev + 1:
+            prev = n
+            continue
+        runs.append(f"{start}:{prev}" if prev != start else str(start))
+        start = prev = n
+    runs.append(f"{start}:{prev}" if prev != start else str(start))
+    return ",".join(runs)
 
 
 async def _sorted_in_sql(

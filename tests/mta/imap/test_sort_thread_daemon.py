@@ -63,6 +63,15 @@ MAILBOX = [
 ]
 
 
+def expand(ordered: str) -> list[int]:
+    """An ESORT sequence set (in the sort order: ``5,1,3:4,2``) as its numbers."""
+    out: list[int] = []
+    for part in ordered.split(","):
+        first, _, last = part.partition(":")
+        out += range(int(first), int(last or first) + 1)
+    return out
+
+
 UNDATED = b"From: dan@remote.test\r\nSubject: No date\r\n\r\nbody\r\n"
 
 
@@ -87,6 +96,19 @@ async def test_sort_and_thread_with_imaplib(imap: Imap, alice: Mailbox) -> None:
         out["orderedsubject"] = c.thread("ORDEREDSUBJECT", "UTF-8", "ALL")
         out["uid_thread"] = c.uid("THREAD", "REFERENCES", "UTF-8", "ALL")
         out["charset"] = c.sort("(DATE)", "KOI8-R", "ALL")
+        # ESORT (RFC 5267): one ESEARCH, in the sort order.
+        for key, command in (
+            ("esort", ("SORT", "RETURN (MIN MAX COUNT ALL)", "(DATE)", "UTF-8", "ALL")),
+            ("esort_uid", ("UID", "SORT", "RETURN (ALL)", "(REVERSE SIZE)", "UTF-8", "ALL")),
+            ("esort_count", ("SORT", "RETURN (COUNT)", "(DATE)", "UTF-8", "FROM", "nobody")),
+            ("esort_default", ("SORT", "RETURN ()", "(ARRIVAL)", "UTF-8", "FROM", "bob")),
+        ):
+            typ, _ = c._simple_command(*command)
+            out[key] = (typ, c.untagged_responses.pop("ESEARCH", None))
+        try:
+            c._simple_command("SORT", "RETURN (PARTIAL 1:2)", "(DATE)", "UTF-8", "ALL")
+        except imaplib.IMAP4.error as exc:
+            out["esort_unknown"] = str(exc)
         try:
             c.sort("(COLOUR)", "UTF-8", "ALL")
         except imaplib.IMAP4.error as exc:
@@ -103,9 +125,13 @@ async def test_sort_and_thread_with_imaplib(imap: Imap, alice: Mailbox) -> None:
         return out
 
     out = await run(walk)
-    assert {"SORT", "SORT=DISPLAY", "THREAD=ORDEREDSUBJECT", "THREAD=REFERENCES"} <= set(
-        out["caps"]
-    )
+    assert {
+        "SORT",
+        "SORT=DISPLAY",
+        "ESORT",
+        "THREAD=ORDEREDSUBJECT",
+        "THREAD=REFERENCES",
+    } <= set(out["caps"])
     assert out["date"] == ("OK", [b"2 1 4 3 5"])
     assert out["date_subject"] == out["date"]  # no two dates alike: the two paths agree
     assert out["reverse_size"] == ("OK", [b"5 1 3 4 2"])  # 4 carries References
@@ -128,6 +154,15 @@ async def test_sort_and_thread_with_imaplib(imap: Imap, alice: Mailbox) -> None:
     )
     typ, data = out["charset"]
     assert typ == "NO" and data[0].startswith(b"[BADCHARSET (UTF-8 US-ASCII)]")
+    assert out["esort"] == (
+        "OK",
+        [b'(TAG "%s") MIN 2 MAX 5 ALL 2,1,4,3,5 COUNT 5' % out["esort"][1][0].split(b'"')[1]],
+    )
+    listed = out["esort_uid"][1][0].split(b" UID ALL ")[1].decode()
+    assert expand(listed) == [int(uid[n]) for n in (5, 1, 3, 4, 2)]
+    assert out["esort_count"][1][0].endswith(b" COUNT 0")  # no MIN, MAX or ALL of nothing
+    assert out["esort_default"][1][0].endswith(b" ALL 2,5")  # RETURN (): ALL
+    assert "unknown SORT RETURN option PARTIAL" in out["esort_unknown"]
     assert "unknown sort key" in out["bad_key"]
     assert "THREAD ORDEREDSUBJECT or THREAD REFERENCES" in out["bad_algorithm"]
     assert out["undated"] == ("OK", [b"2 6 1 4 3 5"])
