@@ -33,6 +33,7 @@ from mta.imap.parser import (
     fetch_atts,
     flag_list,
     format_date_time,
+    format_ordered_set,
     format_uid_set,
     search_keys,
     sequence_set,
@@ -1146,18 +1147,7 @@ async def cmd_search(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
         returns = [r for r in returns if r != "SAVE"]
         if not returns:
             return "OK SEARCH completed (saved)"
-    parts = [f'(TAG "{tag}")']
-    if uid:
-        parts.append("UID")
-    if numbers:
-        if "MIN" in returns:
-            parts.append(f"MIN {min(numbers)}")
-        if "MAX" in returns:
-            parts.append(f"MAX {max(numbers)}")
-        if "ALL" in returns:
-            parts.append(f"ALL {format_uid_set(numbers)}")
-    if "COUNT" in returns:
-        parts.append(f"COUNT {len(numbers)}")
+    parts = esearch(tag, uid, returns, numbers)  # ascending: MIN first, MAX last
     if numbers and "MODSEQ" in _names(program):
         parts.append(f"MODSEQ {highest}")
     c.untagged("ESEARCH " + " ".join(parts))
@@ -1295,13 +1285,14 @@ async def cmd_sort(c: Connection, tag: str, toks: Tokens, uid: bool) -> str:
     if returns is None:
         c.untagged("SORT" + "".join(f" {n}" for n in found))
     else:
-        c.untagged("ESEARCH " + sorted_esearch(tag, uid, returns, found))
+        c.untagged("ESEARCH " + " ".join(esearch(tag, uid, returns, found)))
     return f"OK {'UID ' if uid else ''}SORT completed"
 
 
-def sorted_esearch(tag: str, uid: bool, returns: list[str], found: list[int]) -> str:
-    """ESORT's answer (RFC 5267 3.2): MIN and MAX are the first and the last in the
-    sort order, ALL lists them in that order (a run ascending by one is a range)."""
+def esearch(tag: str, uid: bool, returns: list[str], found: list[int]) -> list[str]:
+    """An ESEARCH answer's parts (RFC 4731; for SORT, RFC 5267 3.2): MIN and MAX are
+    the first and the last of ``found`` in its order (SEARCH's is ascending, SORT's
+    the sort order), and ALL lists them in that order."""
     parts = [f'(TAG "{tag}")'] + (["UID"] if uid else [])
     if found:
         if "MIN" in returns:
@@ -1309,24 +1300,10 @@ def sorted_esearch(tag: str, uid: bool, returns: list[str], found: list[int]) ->
         if "MAX" in returns:
             parts.append(f"MAX {found[-1]}")
         if "ALL" in returns:
-            parts.append(f"ALL {ordered_set(found)}")
+            parts.append(f"ALL {format_ordered_set(found)}")
     if "COUNT" in returns:
         parts.append(f"COUNT {len(found)}")
-    return " ".join(parts)
-
-
-def ordered_set(numbers: list[int]) -> str:
-    """A sequence set keeping the given order: ``5,1:3,9`` for 5 1 2 3 9."""
-    runs: list[str] = []
-    start = prev = numbers[0]
-    for n in numbers[1:]:
-        if n == prev + 1:
-            prev = n
-            continue
-        runs.append(f"{start}:{prev}" if prev != start else str(start))
-        start = prev = n
-    runs.append(f"{start}:{prev}" if prev != start else str(start))
-    return ",".join(runs)
+    return parts
 
 
 async def _sorted_in_sql(

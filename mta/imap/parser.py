@@ -300,15 +300,21 @@ def sequence_set(text: str) -> SequenceSet:
 
 def format_uid_set(uids: list[int]) -> str:
     """Sorted UIDs as a compact set ("1:3,7")."""
+    return format_ordered_set(sorted(uids))
+
+
+def format_ordered_set(numbers: list[int]) -> str:
+    """Numbers as a set in the order given, a run ascending by one as a range:
+    "5,1:3,9" for 5 1 2 3 9 (ESORT's ALL keeps the sort order)."""
     out: list[str] = []
     start = prev = None
-    for u in sorted(uids):
-        if prev is not None and u == prev + 1:
-            prev = u
+    for n in numbers:
+        if prev is not None and n == prev + 1:
+            prev = n
             continue
         if start is not None:
             out.append(str(start) if start == prev else f"{start}:{prev}")
-        start = prev = u
+        start = prev = n
     if start is not None:
         out.append(str(start) if start == prev else f"{start}:{prev}")
     return ",".join(out)

@@ -11,9 +11,7 @@ says whether it was spent.
 from __future__ import annotations
 
 import asyncio
-import smtplib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, replace
 
 import pytest
 
@@ -21,23 +19,12 @@ from common.clock import ManualClock
 from common.passwords import hash_password, verify_password
 from common.runtime import Runtime
 from mail.directory import principals
-from mta.context import MtaContext
-from mta.imap import server as imap_server
 from mta.settings import MtaSettings
-from mta.smtp.server import bound_port
-from mta.submission import server as submission
 from tests.mta import sending
-from tests.mta.access import client_tls, imap_login
+from tests.mta.access import Doors, imap_and_submission, imap_login, smtp_login
 from tests.mta.sending import Sender
 
 SECONDS = 900
-
-
-@dataclass(frozen=True)
-class Doors:
-    ctx: MtaContext
-    imaps: int
-    submissions: int
 
 
 @pytest.fixture
@@ -53,43 +40,15 @@ def hashes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
-async def open_doors(runtime: Runtime, config: MtaSettings, seconds: int) -> AsyncIterator[Doors]:
-    config = replace(
-        config,
-        imap_host="127.0.0.1",
-        imap_port=None,
-        imaps_port=0,
-        submission_port=None,
-        submissions_port=0,
-        submission_plaintext_loopback=False,
-        smtp_error_sleep=0.0,
-        mta_sts=False,
-        auth_cache_seconds=seconds,
-    )
-    ctx = MtaContext.build(runtime, config)
-    async with imap_server.serve(ctx) as imaps, submission.serve(ctx) as smtps:
-        yield Doors(ctx, imap_server.bound_ports(imaps)[0], bound_port(smtps[0]))
-
-
 @pytest.fixture
 async def doors(runtime: Runtime, mta_config: MtaSettings) -> AsyncIterator[Doors]:
-    async for opened in open_doors(runtime, mta_config, SECONDS):
-        yield opened
+    async with imap_and_submission(runtime, mta_config, auth_cache_seconds=SECONDS) as doors:
+        yield doors
 
 
 @pytest.fixture
 async def alice(runtime: Runtime) -> Sender:
     return await sending.hosted_sender(runtime.db)
-
-
-def smtp_login(port: int, login: str, password: str) -> int:
-    with smtplib.SMTP_SSL("127.0.0.1", port, timeout=10, context=client_tls()) as client:
-        client.user, client.password = login, password
-        client.ehlo()
-        try:
-            return client.auth("PLAIN", client.auth_plain)[0]
-        except smtplib.SMTPAuthenticationError as exc:
-            return exc.smtp_code
 
 
 async def imap(doors: Doors, login: str, password: str) -> str:
@@ -165,7 +124,7 @@ async def test_connections_signing_in_at_once_share_one_hash(
 async def test_zero_seconds_hashes_every_sign_in(
     runtime: Runtime, mta_config: MtaSettings, alice: Sender, hashes: list[str]
 ) -> None:
-    async for doors in open_doors(runtime, mta_config, 0):
+    async with imap_and_submission(runtime, mta_config, auth_cache_seconds=0) as doors:
         for _ in range(2):
             assert await imap(doors, alice.email, alice.password) == "OK"
     assert len(hashes) == 2

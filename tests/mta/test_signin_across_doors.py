@@ -12,31 +12,20 @@ one can refuse.
 from __future__ import annotations
 
 import asyncio
-import smtplib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import MappingProxyType
 
 import pytest
 
 from common.runtime import Runtime
 from common.settings import Settings
-from mta.context import MtaContext
-from mta.imap import server as imap_server
 from mta.settings import MtaSettings
-from mta.smtp.server import bound_port
-from mta.submission import server as submission
 from tests.mta import sending
-from tests.mta.access import client_tls, imap_login
+from tests.mta.access import Doors, imap_and_submission, imap_login, smtp_login
 from tests.mta.sending import Sender
 
 PER_SECOND = 3  # AUTH_RATE_LIMIT_PER_SECOND here
-
-
-@dataclass(frozen=True)
-class Doors:
-    imaps: int
-    submissions: int
 
 
 @pytest.fixture
@@ -49,40 +38,14 @@ def settings(settings: Settings) -> Settings:
 
 @pytest.fixture
 async def doors(runtime: Runtime, mta_config: MtaSettings) -> AsyncIterator[Doors]:
-    config = replace(
-        mta_config,
-        imap_host="127.0.0.1",
-        imap_port=None,
-        imaps_port=0,
-        submission_port=None,
-        submissions_port=0,
-        submission_plaintext_loopback=False,
-        submission_auth_failures=1000,
-        smtp_error_sleep=0.0,
-        mta_sts=False,
-    )
-    ctx = MtaContext.build(runtime, config)
-    async with imap_server.serve(ctx) as imaps, submission.serve(ctx) as smtps:
-        yield Doors(imap_server.bound_ports(imaps)[0], bound_port(smtps[0]))
+    # Submission's own window out of reach: only the shared budget can refuse.
+    async with imap_and_submission(runtime, mta_config, submission_auth_failures=1000) as doors:
+        yield doors
 
 
 @pytest.fixture
 async def alice(runtime: Runtime) -> Sender:
     return await sending.hosted_sender(runtime.db)
-
-
-def smtp_login(port: int, login: str, password: str) -> int:
-    """The AUTH PLAIN reply's code; 0 when the server hung up instead of answering.
-    (One mechanism: ``login()`` would try LOGIN after a failed PLAIN, two guesses.)"""
-    with smtplib.SMTP_SSL("127.0.0.1", port, timeout=10, context=client_tls()) as client:
-        client.user, client.password = login, password
-        client.ehlo()
-        try:
-            return client.auth("PLAIN", client.auth_plain)[0]
-        except smtplib.SMTPAuthenticationError as exc:
-            return exc.smtp_code
-        except smtplib.SMTPServerDisconnected:
-            return 0
 
 
 async def test_failures_over_submission_refuse_imap_sign_in(doors: Doors, alice: Sender) -> None:
