@@ -11,6 +11,7 @@ part and, for a message/rfc822 part, what RFC 9051 6.4.5 names inside it.
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 
 def crlf(text: str) -> bytes:
@@ -618,3 +619,147 @@ EDGE_SECTIONS: dict[str, list[str]] = {
     ],
     "mixed line ends": ["1", "1.HEADER", "1.TEXT", "1.1", "2", "2.HEADER", "2.TEXT", "2.1", "2.MIME"],
 }
+
+
+# -- reading what a server sent ----------------------------------------------------
+
+# One item of IMAP response data: NIL, a number, a string (quoted or a
+# literal), an atom, or a parenthesised list of them.
+Data = None | int | bytes | list["Data"]
+
+
+def read_data(text: bytes) -> list[Data]:
+    """The items of response data (RFC 9051 4), literals included."""
+    items, pos = _read_items(text, 0, top=True)
+    assert pos == len(text), text[pos:]
+    return items
+
+
+def _read_items(text: bytes, pos: int, *, top: bool = False) -> tuple[list[Data], int]:
+    out: list[Data] = []
+    while pos < len(text):
+        c = text[pos : pos + 1]
+        if c == b" ":
+            pos += 1
+        elif c == b")":
+            assert not top
+            return out, pos + 1
+        elif c == b"(":
+            inner, pos = _read_items(text, pos + 1)
+            out.append(inner)
+        elif c == b'"':
+            value = bytearray()
+            pos += 1
+            while text[pos : pos + 1] != b'"':
+                if text[pos : pos + 1] == b"\\":
+                    pos += 1
+                value += text[pos : pos + 1]
+                pos += 1
+            out.append(bytes(value))
+            pos += 1
+        elif c == b"{":
+            close = text.index(b"}\r\n", pos)
+            size = int(text[pos + 1 : close])
+            start = close + 3
+            out.append(text[start : start + size])
+            pos = start + size
+        else:
+            end = pos
+            while end < len(text) and text[end : end + 1] not in b" ()":
+                end += 1
+            atom = text[pos:end]
+            out.append(None if atom == b"NIL" else int(atom) if atom.isdigit() else atom)
+            pos = end
+    assert top, "unclosed list"
+    return out, pos
+
+
+def responses(data: list[Any]) -> list[bytes]:
+    """imaplib's answer to a FETCH joined back into one response per message
+    (imaplib splits a response at its literals: a tuple each, then the rest)."""
+    out: list[bytes] = []
+    continued = False
+    for item in data:
+        assert item is not None
+        text = item[0] + b"\r\n" + item[1] if isinstance(item, tuple) else item
+        if continued:
+            out[-1] += text
+        else:
+            out.append(text)
+        continued = isinstance(item, tuple)
+    return out
+
+
+def fetched(data: list[Any]) -> dict[bytes, Data]:
+    """One message's FETCH items by name (``BODY[2.MIME]`` and the like)."""
+    [response] = responses(data)
+    _, items = read_data(response)
+    assert isinstance(items, list)
+    pairs = iter(items)
+    return {name: value for name, value in zip(pairs, pairs, strict=True)}  # type: ignore[misc]
+
+
+def fold_case(body: Data) -> Data:
+    """A BODY or BODYSTRUCTURE with what RFC 9051 compares case-insensitively
+    lower-cased (types, subtypes, encodings, parameter names, disposition
+    types): one server's form comparable with another's."""
+    assert isinstance(body, list)
+    out = list(body)
+    if isinstance(out[0], list):  # multipart: parts, subtype, params, disposition...
+        n = 0
+        while isinstance(out[n], list):
+            out[n] = fold_case(out[n])
+            n += 1
+        out[n] = _lower(out[n])
+        if len(out) > n + 1:
+            out[n + 1] = _params(out[n + 1])
+        if len(out) > n + 2:
+            out[n + 2] = _disposition(out[n + 2])
+        return out
+    out[0], out[1], out[2], out[5] = _lower(out[0]), _lower(out[1]), _params(out[2]), _lower(out[5])
+    message = out[0] == b"message" and out[1] in (b"rfc822", b"global")
+    if message:
+        out[8] = fold_case(out[8])
+    extension = 10 if message else 8 if out[0] == b"text" else 7
+    if len(out) > extension + 1:
+        out[extension + 1] = _disposition(out[extension + 1])
+    return out
+
+
+def _lower(value: Data) -> Data:
+    return value.lower() if isinstance(value, bytes) else value
+
+
+def _params(params: Data) -> Data:
+    if not isinstance(params, list):
+        return params
+    return [_lower(v) if i % 2 == 0 else v for i, v in enumerate(params)]
+
+
+def _disposition(value: Data) -> Data:
+    if not isinstance(value, list):
+        return value
+    return [_lower(value[0]), _params(value[1])]
+
+
+def part_sizes(body: Data, path: tuple[int, ...] = ()) -> dict[tuple[int, ...], int]:
+    """Each part's size in a BODYSTRUCTURE by its section number (RFC 9051
+    6.4.5: in a message/rfc822 part, its message's parts, or its message's
+    body as part 1 when that is not multipart)."""
+    assert isinstance(body, list)
+    out: dict[tuple[int, ...], int] = {}
+    if isinstance(body[0], list):
+        n = 0
+        while isinstance(body[n], list):
+            out.update(part_sizes(body[n], (*path, n + 1)))
+            n += 1
+        return out
+    here = path or (1,)
+    size = body[6]
+    assert isinstance(size, int)
+    out[here] = size
+    if _lower(body[0]) == b"message" and _lower(body[1]) in (b"rfc822", b"global"):
+        inner = body[8]
+        assert isinstance(inner, list)
+        out.update(part_sizes(inner, here if isinstance(inner[0], list) else (*here, 1)))
+    return out
