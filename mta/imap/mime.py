@@ -29,8 +29,9 @@ compare with, tests/mta/imap/test_forwarded.py):
   a colon stays in the header; a header without an empty line runs to the end.
 - A message/rfc822 (or, as RFC 9051 says, message/global) part holds one
   part, the message inside, whose header and body are the part's body.
-- Past 100 nested multipart or message parts, or 10,000 parts in all
-  (Dovecot's limits), a part's body is not looked into: it is text/plain.
+- Past 100 nested multipart or message parts (Dovecot's limit), a part's
+  body is not looked into: it is text/plain. The 10,000th part (Dovecot's
+  limit too) is text/plain and runs to the end of the message.
 
 Only the headers are parsed (into compat32 Messages, for Content-Type's
 parameters and the like); bodies are skipped by ``bytes.find`` for a line
@@ -209,7 +210,8 @@ class _Walker:
         """The first boundary line of ``stack`` at or after ``pos`` (a line start)
         that starts before ``limit``."""
         raw = self.raw
-        if not stack:
+        if not stack or self.count >= MAX_PARTS:
+            # Past the limit no part begins: the last one runs to the end.
             return len(raw), -1, False
         if limit < 0:
             limit = len(raw)
