@@ -279,10 +279,22 @@ def test_a_multipart_without_parts_is_an_empty_text_part() -> None:
 
 def test_message_global_is_a_message_too() -> None:
     # RFC 9051 7.5.2 and 6.4.5 treat message/global (RFC 6532) as message/rfc822.
+    raw = forwarded.GLOBAL
+    assert structure(raw).startswith(
+        b'(("MESSAGE" "GLOBAL" NIL NIL NIL "7BIT" 60 (NIL {3}\r\nh\xc3\xa9 NIL'
+    )
+    assert body(raw, "1.HEADER") == "Subject: hé\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n".encode()
+    assert body(raw, "1.TEXT") == body(raw, "1.1") == "hé".encode()
+
+
+def test_a_part_may_end_the_message_without_a_line_break() -> None:
     raw = forwarded.EDGES["odd headers"]
-    assert b'("MESSAGE" "GLOBAL" NIL NIL NIL "7BIT" 63 (NIL "global" ' in structure(raw)
-    assert body(raw, "3.TEXT") == body(raw, "3.1") == "hé".encode()
-    assert body(raw, "4") == b"no end"
+    assert body(raw, "3") == b"no end"
+    # A header line without a colon stays in the header.
+    assert body(raw, "1.MIME") == (
+        b"Content-Type: text/plain\r\nthis line has no colon\r\nContent-Description: after it\r\n\r\n"
+    )
+    assert b'"after it"' in structure(raw)
 
 
 def test_deep_nesting_stops_at_dovecots_limits() -> None:
