@@ -292,13 +292,13 @@ def bodystructure(raw: bytes, part: mime.Part, extended: bool = True) -> bytes:
     maintype, _, subtype = part.content_type.partition("/")
     if part.is_multipart:
         if part.children:
-            out = b"".join(bodystructure(raw, p, extended) for p in part.children)
+            parts = b"".join(bodystructure(raw, p, extended) for p in part.children)
         else:
-            out = _EMPTY + (b" NIL NIL NIL NIL)" if extended else b")")
-        out += b" " + string(subtype.upper())
+            parts = _EMPTY + (b" NIL NIL NIL NIL)" if extended else b")")
+        parts += b" " + string(subtype.upper())
         if extended:
-            out += b" " + b" ".join([_params(fields, "content-type"), *_extension(fields)])
-        return b"(" + out + b")"
+            parts += b" " + b" ".join([_params(fields, "content-type"), *_extension(fields)])
+        return b"(" + parts + b")"
     out = [
         string(maintype.upper()),
         string(subtype.upper()),

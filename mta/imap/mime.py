@@ -195,7 +195,9 @@ class _Walker:
             end = children[-1].end if children else self.end(stop, body)
         return Part(pos, body, end, fields, ctype, children), stop
 
-    def cut(self, pos: int, stack: tuple[bytes, ...], default: str, stop: _Stop) -> tuple[Part, _Stop]:
+    def cut(
+        self, pos: int, stack: tuple[bytes, ...], default: str, stop: _Stop
+    ) -> tuple[Part, _Stop]:
         """A part whose header a boundary line cuts short: no body, no parts
         (a message/rfc822 part holds an empty message)."""
         end = self.end(stop, pos)

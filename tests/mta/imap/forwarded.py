@@ -46,7 +46,7 @@ Content-Transfer-Encoding: 7bit
 
 Hi Bob,
 
-the draft is attached below. 
+the draft is attached below.\x20
 Numbers are rough.
 
 Ann
@@ -532,7 +532,7 @@ Content-Type: multipart/mixed; boundary="ab"
 --ab
 Content-Type: multipart/alternative; boundary="abc"
 
---abc  
+--abc\x20\x20
 Content-Type: text/plain
 
 one
@@ -615,7 +615,17 @@ EDGE_SECTIONS: dict[str, list[str]] = {
     "prefix boundaries": ["1", "1.1", "1.2", "1.2.MIME", "2", "2.HEADER", "2.TEXT", "2.1", "2.2"],
     "no parts": ["1", "1.MIME", "1.1", "2", "2.1", "2.MIME"],
     "odd headers": ["1", "1.MIME", "2", "2.HEADER", "2.TEXT", "2.1", "3", "3.MIME"],
-    "mixed line ends": ["1", "1.HEADER", "1.TEXT", "1.1", "2", "2.HEADER", "2.TEXT", "2.1", "2.MIME"],
+    "mixed line ends": [
+        "1",
+        "1.HEADER",
+        "1.TEXT",
+        "1.1",
+        "2",
+        "2.HEADER",
+        "2.TEXT",
+        "2.1",
+        "2.MIME",
+    ],
 }
 
 
@@ -625,7 +635,7 @@ EDGE_SECTIONS: dict[str, list[str]] = {
 def append_as_is(client: imaplib.IMAP4, folder: str, raw: bytes) -> None:
     """APPEND the octets as they are: imaplib's append() turns every line end
     into CRLF, which would leave no LF-only message to store."""
-    client.literal = raw  # type: ignore[attr-defined]
+    client.literal = raw  # type: ignore[assignment]
     typ, data = client._simple_command("APPEND", folder)  # type: ignore[attr-defined]
     assert typ == "OK", data
 

@@ -6,6 +6,7 @@ the server a user would pick instead, answers the same for the same mail
 
 from __future__ import annotations
 
+import functools
 import imaplib
 from collections.abc import Callable
 from typing import Any
@@ -70,7 +71,10 @@ async def test_the_daemon_sends_a_forwards_parts_and_caches_its_structure(
         [b"TEXT", b"HTML"],
     ]
     assert inner[2] == b"ALTERNATIVE"
-    assert isinstance(inner[0], list) and inner[0][6:8] == [len(PLAIN_PART), PLAIN_PART.count(b"\n")]
+    assert isinstance(inner[0], list) and inner[0][6:8] == [
+        len(PLAIN_PART),
+        PLAIN_PART.count(b"\n"),
+    ]
     assert lines == ORIGINAL.count(b"\n")
     # Cached when first rendered, and sent from the cache the same.
     assert again[b"BODYSTRUCTURE"] == structure
@@ -80,8 +84,9 @@ async def test_the_daemon_sends_a_forwards_parts_and_caches_its_structure(
         (alice.address_id,),
     )
     assert bytes(cached).startswith(b'(("TEXT" "PLAIN" ("CHARSET" "UTF-8" "FORMAT" "flowed")')
-    assert b'("MESSAGE" "RFC822" ("CHARSET" "UTF-8" "NAME" "Quarterly numbers - draft.eml")' in bytes(
-        cached
+    assert (
+        b'("MESSAGE" "RFC822" ("CHARSET" "UTF-8" "NAME" "Quarterly numbers - draft.eml")'
+        in bytes(cached)
     )
 
 
@@ -112,7 +117,7 @@ def _dovecot_answers(
 ) -> dict[str, dict[bytes, Data]]:
     for server in imap_server.running():
         server.add_user("ann", "password")
-        return _answers(lambda: server.connect("ann"), messages, sections)
+        return _answers(functools.partial(server.connect, "ann"), messages, sections)
     raise AssertionError("no server")
 
 

@@ -143,7 +143,10 @@ ODD_INNER = (
     b"From: Jos\xe9 <jose@x.test>\r\n"  # Latin-1, not UTF-8
     b"To: a@x.test,\r\n\tb@x.test\r\n"
     b"X-Padded: value   \r\n"
-    b"DKIM-Signature: v=1; a=rsa-sha256; d=x.test; s=s1; h=from:to:subject; bh=" + b"A" * 90 + b"\r\n"
+    b"DKIM-Signature: v=1; a=rsa-sha256; d=x.test; s=s1; h=from:to:subject; bh="
+    + b"A"
+    * 90
+    + b"\r\n"
     b"Content-Type: text/plain; charset=iso-8859-1\r\n"
     b"Content-Transfer-Encoding: 8bit\r\n"
     b"\r\n"
@@ -236,7 +239,9 @@ def test_8bit_bodies_and_headers_go_out_as_they_came() -> None:
     assert body(raw, "1") == b"Voil\xe0."
     assert body(raw, "2.1") == "Un café, s'il vous plaît.".encode()
     # The forwarded message's 8-bit header goes out as a literal in its ENVELOPE.
-    assert b'(NIL {12}\r\ncaf\xc3\xa9 cr\xc3\xa8me (({5}\r\nJos\xc3\xa9 NIL "jose"' in structure(raw)
+    assert b'(NIL {12}\r\ncaf\xc3\xa9 cr\xc3\xa8me (({5}\r\nJos\xc3\xa9 NIL "jose"' in structure(
+        raw
+    )
 
 
 def test_a_digests_parts_are_messages_unless_they_say() -> None:
@@ -283,7 +288,10 @@ def test_message_global_is_a_message_too() -> None:
     assert structure(raw).startswith(
         b'(("MESSAGE" "GLOBAL" NIL NIL NIL "7BIT" 60 (NIL {3}\r\nh\xc3\xa9 NIL'
     )
-    assert body(raw, "1.HEADER") == "Subject: hé\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n".encode()
+    assert (
+        body(raw, "1.HEADER")
+        == "Subject: hé\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n".encode()
+    )
     assert body(raw, "1.TEXT") == body(raw, "1.1") == "hé".encode()
 
 
@@ -300,7 +308,10 @@ def test_a_part_may_end_the_message_without_a_line_break() -> None:
 def test_deep_nesting_stops_at_dovecots_limits() -> None:
     # A message made to exhaust the stack: past 100 levels a part is text/plain.
     depth = sys.getrecursionlimit() * 2
-    raw = b"".join(b'Content-Type: multipart/mixed; boundary="b%05d"\r\n\r\n--b%05d\r\n' % (n, n) for n in range(depth))
+    raw = b"".join(
+        b'Content-Type: multipart/mixed; boundary="b%05d"\r\n\r\n--b%05d\r\n' % (n, n)
+        for n in range(depth)
+    )
     raw += b"Content-Type: text/plain\r\n\r\nbottom\r\n"
     tree = mime.walk(raw)
     levels = 0
@@ -318,7 +329,9 @@ def test_deep_nesting_stops_at_dovecots_limits() -> None:
 
 def test_no_more_than_10000_parts() -> None:
     raw = b'Content-Type: multipart/mixed; boundary="b"\r\n\r\n'
-    raw += b"--b\r\nContent-Type: message/rfc822\r\n\r\nSubject: x\r\n\r\nx\r\n" * 6000 + b"--b--\r\n"
+    raw += (
+        b"--b\r\nContent-Type: message/rfc822\r\n\r\nSubject: x\r\n\r\nx\r\n" * 6000 + b"--b--\r\n"
+    )
     tree = mime.walk(raw)
     walked = [tree]
     for part in walked:
