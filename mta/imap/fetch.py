@@ -21,6 +21,7 @@ from mta.imap.responses import nstring, plist, string
 
 
 def parse(raw: bytes) -> Message:
+    """The stdlib's parse (SEARCH's BODY and TEXT keys decode parts with it)."""
     return email.message_from_bytes(raw, policy=compat32)
 
 

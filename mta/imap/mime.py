@@ -177,7 +177,7 @@ class _Walker:
         depth: int,
     ) -> tuple[Part, _Stop]:
         own = len(stack)
-        inner = (*stack, boundary.encode("ascii", "surrogateescape"))
+        inner = (*stack, boundary.encode("utf-8", "surrogateescape"))
         default = "message/rfc822" if ctype == "multipart/digest" else "text/plain"
         children = []
         stop = self.boundary(body, inner)  # past the preamble
