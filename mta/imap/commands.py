@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from common.db import transaction
 from mail import directory
-from mta.imap import auth, fetch, search, sort, store, thread
+from mta.imap import auth, fetch, mime, search, sort, store, thread
 from mta.imap.parser import (
     Atom,
     Key,
@@ -925,7 +925,7 @@ def _fetch_items(
     """The items of one message's FETCH response. An ENVELOPE or BODYSTRUCTURE
     the cache lacked is rendered and added to ``rendered`` for the store."""
     out: list[bytes] = []
-    full = None  # the whole MIME tree (BODYSTRUCTURE)
+    tree = None  # the message's MIME tree (BODYSTRUCTURE, BODY, a part's section)
     flags_sent = False
     for a in atts:
         if a == "UID":
@@ -957,13 +957,13 @@ def _fetch_items(
         elif a == "BODYSTRUCTURE":
             structure = row.bodystructure
             if structure is None:
-                full = full or fetch.parse(raw)
-                structure = fetch.bodystructure(full, extended=True)
+                tree = tree or mime.walk(raw)
+                structure = fetch.bodystructure(raw, tree, extended=True)
                 _render(rendered, row.id, None, structure)
             out.append(b"BODYSTRUCTURE " + structure)
         elif a == "BODY":
-            full = full or fetch.parse(raw)
-            out.append(b"BODY " + fetch.bodystructure(full, extended=False))
+            tree = tree or mime.walk(raw)
+            out.append(b"BODY " + fetch.bodystructure(raw, tree, extended=False))
         elif a == "RFC822":
             out.append(b"RFC822 " + _literal(raw))
         elif a == "RFC822.HEADER":
@@ -971,10 +971,10 @@ def _fetch_items(
         elif a == "RFC822.TEXT":
             out.append(b"RFC822.TEXT " + _literal(fetch.split_head(raw)[1]))
         elif isinstance(a, Section):
-            if a.part and full is None:
-                full = fetch.parse(raw)
+            if a.part and tree is None:
+                tree = mime.walk(raw)
             try:
-                data = fetch.section_bytes(raw, full, a)
+                data = fetch.section_bytes(raw, tree, a)
             except fetch.NoSuchPart:
                 data = b""
             if a.name == "BINARY.SIZE":

@@ -1,8 +1,10 @@
 """What FETCH shows of a message (RFC 9051 7.5.2): ENVELOPE, BODYSTRUCTURE, sections.
 
-The MIME tree comes from Python's email package (compat32 policy: header
-values and part bodies as they are in the message, nothing re-encoded), so
-sizes, line counts and section bytes are those of the stored message.
+The MIME tree is the walk of the message's bytes (mta/imap/mime.py): every
+part's header and body are byte ranges of the stored message, so sections
+are its octets as they came, and sizes and line counts are those of the
+octets a client fetches. A message/rfc822 part shows the message inside:
+its ENVELOPE from its header's bytes, its own BODYSTRUCTURE, its lines.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from email._parseaddr import AddrlistClass  # type: ignore[import-not-found]
 from email.message import Message
 from email.policy import compat32
 
+from mta.imap import mime
 from mta.imap.parser import Section
 from mta.imap.responses import nstring, plist, string
 
 
 def parse(raw: bytes) -> Message:
+    """The stdlib's parse (SEARCH's BODY and TEXT keys decode parts with it)."""
     return email.message_from_bytes(raw, policy=compat32)
 
 
@@ -226,109 +230,97 @@ def envelope_of(head: bytes, *, fast: bool = True) -> bytes:
     )
 
 
-def _header(msg: Message, name: str) -> str | None:
-    value = msg.get(name)
+def _header(fields: Message, name: str) -> bytes | None:
+    """A field's value as BODYSTRUCTURE shows it: unfolded (line breaks out, as
+    Dovecot does), 8-bit bytes as they came; None when absent or empty."""
+    value = fields.get(name)
     if value is None:
         return None
-    return " ".join(str(value).replace("\r\n", "\n").split("\n")).strip() or None
-
-
-def envelope(msg: Message) -> bytes:
-    """ENVELOPE of a parsed message (a message/rfc822 part): its header as it came."""
-    return envelope_of(_header_bytes(msg))
+    data = str(value).encode("utf-8", "surrogateescape")
+    return data.replace(b"\r", b"").replace(b"\n", b"").strip() or None
 
 
 # -- BODYSTRUCTURE -----------------------------------------------------------------
+#
+# Rendered from the walk of the message's bytes (mta/imap/mime.py): sizes and
+# line counts (line feeds, as Dovecot counts them) are of the bytes a section
+# sends. Types, subtypes, encodings and parameter names go out upper-cased
+# (RFC 9051's examples; they compare case-insensitively), values as they came.
+
+# A multipart with no part (RFC 2046 asks for one): one empty text part, as Dovecot.
+_EMPTY = b'("TEXT" "PLAIN" ("CHARSET" "us-ascii") NIL NIL "7BIT" 0 0'
 
 
-def _body_bytes(part: Message) -> bytes:
-    # The payload as parsed (8-bit bytes kept as surrogates): get_payload()
-    # would decode an 8-bit body by its charset, and then neither count nor
-    # send the octets of the message.
-    payload = getattr(part, "_payload", None)
-    if isinstance(payload, str):
-        return payload.encode("ascii", "surrogateescape")
-    return b""
-
-
-def _params(part: Message, header: str) -> bytes:
-    params = part.get_params(header=header, unquote=True) or []
+def _params(fields: Message, header: str, text: bool = False) -> bytes:
+    params = fields.get_params(header=header, unquote=True) or []
     out = []
+    charset = False
     for key, value in params[1:]:
         if isinstance(value, tuple):  # RFC 2231: (charset, language, value)
             value = email.utils.collapse_rfc2231_value(value)
-        out += [string(key.upper()), string(str(value))]
+        charset = charset or key == "charset"
+        out += [string(key.upper()), string(str(value).encode("utf-8", "surrogateescape"))]
+    if text and not charset:
+        # RFC 2045 5.2's default, as Dovecot adds it.
+        out += [b'"CHARSET"', b'"us-ascii"']
     return plist(out) if out else b"NIL"
 
 
-def _disposition(part: Message) -> bytes:
-    value = part.get("Content-Disposition")
+def _disposition(fields: Message) -> bytes:
+    value = _header(fields, "Content-Disposition")
     if value is None:
         return b"NIL"
-    kind = str(value).split(";", 1)[0].strip()
-    return plist([string(kind.upper()), _params(part, "content-disposition")])
+    kind = value.split(b";", 1)[0].strip()
+    return plist([string(kind.upper()), _params(fields, "content-disposition")])
 
 
-def _lines(data: bytes) -> int:
-    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+def _language(fields: Message) -> bytes:
+    value = _header(fields, "Content-Language")
+    if value is None:
+        return b"NIL"
+    return plist([string(v.strip()) for v in value.split(b",") if v.strip()])
 
 
-def _children(part: Message) -> list[Message]:
-    payload = part.get_payload()
-    return [p for p in payload if isinstance(p, Message)] if isinstance(payload, list) else []
+def _extension(fields: Message) -> list[bytes]:
+    """Disposition, language and location (RFC 9051 7.5.2's body extensions)."""
+    return [_disposition(fields), _language(fields), nstring(_header(fields, "Content-Location"))]
 
 
-def bodystructure(msg: Message, extended: bool = True) -> bytes:
-    if msg.is_multipart():
-        parts = _children(msg)
-        out = b"".join(bodystructure(p, extended) for p in parts)
-        if not parts:
-            out = b'("TEXT" "PLAIN" NIL NIL NIL "7BIT" 0 0)'
-        multi = string(msg.get_content_subtype().upper())
-        if not extended:
-            return b"(" + out + b" " + multi + b")"
-        ext = [_params(msg, "content-type"), _disposition(msg), _language(msg), _location(msg)]
-        return b"(" + out + b" " + multi + b" " + b" ".join(ext) + b")"
-    maintype, subtype = msg.get_content_maintype(), msg.get_content_subtype()
-    body = _body_bytes(msg)
-    params = _params(msg, "content-type")
-    if params == b"NIL" and maintype == "text":
-        params = plist([string("CHARSET"), string("us-ascii")])
-    fields = [
+def bodystructure(raw: bytes, part: mime.Part, extended: bool = True) -> bytes:
+    """BODYSTRUCTURE (``extended``) or BODY of a part of ``raw`` (mime.walk(raw)
+    for the whole message)."""
+    fields = part.fields
+    maintype, _, subtype = part.content_type.partition("/")
+    if part.is_multipart:
+        if part.children:
+            parts = b"".join(bodystructure(raw, p, extended) for p in part.children)
+        else:
+            parts = _EMPTY + (b" NIL NIL NIL NIL)" if extended else b")")
+        parts += b" " + string(subtype.upper())
+        if extended:
+            parts += b" " + b" ".join([_params(fields, "content-type"), *_extension(fields)])
+        return b"(" + parts + b")"
+    out = [
         string(maintype.upper()),
         string(subtype.upper()),
-        params,
-        nstring(_header(msg, "Content-ID")),
-        nstring(_header(msg, "Content-Description")),
-        string((_header(msg, "Content-Transfer-Encoding") or "7BIT").upper()),
-        str(len(body)).encode(),
+        _params(fields, "content-type", text=maintype == "text"),
+        nstring(_header(fields, "Content-ID")),
+        nstring(_header(fields, "Content-Description")),
+        string((_header(fields, "Content-Transfer-Encoding") or b"7BIT").upper()),
+        b"%d" % (part.end - part.body),
     ]
-    if maintype == "message" and subtype == "rfc822":
-        inner = msg.get_payload()
-        inner_msg = inner[0] if isinstance(inner, list) and inner else parse(body)
-        assert isinstance(inner_msg, Message)
-        fields += [envelope(inner_msg), bodystructure(inner_msg, extended), b"%d" % _lines(body)]
-    elif maintype == "text":
-        fields.append(b"%d" % _lines(body))
-    if extended:
-        fields += [
-            nstring(_header(msg, "Content-MD5")),
-            _disposition(msg),
-            _language(msg),
-            _location(msg),
+    if part.is_message:
+        inner = part.children[0]
+        out += [
+            envelope_of(raw[inner.start : inner.body]),
+            bodystructure(raw, inner, extended),
+            b"%d" % raw.count(b"\n", part.body, part.end),
         ]
-    return plist(fields)
-
-
-def _language(msg: Message) -> bytes:
-    value = _header(msg, "Content-Language")
-    if value is None:
-        return b"NIL"
-    return plist([string(v.strip()) for v in value.split(",") if v.strip()])
-
-
-def _location(msg: Message) -> bytes:
-    return nstring(_header(msg, "Content-Location"))
+    elif maintype == "text":
+        out.append(b"%d" % raw.count(b"\n", part.body, part.end))
+    if extended:
+        out += [nstring(_header(fields, "Content-MD5")), *_extension(fields)]
+    return plist(out)
 
 
 # -- sections ----------------------------------------------------------------------
@@ -336,43 +328,6 @@ def _location(msg: Message) -> bytes:
 
 class NoSuchPart(Exception):
     pass
-
-
-def _part(msg: Message, numbers: tuple[int, ...]) -> Message:
-    """The part a section number names (RFC 9051 6.4.5)."""
-    part = msg
-    for n in numbers:
-        if part.is_multipart():
-            children = _children(part)
-            if n > len(children):
-                raise NoSuchPart
-            part = children[n - 1]
-        elif part.get_content_type() == "message/rfc822":
-            inner = _children(part)
-            part = inner[0] if inner else parse(_body_bytes(part))
-            if part.is_multipart():
-                children = _children(part)
-                if n > len(children):
-                    raise NoSuchPart
-                part = children[n - 1]
-            elif n != 1:
-                raise NoSuchPart
-        elif n != 1:
-            raise NoSuchPart
-    return part
-
-
-def _header_bytes(msg: Message) -> bytes:
-    # raw_items: the values as parsed (8-bit bytes kept as surrogates); items()
-    # would wrap an 8-bit one in a Header, which no longer gives the bytes back.
-    out = b"".join(
-        f"{k}: {v}".encode("ascii", "surrogateescape")
-        .replace(b"\r\n", b"\n")
-        .replace(b"\n", b"\r\n")
-        + b"\r\n"
-        for k, v in msg.raw_items()
-    )
-    return out + b"\r\n"
 
 
 def _filter_fields(header: bytes, names: tuple[str, ...], keep: bool) -> bytes:
@@ -392,8 +347,9 @@ def _filter_fields(header: bytes, names: tuple[str, ...], keep: bool) -> bytes:
     return b"".join(out) + b"\r\n"
 
 
-def section_bytes(raw: bytes, msg: Message | None, sec: Section) -> bytes:
-    """The bytes of BODY[section] (before any partial)."""
+def section_bytes(raw: bytes, tree: mime.Part | None, sec: Section) -> bytes:
+    """The bytes of BODY[section] (before any partial): slices of the message as
+    stored (RFC 9051 6.4.5), as Dovecot cuts them."""
     if not sec.part:
         if sec.kind == "" and sec.name != "BINARY":
             return raw
@@ -405,30 +361,38 @@ def section_bytes(raw: bytes, msg: Message | None, sec: Section) -> bytes:
         if sec.kind.startswith("HEADER.FIELDS"):
             return _filter_fields(head, sec.fields, sec.kind == "HEADER.FIELDS")
         return raw
-    assert msg is not None
-    part = _part(msg, sec.part)
+    assert tree is not None
+    part = mime.find(tree, sec.part)
+    if part is None:
+        raise NoSuchPart
     if sec.kind == "MIME":
-        return _header_bytes(part)
-    if sec.kind in ("HEADER", "TEXT") or sec.kind.startswith("HEADER.FIELDS"):
-        # Of a message/rfc822 part: the header and text of the message inside.
-        inner = part.get_payload()
-        inner_msg = inner[0] if isinstance(inner, list) and inner else part
-        inner_raw = inner_msg.as_bytes() if isinstance(inner_msg, Message) else b""
-        head, body = split_head(inner_raw)
+        # Of part 1 of a message that is not multipart, and of a message's body
+        # that is not multipart: the message's header (as Dovecot).
+        return raw[part.start : part.body]
+    if sec.kind:
+        # HEADER, TEXT, HEADER.FIELDS: of the message in a message/rfc822 part only.
+        if not part.is_message:
+            raise NoSuchPart
+        inner = part.children[0]
+        if sec.kind == "TEXT":
+            return raw[inner.body : inner.end]
+        head = raw[inner.start : inner.body]
         if sec.kind == "HEADER":
             return head
-        if sec.kind == "TEXT":
-            return body
         return _filter_fields(head, sec.fields, sec.kind == "HEADER.FIELDS")
-    if part.is_multipart():
-        return split_head(part.as_bytes())[1]
-    if sec.name in ("BINARY", "BINARY.SIZE"):
-        decoded = part.get_payload(decode=True)
-        return decoded if isinstance(decoded, bytes) else b""
-    if part.get_content_type() == "message/rfc822" and isinstance(part.get_payload(), list):
-        inner = _children(part)
-        return inner[0].as_bytes() if inner else b""
-    return _body_bytes(part)
+    body = raw[part.body : part.end]
+    if sec.name in ("BINARY", "BINARY.SIZE") and not (part.is_multipart or part.is_message):
+        return _decoded(raw[part.start : part.body], body)
+    return body
+
+
+def _decoded(head: bytes, body: bytes) -> bytes:
+    """A leaf's body with its Content-Transfer-Encoding undone (RFC 3516), by the
+    stdlib's decoders (lenient with bad base64, as mail readers are)."""
+    msg = mime.fields_of(head)
+    msg.set_payload(body.decode("ascii", "surrogateescape"))
+    decoded = msg.get_payload(decode=True)
+    return decoded if isinstance(decoded, bytes) else b""
 
 
 def partial(data: bytes, sec: Section) -> bytes:

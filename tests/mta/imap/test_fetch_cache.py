@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mta.imap import fetch
+from mta.imap import fetch, mime
 from mta.store import imap_uids
 from tests.mta.imap.conftest import Imap, Mailbox, Raw, run
 from tests.mta.imap.shared import module_alice, module_db, module_imap  # noqa: F401
@@ -94,7 +94,7 @@ async def test_cached_forms_are_the_fresh_ones_and_later_fetches_identical(
         raw = MULTIPART if rows[email_id].subject != "plain" else PLAIN
         envelope = fetch.envelope_of(fetch.split_head(raw)[0])
         assert bytes(entry["envelope"]) == envelope
-        assert bytes(entry["bodystructure"]) == fetch.bodystructure(fetch.parse(raw))
+        assert bytes(entry["bodystructure"]) == fetch.bodystructure(raw, mime.walk(raw))
         assert b"ENVELOPE " + envelope in b"".join(cold)
         assert b"ENVELOPE " + envelope in b"".join(envelope_only)
 
@@ -109,10 +109,10 @@ async def test_each_form_is_cached_when_first_asked_for(
         _session, imap, alice, b"EXAMINE INBOX", b"FETCH 1 (BODYSTRUCTURE)", b"FETCH 1 (BODY)"
     )
     [entry] = (await _cache(db, alice)).values()
-    assert bytes(entry["bodystructure"]) == fetch.bodystructure(fetch.parse(PLAIN))
+    assert bytes(entry["bodystructure"]) == fetch.bodystructure(PLAIN, mime.walk(PLAIN))
     assert b"BODYSTRUCTURE " + bytes(entry["bodystructure"]) in b"".join(structure)
     # BODY (the non-extended form) is not the cached one.
-    assert b"BODY " + fetch.bodystructure(fetch.parse(PLAIN), extended=False) in b"".join(both)
+    assert b"BODY " + fetch.bodystructure(PLAIN, mime.walk(PLAIN), extended=False) in b"".join(both)
 
 
 async def test_an_expunged_email_takes_its_cache_row_with_it(

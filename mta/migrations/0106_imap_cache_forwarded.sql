@@ -1,0 +1,22 @@
+-- BODYSTRUCTURE is now rendered from a walk of the message's own bytes
+-- (mta/imap/mime.py) where it came from Python's email package. A
+-- forwarded message's message/rfc822 part was shown as a multipart of one
+-- (no ENVELOPE, no BODYSTRUCTURE of the message inside, no line count),
+-- where RFC 9051 7.5.2 gives the message's ENVELOPE, body and lines; a
+-- multipart/digest's parts likewise. Sizes and line counts follow the bytes
+-- a section now sends: a text part's lines are its line feeds (a last line
+-- without one no longer counts, as Dovecot counts), a text part without a
+-- charset parameter gets CHARSET "us-ascii" beside its other parameters,
+-- an empty multipart is Dovecot's empty text part, and folded Content-ID,
+-- -Description, -MD5 and -Location values lose only their line breaks.
+--
+-- Truncated rather than picked over: the stale forms are not only those
+-- with a message/rfc822 part (any text part whose last line has no line
+-- feed changed), and telling them apart would mean walking every message
+-- again, which is what the next FETCH does anyway, one email at a time,
+-- when it finds no cached form (mta/store/imap_cache.py), as after 0102
+-- and 0105. A version column would cost every FETCH a compare for a
+-- one-time re-render. The ENVELOPEs did not change, but keeping them would
+-- take an UPDATE rewriting every row where TRUNCATE is instant, and a
+-- listing asking for BODYSTRUCTURE reads the message for it anyway.
+TRUNCATE imap_cache;
