@@ -31,7 +31,6 @@ Choices (docs/mail.md, "Apple devices"):
 from __future__ import annotations
 
 import logging
-import os
 import plistlib
 import re
 import uuid
@@ -168,42 +167,40 @@ def sign(profile: bytes, signer: Signer) -> bytes:
     return builder.sign(serialization.Encoding.DER, [pkcs7.PKCS7Options.Binary])
 
 
-# (cert path, key path) -> (what the files looked like, the signer read from them).
-_signers: dict[tuple[str, str], tuple[tuple[int, ...], Signer | None]] = {}
+# (cert path, key path) -> (the files' bytes, the signer read from them).
+_signers: dict[tuple[str, str], tuple[bytes, bytes, Signer | None]] = {}
 
 
 def load_signer(cert_file: str, key_file: str) -> Signer | None:
     """The signer of TLS_CERT_FILE/TLS_KEY_FILE, None when unset or unusable.
 
-    Read again when either file changes, so a renewed certificate signs the
-    next profile without a restart.
+    The files (a few KiB) are read on every call and parsed again only when
+    their bytes change, so a renewed certificate signs the next profile
+    without a restart, however quickly it was replaced.
     """
     if not (cert_file and key_file):
         return None
     try:
-        stamp = tuple(n for path in (cert_file, key_file) for n in _stat(os.stat(path)))
+        with open(cert_file, "rb") as f:
+            cert_pem = f.read()
+        with open(key_file, "rb") as f:
+            key_pem = f.read()
     except OSError as exc:
         log.warning("apple profiles go out unsigned: %s", exc)
         return None
     cached = _signers.get((cert_file, key_file))
-    if cached is not None and cached[0] == stamp:
-        return cached[1]
-    signer = _read_signer(cert_file, key_file)
-    _signers[(cert_file, key_file)] = (stamp, signer)
+    if cached is not None and cached[:2] == (cert_pem, key_pem):
+        return cached[2]
+    signer = _read_signer(cert_pem, key_pem)
+    _signers[(cert_file, key_file)] = (cert_pem, key_pem, signer)
     return signer
 
 
-def _stat(st: os.stat_result) -> tuple[int, int, int]:
-    return st.st_mtime_ns, st.st_size, st.st_ino
-
-
-def _read_signer(cert_file: str, key_file: str) -> Signer | None:
+def _read_signer(cert_pem: bytes, key_pem: bytes) -> Signer | None:
     try:
-        with open(cert_file, "rb") as f:
-            certificates = x509.load_pem_x509_certificates(f.read())
-        with open(key_file, "rb") as f:
-            key = serialization.load_pem_private_key(f.read(), password=None)
-    except (OSError, ValueError, TypeError) as exc:
+        certificates = x509.load_pem_x509_certificates(cert_pem)
+        key = serialization.load_pem_private_key(key_pem, password=None)
+    except (ValueError, TypeError) as exc:
         log.warning("apple profiles go out unsigned: cannot read the certificate: %s", exc)
         return None
     if not isinstance(key, rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey):

@@ -36,7 +36,7 @@ async def profile(ctx: MailContext, email: str, display_name: str) -> apple_prof
         )
     except apple_profile.NoMailAccess as exc:
         raise conflict(str(exc)) from None
-    # The files are read once and again only when they change (a stat per request).
+    # The files are read per request and parsed again only when they change.
     signer = await asyncio.to_thread(
         apple_profile.load_signer, hosting.tls_cert_file, hosting.tls_key_file
     )
