@@ -68,8 +68,8 @@ class Signer:
 @dataclass(frozen=True)
 class AppleProfile:
     filename: str
+    # The plist, or the CMS SignedData (DER) holding it.
     body: bytes
-    signed: bool
 
 
 def payload_uuids(hostname: str, email: str) -> tuple[str, str]:

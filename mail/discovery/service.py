@@ -42,4 +42,4 @@ async def profile(ctx: MailContext, email: str, display_name: str) -> apple_prof
     )
     if signer is not None:
         body = apple_profile.sign(body, signer)
-    return apple_profile.AppleProfile(apple_profile.filename(email), body, signer is not None)
+    return apple_profile.AppleProfile(apple_profile.filename(email), body)
