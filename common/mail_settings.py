@@ -5,7 +5,9 @@ SPF/DKIM/DMARC and MX resolver, the submission listeners) each need
 DNS_RESOLVERS, DNS_TIMEOUT, SUBMISSION_SECURITY, SUBMISSION_PORT,
 SUBMISSIONS_PORT and OUTBOUND_MAX_LIFETIME; and the ports of the mailbox
 access daemons, which mta listens on and mail/discovery tells clients:
-IMAP_PORT, IMAPS_PORT, POP3_PORT, POP3S_PORT and SIEVE_PORT. They used to parse them each with rules of their own (one
+IMAP_PORT, IMAPS_PORT, POP3_PORT, POP3S_PORT and SIEVE_PORT; and the host's
+certificate (TLS_CERT_FILE/TLS_KEY_FILE), which mta's listeners present and
+mail signs Apple configuration profiles with. They used to parse them each with rules of their own (one
 side took ``SUBMISSION_PORT=off``, the other refused to start on it); now
 :func:`load_shared_mail_settings` is the only reader and both sides take its
 values (``mail/domains/settings.py``, ``mta/settings.py``).
@@ -64,6 +66,11 @@ class SharedMailSettings:
     pop3_port: int | None = POP3_PORT
     pop3s_port: int | None = POP3S_PORT
     sieve_port: int | None = SIEVE_PORT
+    # The host's certificate (PEM, the chain after the leaf) and its key:
+    # TLS_CERT_FILE/TLS_KEY_FILE, else SMTP_TLS_CERT/KEY; empty when unset
+    # (mta then generates a self-signed one, and mail signs nothing).
+    tls_cert_file: str = ""
+    tls_key_file: str = ""
 
     @property
     def advertised_submission(self) -> tuple[int, str]:
@@ -102,6 +109,12 @@ def load_shared_mail_settings(settings: Settings) -> SharedMailSettings:
     else:
         starttls = port_or_off(env, "SUBMISSION_PORT", STARTTLS_PORT)
         implicit = port_or_off(env, "SUBMISSIONS_PORT", IMPLICIT_TLS_PORT)
+    # TLS_CERT_FILE/KEY name the host's certificate; SMTP_TLS_CERT/KEY, older,
+    # name inbound's: each falls back to the other (mta/settings.py).
+    tls_cert = read_str(env, "TLS_CERT_FILE") or read_str(env, "SMTP_TLS_CERT")
+    tls_key = read_str(env, "TLS_KEY_FILE") or read_str(env, "SMTP_TLS_KEY")
+    if bool(tls_cert) != bool(tls_key):
+        raise SettingsError("TLS_CERT_FILE and TLS_KEY_FILE go together; set both or neither")
     return SharedMailSettings(
         dns_resolvers=nameservers(env, "DNS_RESOLVERS"),
         dns_timeout=read_int(env, "DNS_TIMEOUT", 5, minimum=1, maximum=60),
@@ -114,6 +127,8 @@ def load_shared_mail_settings(settings: Settings) -> SharedMailSettings:
         pop3_port=port_or_off(env, "POP3_PORT", POP3_PORT),
         pop3s_port=port_or_off(env, "POP3S_PORT", POP3S_PORT),
         sieve_port=port_or_off(env, "SIEVE_PORT", SIEVE_PORT),
+        tls_cert_file=tls_cert,
+        tls_key_file=tls_key,
     )
 
 

@@ -209,16 +209,14 @@ def load_mta_settings(settings: Settings) -> MtaSettings:
     key = read_str(env, "SMTP_TLS_KEY")
     if bool(cert) != bool(key):
         raise SettingsError("SMTP_TLS_CERT and SMTP_TLS_KEY go together; set both or neither")
-    # TLS_CERT_FILE/KEY name the host's certificate; SMTP_TLS_CERT/KEY, older,
-    # name inbound's. Each falls back to the other, so one pair serves both.
-    tls_cert = read_str(env, "TLS_CERT_FILE") or cert
-    tls_key = read_str(env, "TLS_KEY_FILE") or key
-    if bool(tls_cert) != bool(tls_key):
-        raise SettingsError("TLS_CERT_FILE and TLS_KEY_FILE go together; set both or neither")
+    # DNS_*, SUBMISSION_* and the host's certificate are mail's too: read once,
+    # by common/mail_settings.py. TLS_CERT_FILE/KEY name the host's certificate;
+    # SMTP_TLS_CERT/KEY, older, name inbound's. Each falls back to the other,
+    # so one pair serves both.
+    shared = load_shared_mail_settings(settings)
+    tls_cert, tls_key = shared.tls_cert_file, shared.tls_key_file
     if not cert and tls_cert:
         cert, key = tls_cert, tls_key
-    # DNS_* and SUBMISSION_* are mail's too: read once, by common/mail_settings.py.
-    shared = load_shared_mail_settings(settings)
     action = read_str(env, "DMARC_REJECT_ACTION", "junk").lower()
     if action not in ("junk", "refuse"):
         raise SettingsError(f"DMARC_REJECT_ACTION must be junk or refuse, got {action!r}")

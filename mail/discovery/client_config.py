@@ -1,7 +1,8 @@
 """Where mail clients connect: IMAP, POP3, SMTP submission, ManageSieve and JMAP.
 
 One source for GET /api/client-config, Thunderbird's autoconfig, Microsoft's
-autodiscover and the panel's address screen, so they can never disagree.
+autodiscover, Apple's configuration profiles and the panel's address screen,
+so they can never disagree.
 Ports are the ones clients are told (mail/domains/settings.py: a listener's
 own port, the registered one when it is picked at start); a listener that is
 off is not offered. Mail is read over IMAP (mta/imap/), POP3 (mta/pop3/),

@@ -1,7 +1,10 @@
-"""What mail clients discover: client-config, autoconfig, autodiscover and MTA-STS.
+"""What mail clients discover: client-config, autoconfig, autodiscover, MTA-STS, Apple profiles.
 
-All but client-config are public: mail clients and sending MTAs call them
-without credentials. They answer only for domains hosted here.
+All but client-config and the Apple profiles are public: mail clients and
+sending MTAs call them without credentials. They answer only for domains
+hosted here. An Apple profile is one address's: the panel owner's (the
+svc_session cookie; another account's address is 404) or the mailbox's own
+in webmail (the svc_webmail cookie).
 """
 
 from __future__ import annotations
@@ -12,12 +15,14 @@ from common.openapi import array, integer, obj, operation, string
 from common.web import json_response, read_body
 from mail.auth import sessions
 from mail.context import mail_context
-from mail.discovery import autoconfig, autodiscover, client_config
+from mail.discovery import apple_profile, autoconfig, autodiscover, client_config, service
 from mail.dns.records import policy_for
 from mail.domains import service as domains_service
 from mail.domains.names import InvalidDomainName, normalize_domain, unicode_domain
 from mail.domains.store import Domain
 from mail.errors import not_found
+from mail.web.ownership import parse_id
+from mail.webmail import sessions as webmail_sessions
 
 routes = web.RouteTableDef()
 
@@ -153,3 +158,47 @@ async def mta_sts_route(request: web.Request) -> web.Response:
         raise not_found("MTA-STS policy")
     policy = policy_for(mail_context(request).hosting)
     return web.Response(text=policy, content_type="text/plain", charset="utf-8")
+
+
+PROFILE = {"type": "string", "format": "binary"}
+
+
+def _profile_response(profile: apple_profile.AppleProfile) -> web.Response:
+    return web.Response(
+        body=profile.body,
+        headers={
+            "Content-Type": apple_profile.MEDIA_TYPE,
+            "Content-Disposition": f'attachment; filename="{profile.filename}"',
+            "Cache-Control": "private, no-store",
+            "X-Content-Type-Options": "nosniff",
+        },
+    )
+
+
+@routes.get("/api/addresses/{address_id}/apple-profile")
+@operation(
+    summary="The address's configuration profile for Apple Mail (.mobileconfig)",
+    auth="session",
+    response=PROFILE,
+    response_media=apple_profile.MEDIA_TYPE,
+    errors=(409,),
+)
+async def address_apple_profile(request: web.Request) -> web.Response:
+    account = sessions.require(request).account
+    profile = await service.address_profile(
+        mail_context(request), account.id, parse_id(request, "address_id")
+    )
+    return _profile_response(profile)
+
+
+@routes.get("/api/mail/apple-profile")
+@operation(
+    summary="The signed-in mailbox's configuration profile for Apple Mail (.mobileconfig)",
+    auth="webmail",
+    response=PROFILE,
+    response_media=apple_profile.MEDIA_TYPE,
+    errors=(409,),
+)
+async def mailbox_apple_profile(request: web.Request) -> web.Response:
+    session = webmail_sessions.require(request)
+    return _profile_response(await service.mailbox_profile(mail_context(request), session))

@@ -53,6 +53,11 @@ class HostingSettings:
     pop3s_port: int | None = POP3S_PORT
     pop3_port: int | None = POP3_PORT
     sieve_port: int | None = SIEVE_PORT
+    # The host's certificate and key (TLS_CERT_FILE/TLS_KEY_FILE, read by
+    # common/mail_settings.py): Apple configuration profiles are signed with
+    # them; empty, they go out unsigned (mail/discovery/apple_profile.py).
+    tls_cert_file: str = ""
+    tls_key_file: str = ""
     # Recursive resolvers for the DNS check; empty means the system's.
     dns_resolvers: tuple[Nameserver, ...] = ()
     dns_timeout_seconds: int = 5
@@ -96,6 +101,8 @@ def load_hosting_settings(settings: Settings) -> HostingSettings:
         pop3s_port=advertised_port(shared.pop3s_port, POP3S_PORT),
         pop3_port=advertised_port(shared.pop3_port, POP3_PORT),
         sieve_port=advertised_port(shared.sieve_port, SIEVE_PORT),
+        tls_cert_file=shared.tls_cert_file,
+        tls_key_file=shared.tls_key_file,
         dns_resolvers=shared.dns_resolvers,
         dns_timeout_seconds=shared.dns_timeout,
         dns_check_interval_seconds=read_int(env, "DNS_CHECK_INTERVAL", 3600, minimum=60),
