@@ -13,7 +13,8 @@ export function table(caption, headings, rows) {
       // Focused (tabindex -1) after a page change, so a keyboard continues at its first row.
       { class: "stack", tabindex: "-1" },
       h("caption", { class: "visually-hidden" }, caption),
-      h("thead", {}, h("tr", {}, headings.map((t) => h("th", { scope: "col" }, t)))),
+      // A column of buttons has no visible heading; a screen reader still hears one.
+      h("thead", {}, h("tr", {}, headings.map((t) => h("th", { scope: "col" }, t || h("span", { class: "visually-hidden" }, "Actions"))))),
       h("tbody", {}, rows),
     ),
   );
