@@ -104,9 +104,7 @@ async def list_attempts(
     async with ctx.db.connection() as conn:
         if await store.get_webhook(conn, webhook_id) is None:
             raise NotFound("no such webhook")
-        return await store.list_attempts(
-            conn, webhook_id, limit=paging.limit, offset=paging.offset
-        )
+        return await store.list_attempts(conn, webhook_id, limit=paging.limit, offset=paging.offset)
 
 
 async def create_webhook(

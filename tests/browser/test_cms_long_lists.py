@@ -26,7 +26,7 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Page, expect
 
-from tests.browser.cms import OWNER, Cms, module_gateway, owner_api, signed_in
+from tests.browser.cms import OWNER, module_gateway, owner_api, signed_in
 from tests.browser.conftest import Screens
 from tests.conftest import GatewayProcess
 
@@ -63,7 +63,9 @@ def site(module_gateway: GatewayProcess) -> dict[str, Any]:
     API (so sealed secrets and stored bytes are real); the rest straight to the
     database in one transaction: the setup is not what is walked."""
     cms = owner_api(module_gateway.base_url)
-    cms.call("POST", "/types", {"name": "article", "fields": [{"key": "body", "type": "text"}]}, 201)
+    cms.call(
+        "POST", "/types", {"name": "article", "fields": [{"key": "body", "type": "text"}]}, 201
+    )
     uploaded = cms.client.post("/media", files={"file": ("first.png", png(), "image/png")})
     assert uploaded.status_code == 201, uploaded.text
     # Subscribed to purges only: the walk's own saves add no attempt to the 150 seeded.
@@ -131,8 +133,14 @@ def seed(database_url: str, image: dict[str, Any], webhook_id: str) -> dict[str,
             "INSERT INTO content.users (id, email, name, role, created_at, updated_at)"
             " VALUES (%s, %s, %s, %s, %s, %s)",
             [
-                (f"u{i:03d}", f"person{i:02d}@example.com", f"Person {i:02d}",
-                 ("viewer", "author", "editor")[i % 3], now, now)
+                (
+                    f"u{i:03d}",
+                    f"person{i:02d}@example.com",
+                    f"Person {i:02d}",
+                    ("viewer", "author", "editor")[i % 3],
+                    now,
+                    now,
+                )
                 for i in range(1, PEOPLE)
             ],
         )
@@ -140,8 +148,13 @@ def seed(database_url: str, image: dict[str, Any], webhook_id: str) -> dict[str,
             "INSERT INTO content.terms (id, taxonomy_id, slug, name, created_at, updated_at)"
             " VALUES (%s, 'tags', %s, %s, %s, %s)",
             [
-                (f"t{i:03d}", f"tag-{i:03d}", "Lapsang souchong" if i == 211 else f"Tag {i:03d}",
-                 now, now)
+                (
+                    f"t{i:03d}",
+                    f"tag-{i:03d}",
+                    "Lapsang souchong" if i == 211 else f"Tag {i:03d}",
+                    now,
+                    now,
+                )
                 for i in range(1, TERMS + 1)
             ],
         )
@@ -150,14 +163,25 @@ def seed(database_url: str, image: dict[str, Any], webhook_id: str) -> dict[str,
             (f"e{NEEDLE:04d}",),
         )
         # Connected accounts as a connection leaves them (their tokens are never read here).
-        networks = ["x"] * 3 + ["bluesky"] * 3 + ["mastodon"] * 3 + ["linkedin", "facebook", "pinterest"]
+        networks = (
+            ["x"] * 3 + ["bluesky"] * 3 + ["mastodon"] * 3 + ["linkedin", "facebook", "pinterest"]
+        )
         cur.executemany(
             "INSERT INTO content.social_accounts (id, network, remote_id, handle, name,"
             " tokens_sealed, attention, attention_at, created_at, updated_at)"
             " VALUES (%s, %s, %s, %s, %s, 'sealed', %s, %s, %s, %s)",
             [
-                (f"a{i:02d}", network, f"remote-{i}", f"handle{i:02d}", f"Account {i:02d}",
-                 "token revoked" if i == 5 else None, now if i == 5 else None, now, now)
+                (
+                    f"a{i:02d}",
+                    network,
+                    f"remote-{i}",
+                    f"handle{i:02d}",
+                    f"Account {i:02d}",
+                    "token revoked" if i == 5 else None,
+                    now if i == 5 else None,
+                    now,
+                    now,
+                )
                 for i, network in enumerate(networks, 1)
             ],
         )
@@ -166,8 +190,14 @@ def seed(database_url: str, image: dict[str, Any], webhook_id: str) -> dict[str,
             " status, ok, error, duration_ms) VALUES (%s, %s, 'entry.published', 1, %s, %s, %s,"
             " %s, 40)",
             [
-                (webhook_id, f"msg-{i}", now - timedelta(minutes=ATTEMPTS - i),
-                 500 if i % 10 == 0 else 200, i % 10 != 0, "server error" if i % 10 == 0 else "")
+                (
+                    webhook_id,
+                    f"msg-{i}",
+                    now - timedelta(minutes=ATTEMPTS - i),
+                    500 if i % 10 == 0 else 200,
+                    i % 10 != 0,
+                    "server error" if i % 10 == 0 else "",
+                )
                 for i in range(1, ATTEMPTS + 1)
             ],
         )
@@ -220,7 +250,9 @@ class Walk:
         assert not self.errors, self.errors
 
 
-def walker(screens: Callable[[], Screens], gateway: GatewayProcess, path: str) -> tuple[Screens, Walk]:
+def walker(
+    screens: Callable[[], Screens], gateway: GatewayProcess, path: str
+) -> tuple[Screens, Walk]:
     walk = Walk(gateway.base_url)
     tab = signed_in(lambda: walk.attach(screens()), OWNER, path)
     return tab, walk
@@ -238,7 +270,11 @@ def assert_scrolled_to(page: Page, y: int) -> None:
 
 
 def titles(page: Page) -> list[str]:
-    return page.get_by_role("table", name="Entries").locator("tbody tr td:first-child").all_inner_texts()
+    return (
+        page.get_by_role("table", name="Entries")
+        .locator("tbody tr td:first-child")
+        .all_inner_texts()
+    )
 
 
 def test_the_entries_list_pages_finds_and_keeps_its_place(
@@ -355,7 +391,9 @@ def test_media_people_taxonomies_social_accounts_and_webhook_attempts(
     tab, walk = walker(screens, gateway, "/cms/admin/media")
     page = tab.page
     files = page.get_by_role("list", name="Files").locator(":scope > li")
-    expect(page.get_by_role("status").filter(has_text="files").first).to_have_text(f"{MEDIA} files.")
+    expect(page.get_by_role("status").filter(has_text="files").first).to_have_text(
+        f"{MEDIA} files."
+    )
     expect(files).to_have_count(24)
     walk.on_load(page, "media")
     page.get_by_role("button", name="Show older files").click()
@@ -369,7 +407,9 @@ def test_media_people_taxonomies_social_accounts_and_webhook_attempts(
     walk.visit(page, "/cms/admin/people")
     people = page.get_by_role("table", name="People").locator("tbody tr")
     expect(people).to_have_count(PEOPLE)
-    expect(page.get_by_role("navigation", name="Pages of people")).to_contain_text(f"{PEOPLE} people")
+    expect(page.get_by_role("navigation", name="Pages of people")).to_contain_text(
+        f"{PEOPLE} people"
+    )
     walk.on_load(page, "people")
     tab.check("people-long")
 

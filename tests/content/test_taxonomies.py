@@ -242,7 +242,10 @@ async def test_include_terms_lists_every_taxonomy_with_its_terms_in_one_answer(c
     await _term(cms, editor, "categories", name="Green", parentId=tea["id"])
     resp = await cms.get("/api/taxonomies?include=terms", headers=team["viewer"].headers)
     assert resp.status == 200
-    found = {t["slug"]: [(m["name"], m["parentId"]) for m in t["terms"]] for t in (await resp.json())["data"]}
+    found = {
+        t["slug"]: [(m["name"], m["parentId"]) for m in t["terms"]]
+        for t in (await resp.json())["data"]
+    }
     assert found == {
         "categories": [("Green", tea["id"]), ("Tea", None)],
         "tags": [("Assam", None), ("Oolong", None)],
