@@ -13,7 +13,7 @@ const typeSelect = h("select", {}, h("option", { value: "" }, "All types"));
 const statusSelect = h(
   "select",
   {},
-  [["", "Any status"], ["draft", "Draft"], ["published", "Published"], ["unpublished", "Unpublished"]].map(([v, t]) => h("option", { value: v, selected: v === state.status }, t)),
+  [["", "Any status"], ["draft", "Draft"], ["scheduled", "Scheduled"], ["published", "Published"], ["unpublished", "Unpublished"]].map(([v, t]) => h("option", { value: v, selected: v === state.status }, t)),
 );
 const sortSelect = h(
   "select",
