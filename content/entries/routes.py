@@ -27,7 +27,7 @@ LIST_QUERY = {
     **PAGING,
     "type": string(),
     # Empty values read as absent.
-    "status": string(enum=[*service.STATUSES, ""]),
+    "status": string(enum=[*service.LIST_STATUSES, ""]),
     "author": string(),
     "locale": string(),
     "search": string(),
@@ -78,8 +78,8 @@ async def _list(request: web.Request, principal: Principal, *, trashed: bool) ->
         search=(query.get("search") or "").strip() or None,
         term=query.get("term") or None,
     )
-    if filters.status is not None and filters.status not in service.STATUSES:
-        raise invalid("status", f"must be one of {', '.join(service.STATUSES)}")
+    if filters.status is not None and filters.status not in service.LIST_STATUSES:
+        raise invalid("status", f"must be one of {', '.join(service.LIST_STATUSES)}")
     views, total = await service.list_entries(
         context(request), trashed=trashed, filters=filters, sort=_sort(request), paging=page
     )

@@ -44,6 +44,10 @@ from content.visual.checks import apply_definition
 from content.writes import Write, write
 
 STATUSES = ("draft", "published", "unpublished")
+# What a list filters by: a status, or "scheduled" (drafts with a publishAt), as
+# WordPress lists its future posts apart; "draft" still includes them.
+SCHEDULED = "scheduled"
+LIST_STATUSES = (*STATUSES, SCHEDULED)
 ENTRY_KEYS = {"type", "title", "slug", "locale", "data", "status", "publishAt", "terms"}
 
 

@@ -244,9 +244,11 @@ async def list_entries(
 ) -> tuple[list[Entry], int]:
     where = ["e.deleted_at IS NOT NULL" if trashed else "e.deleted_at IS NULL"]
     params: dict[str, Any] = {"limit": limit, "offset": offset}
+    if filters.status == "scheduled":
+        where.append("e.status = 'draft' AND e.publish_at IS NOT NULL")
     for name, column, value in (
         ("type", "t.name", filters.type),
-        ("status", "e.status", filters.status),
+        ("status", "e.status", None if filters.status == "scheduled" else filters.status),
         ("author", "e.author_id", filters.author),
         ("locale", "e.locale", filters.locale),
     ):

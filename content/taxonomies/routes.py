@@ -10,6 +10,7 @@ from content.auth.credentials import admin_route
 from content.auth.principal import Principal
 from content.context import context
 from content.entries.validation import SLUG_RE
+from content.errors import invalid
 from content.http import read_body
 from content.taxonomies import service
 from content.taxonomies.serializers import taxonomy_json, term_json
@@ -50,8 +51,16 @@ def term_body(*, creating: bool) -> Schema:
 
 @routes.get("/api/taxonomies")
 @admin_route("content.read")
-@operation(auth="admin")
+@operation(auth="admin", query={"include": string(enum=["terms", ""])})
 async def list_taxonomies(request: web.Request, principal: Principal) -> web.Response:
+    """Every taxonomy; ``?include=terms`` adds each one's terms (the entry editor's picker)."""
+    include = request.query.get("include") or ""
+    if include not in ("", "terms"):
+        raise invalid("include", "must be terms")
+    if include:
+        found = await service.taxonomies_with_terms(context(request))
+        data = [{**taxonomy_json(t), "terms": [term_json(m) for m in terms]} for t, terms in found]
+        return json_response({"data": data})
     rows = await service.list_taxonomies(context(request))
     return json_response({"data": [taxonomy_json(r) for r in rows]})
 

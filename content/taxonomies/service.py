@@ -96,6 +96,17 @@ async def list_taxonomies(ctx: Context) -> list[Taxonomy]:
         return await store.list_taxonomies(conn)
 
 
+async def taxonomies_with_terms(ctx: Context) -> list[tuple[Taxonomy, list[Term]]]:
+    """Every taxonomy with its terms (by name), in two queries whatever their number."""
+    async with ctx.db.connection() as conn:
+        taxonomies = await store.list_taxonomies(conn)
+        terms = await store.all_terms(conn)
+    by_taxonomy: dict[str, list[Term]] = {t.id: [] for t in taxonomies}
+    for term in terms:
+        by_taxonomy.setdefault(term.taxonomy_id, []).append(term)
+    return [(t, by_taxonomy[t.id]) for t in taxonomies]
+
+
 async def get_taxonomy(ctx: Context, slug: str) -> Taxonomy:
     async with ctx.db.connection() as conn:
         return await _taxonomy(conn, slug)

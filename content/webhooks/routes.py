@@ -10,7 +10,8 @@ from common.web import json_response
 from content.auth.credentials import admin_route
 from content.auth.principal import Principal
 from content.context import context
-from content.http import read_body
+from content.http import page_body, paging, read_body
+from content.openapi import PAGE, PAGING
 from content.webhooks import service
 from content.webhooks.events import EVENTS
 from content.webhooks.serializers import attempt_json, webhook_json
@@ -72,8 +73,11 @@ async def delete_webhook(request: web.Request, principal: Principal) -> web.Resp
 
 @routes.get("/api/webhooks/{id}/attempts")
 @admin_route("webhooks.manage")
-@operation(auth="admin")
+@operation(response=PAGE, query=PAGING, auth="admin")
 async def list_attempts(request: web.Request, principal: Principal) -> web.Response:
-    """The latest delivery attempts of a webhook (newest first, at most 100)."""
-    rows = await service.list_attempts(context(request), principal, request.match_info["id"])
-    return json_response({"data": [attempt_json(r) for r in rows]})
+    """A webhook's delivery attempts, newest first, paged as every list is."""
+    page = paging(request)
+    rows, total = await service.list_attempts(
+        context(request), principal, request.match_info["id"], page
+    )
+    return json_response(page_body([attempt_json(r) for r in rows], page, total))

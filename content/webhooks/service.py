@@ -23,6 +23,7 @@ from content.auth.credentials import require
 from content.auth.principal import Principal
 from content.context import Context
 from content.errors import NotFound, Problems
+from content.http import Paging
 from content.webhooks import store
 from content.webhooks.events import EVENTS
 from content.webhooks.store import Attempt, Webhook, WebhookChanges
@@ -95,13 +96,15 @@ async def get_webhook(ctx: Context, actor: Principal, webhook_id: str) -> Webhoo
     return row
 
 
-async def list_attempts(ctx: Context, actor: Principal, webhook_id: str) -> list[Attempt]:
-    """The latest delivery attempts of a webhook (newest first, at most 100)."""
+async def list_attempts(
+    ctx: Context, actor: Principal, webhook_id: str, paging: Paging
+) -> tuple[list[Attempt], int]:
+    """One page of a webhook's delivery attempts (newest first) and their number."""
     require(actor, "webhooks.manage")
     async with ctx.db.connection() as conn:
         if await store.get_webhook(conn, webhook_id) is None:
             raise NotFound("no such webhook")
-        return await store.list_attempts(conn, webhook_id)
+        return await store.list_attempts(conn, webhook_id, limit=paging.limit, offset=paging.offset)
 
 
 async def create_webhook(

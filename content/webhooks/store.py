@@ -141,11 +141,18 @@ async def record_attempt(
     )
 
 
-async def list_attempts(conn: Conn, webhook_id: str, limit: int = 100) -> list[Attempt]:
+async def list_attempts(
+    conn: Conn, webhook_id: str, *, limit: int, offset: int
+) -> tuple[list[Attempt], int]:
+    """One page of a webhook's attempts, newest first, and how many there are."""
     rows = await fetch_all(
         conn,
         "SELECT id, message_id, event, attempt, at, status, ok, error, duration_ms"
-        " FROM content.webhook_attempts WHERE webhook_id = %s ORDER BY id DESC LIMIT %s",
-        (webhook_id, limit),
+        " FROM content.webhook_attempts WHERE webhook_id = %s ORDER BY id DESC"
+        " LIMIT %s OFFSET %s",
+        (webhook_id, limit, offset),
     )
-    return [Attempt.from_row(r) for r in rows]
+    total = await fetch_val(
+        conn, "SELECT count(*) FROM content.webhook_attempts WHERE webhook_id = %s", (webhook_id,)
+    )
+    return [Attempt.from_row(r) for r in rows], int(total)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from tests.content.factories import bearer, make_agent_key, make_type
@@ -330,3 +332,30 @@ async def test_removing_and_retyping_a_field_never_corrupts_entries(cms, team, p
     # A type with entries cannot be deleted.
     resp = await cms.delete("/api/types/post", headers=team["admin"].headers)
     assert resp.status == 409 and (await resp.json())["code"] == "TYPE_IN_USE"
+
+
+async def test_status_scheduled_lists_the_drafts_waiting_for_their_time(
+    cms, team, post_type, clock
+):
+    """The admin's "Scheduled" filter: drafts with a publishAt; "draft" still includes them."""
+    editor = team["editor"]
+    tomorrow = (clock.now() + timedelta(days=1)).isoformat()
+    soon = await (await _create(cms, editor, title="Soon")).json()
+    await _create(cms, editor, title="Someday")
+    await _create(cms, editor, title="Live", status="published")
+    clock.advance(seconds=1)
+    scheduled = await cms.patch(
+        f"/api/entries/{soon['id']}",
+        json={"publishAt": tomorrow},
+        headers=editor.headers,
+    )
+    assert scheduled.status == 200, await scheduled.text()
+
+    async def titles(status):
+        resp = await cms.get(f"/api/entries?status={status}", headers=team["viewer"].headers)
+        assert resp.status == 200, await resp.text()
+        return sorted(e["title"] for e in (await resp.json())["data"])
+
+    assert await titles("scheduled") == ["Soon"]
+    assert await titles("draft") == ["Someday", "Soon"]
+    assert await titles("published") == ["Live"]

@@ -231,3 +231,27 @@ async def test_entries_are_filed_under_terms_and_listed_by_term(cms, team, post_
     await cms.delete(f"/api/taxonomies/categories/terms/{news['id']}", headers=editor.headers)
     got = await (await cms.get(f"/api/entries/{entry['id']}", headers=editor.headers)).json()
     assert [t["slug"] for t in got["terms"]] == ["how-to"]
+
+
+async def test_include_terms_lists_every_taxonomy_with_its_terms_in_one_answer(cms, team):
+    """The entry editor's term picker: one request, however many taxonomies."""
+    editor = team["editor"]
+    await _term(cms, editor, "tags", name="Oolong")
+    await _term(cms, editor, "tags", name="Assam")
+    tea = await _term(cms, editor, "categories", name="Tea")
+    await _term(cms, editor, "categories", name="Green", parentId=tea["id"])
+    resp = await cms.get("/api/taxonomies?include=terms", headers=team["viewer"].headers)
+    assert resp.status == 200
+    found = {
+        t["slug"]: [(m["name"], m["parentId"]) for m in t["terms"]]
+        for t in (await resp.json())["data"]
+    }
+    assert found == {
+        "categories": [("Green", tea["id"]), ("Tea", None)],
+        "tags": [("Assam", None), ("Oolong", None)],
+    }
+    plain = await (await cms.get("/api/taxonomies", headers=team["viewer"].headers)).json()
+    assert all("terms" not in t for t in plain["data"])
+    bad = await cms.get("/api/taxonomies?include=authors", headers=team["viewer"].headers)
+    assert bad.status == 400
+    assert (await bad.json())["details"]["fields"][0]["key"] == "include"

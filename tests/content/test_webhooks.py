@@ -19,6 +19,7 @@ from standardwebhooks.webhooks import WebhookVerificationError
 
 from common.clock import ManualClock
 from common.settings import Settings
+from content.webhooks import store as webhook_store
 from content.webhooks.events import DELIVER_JOB
 from tests.content.factories import make_delivery_key, make_type
 from tests.content.test_realtime import (
@@ -274,3 +275,35 @@ async def test_webhooks_and_the_socket_hear_the_same_events_for_every_way_an_ent
     await nothing_pending(site)
     await person.close()
     await site.close()
+
+
+async def test_a_webhooks_attempts_are_paged_newest_first_with_their_total(
+    cms, team, receiver, runtime, clock
+) -> None:
+    """A busy webhook's attempts page as every list does (the admin's Last page reads the oldest)."""
+    _, url = receiver
+    admin = team["admin"].headers
+    hook = await _hook(cms, admin, url, events=["entry.published"])
+    async with runtime.db.connection() as conn:
+        for n in range(1, 46):
+            await webhook_store.record_attempt(
+                conn,
+                hook["id"],
+                message_id=f"msg-{n}",
+                event="entry.published",
+                attempt=1,
+                at=clock.now(),
+                status=200,
+                ok=True,
+                error="",
+                duration_ms=n,
+            )
+    path = f"/api/webhooks/{hook['id']}/attempts"
+    first = await (await cms.get(path, headers=admin)).json()
+    assert first["meta"] == {"total": 45, "page": 1, "limit": 20}
+    assert [a["durationMs"] for a in first["data"]][:2] == [45, 44]
+    last = await (await cms.get(path + "?page=3&limit=20", headers=admin)).json()
+    assert [a["durationMs"] for a in last["data"]] == [5, 4, 3, 2, 1]
+    too_many = await cms.get(path + "?limit=101", headers=admin)
+    assert too_many.status == 400
+    assert (await too_many.json())["details"]["fields"][0]["key"] == "limit"

@@ -164,7 +164,7 @@ async def test_body_schemas_say_what_the_code_enforces(gateway_client: Any) -> N
     content = await fetch(gateway_client, DOCUMENTS["content"])
     entries = content["paths"]["/cms/api/entries"]["get"]["parameters"]
     status = next(p for p in entries if p["name"] == "status")
-    assert status["schema"]["enum"] == ["draft", "published", "unpublished", ""]
+    assert status["schema"]["enum"] == ["draft", "published", "unpublished", "scheduled", ""]
     oauth = await fetch(gateway_client, DOCUMENTS["oauth"])
     token = oauth["paths"]["/oauth/token"]["post"]["requestBody"]["content"]
     assert list(token) == ["application/x-www-form-urlencoded"]

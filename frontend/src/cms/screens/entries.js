@@ -2,7 +2,7 @@
 import "../lib/shell.js";
 import { ADMIN, api, can, latest, messageOf, query } from "../lib/api.js";
 import { alertBox, h, labelled, replace, screenRoot, showAlert, when } from "../lib/dom.js";
-import { cells, pager, readQuery, table, writeQuery } from "../lib/table.js";
+import { cells, focusRows, keepScroll, pageCount, pager, readQuery, table, writeQuery } from "../lib/table.js";
 
 const DEFAULTS = { search: "", type: "", status: "", sort: "-updatedAt", page: "1" };
 const state = readQuery(DEFAULTS);
@@ -13,7 +13,7 @@ const typeSelect = h("select", {}, h("option", { value: "" }, "All types"));
 const statusSelect = h(
   "select",
   {},
-  [["", "Any status"], ["draft", "Draft"], ["published", "Published"], ["unpublished", "Unpublished"]].map(([v, t]) => h("option", { value: v, selected: v === state.status }, t)),
+  [["", "Any status"], ["draft", "Draft"], ["scheduled", "Scheduled"], ["published", "Published"], ["unpublished", "Unpublished"]].map(([v, t]) => h("option", { value: v, selected: v === state.status }, t)),
 );
 const sortSelect = h(
   "select",
@@ -57,14 +57,21 @@ async function loadTypes() {
 }
 
 const fresh = latest();
-async function load() {
+const restoreScroll = keepScroll();
+// moved: "page" (focus the new rows), "back" (restore the scroll), or "" (a filter).
+async function load(moved = "") {
   const mine = fresh();
-  writeQuery(state, DEFAULTS);
   const { ok, data } = await api("GET", "/entries" + query({ search: state.search, type: state.type, status: state.status, sort: state.sort, page: state.page, limit: 20 }));
   if (!mine()) return;
   if (!ok) {
     showAlert(box, h("p", {}, messageOf(data)));
     return;
+  }
+  // A page past the end (an old link, entries trashed since): the last page instead.
+  if (!data.data.length && data.meta.total && Number(state.page) > pageCount(data.meta)) {
+    state.page = String(pageCount(data.meta));
+    writeQuery(state, DEFAULTS);
+    return load(moved);
   }
   if (!data.data.length) {
     replace(list, h("p", { class: "muted" }, state.search || state.type || state.status ? "No entry matches." : "No entries yet."));
@@ -85,16 +92,34 @@ async function load() {
       ),
     );
   }
-  pager(pages, data.meta, (page) => ((state.page = String(page)), load()), "entries");
+  pager(pages, data.meta, (page) => go({ page: String(page) }, true, "page"), "entries");
+  if (moved === "page") focusRows(list);
+  if (moved === "back") restoreScroll();
 }
+
+// A change of page or filter is a history entry (Back returns to it); typing a search replaces one.
+function go(changes, push, moved = "") {
+  Object.assign(state, changes);
+  writeQuery(state, DEFAULTS, push);
+  return load(moved);
+}
+
+addEventListener("popstate", () => {
+  Object.assign(state, readQuery(DEFAULTS));
+  search.value = state.search;
+  typeSelect.value = state.type;
+  statusSelect.value = state.status;
+  sortSelect.value = state.sort;
+  load("back");
+});
 
 let timer;
 search.addEventListener("input", () => {
   clearTimeout(timer);
-  timer = setTimeout(() => ((state.search = search.value.trim()), (state.page = "1"), load()), 250);
+  timer = setTimeout(() => go({ search: search.value.trim(), page: "1" }, false), 250);
 });
 for (const [select, key] of [[typeSelect, "type"], [statusSelect, "status"], [sortSelect, "sort"]]) {
-  select.addEventListener("change", () => ((state[key] = select.value), (state.page = "1"), load()));
+  select.addEventListener("change", () => go({ [key]: select.value, page: "1" }, true));
 }
 await loadTypes();
-await load();
+await load("back");

@@ -10,6 +10,7 @@ import { setOpenEditor } from "../lib/editing.js";
 import { fieldAssistant } from "../fields/assist.js";
 import { Problems } from "../lib/problems.js";
 import { FieldSet } from "../fields/index.js";
+import { FIND_FROM, finder } from "../lib/finder.js";
 import { fromLocalInput, toLocalInput, zoneName } from "../fields/basic.js";
 
 const page = document.body.dataset;
@@ -223,26 +224,34 @@ function termsCard(terms) {
   return h("section", { class: "card", "aria-labelledby": "terms-h" }, h("h2", { id: "terms-h" }, "Filed under"), terms.el);
 }
 
-// The taxonomies' terms as checkboxes; saved with the entry (terms are not revised).
+// The taxonomies' terms as checkboxes, all in one request; a long taxonomy
+// gets a search box and a scrolling list. Saved with the entry (terms are not revised).
 function filing() {
   const el = h("div", { class: "field" }, h("p", { class: "muted" }, "Loading…"));
   const state = { el, boxes: [], loaded: false };
   const filedIds = new Set(((entry && entry.terms) || []).map((t) => t.id));
   (async () => {
-    const { ok, data } = await api("GET", "/taxonomies");
+    const { ok, data } = await api("GET", "/taxonomies" + query({ include: "terms" }));
     if (!ok) return;
     const groups = [];
     for (const taxonomy of data.data) {
-      const found = await api("GET", `/taxonomies/${taxonomy.slug}/terms`);
-      if (!found.ok || !found.data.data.length) continue;
-      const group = h("fieldset", {}, h("legend", {}, taxonomy.name));
-      for (const term of found.data.data) {
+      if (!taxonomy.terms.length) continue;
+      const rows = taxonomy.terms.map((term) => {
         const box = h("input", { type: "checkbox", value: term.id, id: `term-${term.id}`, checked: filedIds.has(term.id), disabled: !can("content.write") });
         box.addEventListener("change", () => (dirty = true));
         state.boxes.push(box);
-        group.append(h("div", { class: "check" }, box, h("label", { for: box.id }, term.name)));
-      }
-      groups.push(group);
+        return h("div", { class: "check" }, box, h("label", { for: box.id }, term.name));
+      });
+      const long = rows.length >= FIND_FROM;
+      groups.push(
+        h(
+          "fieldset",
+          {},
+          h("legend", {}, taxonomy.name),
+          long ? finder(`Find in ${taxonomy.name}`, rows, { keep: (row) => row.querySelector("input").checked }) : null,
+          h("div", { class: long ? "term-list scroll" : "term-list" }, rows),
+        ),
+      );
     }
     state.loaded = true;
     replace(el, groups.length ? groups : h("p", { class: "muted" }, "No terms yet: add them under Taxonomies."), h("p", { class: "help" }, "Saved with the entry."), h("p", { class: "field-error", id: "terms-error", hidden: true }));

@@ -3,6 +3,7 @@ import "../lib/shell.js";
 import { api, can, latest, messageOf } from "../lib/api.js";
 import { alertBox, announce, button, h, labelled, replace, screenRoot, showAlert } from "../lib/dom.js";
 import { apiForm } from "../lib/forms.js";
+import { FIND_FROM, finder } from "../lib/finder.js";
 
 const root = screenRoot();
 const picker = h("select", { id: "taxonomy-picker" });
@@ -67,20 +68,21 @@ async function loadTerms() {
     announce(`${r.data.name} added`);
     loadTerms();
   });
+  const items = terms.map(([t, depth]) =>
+    h("li", { class: `depth-${Math.min(depth, 4)}` }, `${"— ".repeat(depth)}${t.name} `, h("code", {}, t.slug), " ",
+      manage ? button("Delete", async () => {
+        if (!window.confirm(`Delete the term ${t.name}? Entries filed under it are unfiled.`)) return;
+        const r = await api("DELETE", `/taxonomies/${taxonomy.slug}/terms/${t.id}`);
+        if (!r.ok) return showAlert(box, h("p", {}, messageOf(r.data)));
+        announce(`${t.name} deleted`);
+        loadTerms();
+      }, { class: "small danger", "aria-label": `Delete the term ${t.name}` }) : null));
   replace(
     termsBox,
     h("h2", { id: "terms-h" }, `Terms of ${taxonomy.name}`),
-    terms.length
-      ? h("ul", { class: "tree" }, terms.map(([t, depth]) =>
-          h("li", { class: `depth-${Math.min(depth, 4)}` }, `${"— ".repeat(depth)}${t.name} `, h("code", {}, t.slug), " ",
-            manage ? button("Delete", async () => {
-              if (!window.confirm(`Delete the term ${t.name}? Entries filed under it are unfiled.`)) return;
-              const r = await api("DELETE", `/taxonomies/${taxonomy.slug}/terms/${t.id}`);
-              if (!r.ok) return showAlert(box, h("p", {}, messageOf(r.data)));
-              announce(`${t.name} deleted`);
-              loadTerms();
-            }, { class: "small danger", "aria-label": `Delete the term ${t.name}` }) : null)))
-      : h("p", { class: "muted" }, "No terms yet."),
+    h("p", { class: "muted" }, terms.length === 1 ? "1 term." : `${terms.length} terms.`),
+    items.length >= FIND_FROM ? finder(`Find a term of ${taxonomy.name}`, items) : null,
+    terms.length ? h("ul", { class: "tree" }, items) : h("p", { class: "muted" }, "No terms yet."),
     manage ? add.form : null,
     manage && !taxonomy.builtin
       ? button(`Delete the taxonomy ${taxonomy.name}`, async () => {

@@ -1,10 +1,10 @@
 // Webhooks: create (the signing secret shown once), enable or disable,
 // delete, and each one's delivery attempts.
 import "../lib/shell.js";
-import { api, messageOf } from "../lib/api.js";
+import { api, messageOf, query } from "../lib/api.js";
 import { announce, button, h, replace, screenRoot, when } from "../lib/dom.js";
 import { apiForm, showOnce } from "../lib/forms.js";
-import { cells, table } from "../lib/table.js";
+import { cells, focusRows, pager, table } from "../lib/table.js";
 
 const EVENTS = ["entry.created", "entry.updated", "entry.published", "entry.unpublished", "entry.drafted", "entry.scheduled", "entry.deleted", "entry.restored", "entry.purged"];
 const root = screenRoot();
@@ -35,16 +35,20 @@ create.form.addEventListener("submit", async (event) => {
   load();
 });
 
-async function showAttempts(hook) {
-  const { ok, data } = await api("GET", `/webhooks/${hook.id}/attempts`);
+// Paged as every list is: a busy webhook has hundreds of attempts.
+async function showAttempts(hook, page = 1) {
+  const { ok, data } = await api("GET", `/webhooks/${hook.id}/attempts` + query({ page, limit: 20 }));
   if (!ok) return replace(attempts, h("p", {}, messageOf(data)));
+  const pages = h("nav", { class: "pager", "aria-label": `Pages of attempts of ${hook.name}` });
   replace(
     attempts,
     h("h2", {}, `Attempts of ${hook.name}`),
     data.data.length
       ? table(`Attempts of ${hook.name}`, ["When", "Event", "Answer", "Took"], data.data.map((a) => cells(when(a.at || a.createdAt), a.event || a.type || "", a.ok ? `${a.status} ok` : `${a.status || ""} ${a.error || "failed"}`, a.durationMs !== undefined ? `${a.durationMs} ms` : "")))
       : h("p", { class: "muted" }, "No delivery attempted yet."),
+    data.meta.total ? pages : null,
   );
+  pager(pages, data.meta, (n) => showAttempts(hook, n).then(() => focusRows(attempts)), "attempts");
 }
 
 async function load() {
