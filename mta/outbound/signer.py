@@ -41,6 +41,7 @@ from common.crypto import Sealer
 from common.db import Conn
 from mail import directory
 from mta import lines
+from mta.outbound import relaxed
 
 log = logging.getLogger(__name__)
 
@@ -123,23 +124,52 @@ class _Signer(dkim.DKIM):  # type: ignore[misc]
         return dkim.fold(header_value, namelen=len(header_name), linesep=self.linesep)  # type: ignore[no-any-return]
 
 
+# Parsed RSA keys of this process (the worker's, or a signing child's), by
+# domain, selector and the key itself: a rotated key (a new selector and key)
+# misses and is parsed once; a domain's previous keys age out of the bound.
+_KEYS: dict[tuple[str, str, bytes], rsa.RSAPrivateKey] = {}
+_KEYS_KEPT = 64
+
+
+def _rsa_key(key: directory.SigningKey) -> rsa.RSAPrivateKey:
+    """``key``'s private key as OpenSSL's, parsed on its first signature only."""
+    found = _KEYS.get((key.domain, key.selector, key.private_key))
+    if found is not None:
+        return found
+    # Our own key, sealed at rest: its primes were checked when it was made;
+    # checking them again on every load costs 50 ms.
+    loaded = serialization.load_pem_private_key(
+        key.private_key, None, unsafe_skip_rsa_key_validation=True
+    )
+    if not isinstance(loaded, rsa.RSAPrivateKey):
+        raise dkim.KeyFormatError("the rsa-sha256 key is not an RSA key")
+    if len(_KEYS) >= _KEYS_KEPT:
+        del _KEYS[next(iter(_KEYS))]  # the oldest
+    _KEYS[(key.domain, key.selector, key.private_key)] = loaded
+    return loaded
+
+
 def _sign(raw: bytes, key: directory.SigningKey) -> bytes:
+    include = header_list(raw)
+    if key.algorithm == "rsa-sha256" and lines.bare_line_end(raw) is None:
+        # Every message the worker signs (prepare() made its line ends CRLF).
+        return relaxed.signature(
+            raw,
+            domain=key.domain.encode(),
+            selector=key.selector.encode(),
+            rsa_key=_rsa_key(key),
+            include_headers=include,
+        )
     signer = _Signer(raw, linesep=b"\r\n")
     if key.algorithm == "rsa-sha256":
-        # Our own key, sealed at rest: its primes were checked when it was made;
-        # checking them again on every load costs 50 ms.
-        loaded = serialization.load_pem_private_key(
-            key.private_key, None, unsafe_skip_rsa_key_validation=True
-        )
-        assert isinstance(loaded, rsa.RSAPrivateKey)
-        signer.rsa_key = loaded
+        signer.rsa_key = _rsa_key(key)
     return signer.sign(  # type: ignore[no-any-return]
         key.selector.encode(),
         key.domain.encode(),
         key.private_key,
         canonicalize=(b"relaxed", b"relaxed"),
         signature_algorithm=key.algorithm.encode(),
-        include_headers=header_list(raw),
+        include_headers=include,
     )
 
 
@@ -305,6 +335,17 @@ def serve() -> None:
             status, payload = _ERROR, repr(exc).encode()
         sink.write(bytes([status]) + len(payload).to_bytes(4, "big") + payload)
         sink.flush()
+
+
+async def claim_keys(
+    conn: Conn, sealer: Sealer, raws: dict[str, bytes]
+) -> dict[str, directory.SigningKey | None]:
+    """Each message's From domain key (None: unsigned), by message id, for the raws a
+    claim brought: one statement for all their domains, read in the claim's
+    transaction, so a key activated before the claim signs its messages."""
+    domains = {message_id: from_domain(raw) for message_id, raw in raws.items()}
+    keys = await directory.signing_keys(conn, sealer, {d for d in domains.values() if d})
+    return {message_id: keys.get(d) if d else None for message_id, d in domains.items()}
 
 
 async def prepare(
