@@ -406,9 +406,10 @@ class OutboundWorker:
         self, conn: Conn, first: Claimed, attempts: list[_Attempt], now: datetime
     ) -> None:
         info = first.subject
+        # With the group commit's other messages' outcomes, in one statement.
+        await outbound.record_outcomes(conn, [a.outcome for a in attempts], now)
         for attempt in attempts:
             outcome = attempt.outcome
-            await outbound.record_outcome(conn, outcome, now)
             if outcome.status == "bounced":
                 if first.account_id and address_failure(outcome.reply):
                     await suppressions.ensure(
@@ -451,7 +452,7 @@ class OutboundWorker:
             if dsn_to_sender
             else None
         )
-        await outbound.settle(conn, first.message_id, now, extra=extra)
+        await outbound.settle_later(conn, first.message_id, now, extra=extra)
         if dsn_to_sender:
             await self._bounce_to_sender(conn, first, failed, original or b"", now)
 

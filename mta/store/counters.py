@@ -34,7 +34,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from common.db import Conn, Database, Prepared, execute
-from mta.store import activity, changes, events, mailboxes, quota, raw
+from mta.store import activity, changes, events, mailboxes, outbound, quota, raw
 from mta.store.batch import WORDS_JOB, Deferred, close_for, deferred_for, open_for
 
 __all__ = ["Deferred", "apply_pending", "deferred", "deferred_for"]
@@ -168,6 +168,8 @@ async def deferred(conn: Conn) -> AsyncIterator[Deferred]:
     batch = open_for(conn)
     try:
         yield batch
+        # The outbound worker's outcomes first: settling adds event rows.
+        await outbound.write_deferred(conn, batch)
         batch.pending = await _flush(conn, batch)
     finally:
         close_for(conn)
