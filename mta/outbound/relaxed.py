@@ -78,17 +78,19 @@ def signature(
     domain: bytes,
     selector: bytes,
     rsa_key: rsa.RSAPrivateKey,
-    include_headers: list[bytes],
+    names: tuple[bytes, ...],
 ) -> bytes:
     """The ``DKIM-Signature: ...`` field (ending CRLF) dkimpy's ``sign`` would make for
-    ``raw`` with ``canonicalize=(relaxed, relaxed)``, rsa-sha256, no l= and i=@domain.
+    ``raw`` with ``canonicalize=(relaxed, relaxed)``, rsa-sha256, no l= and i=@domain,
+    signing those of ``names`` (lower-case field names) that ``raw`` has, in that
+    order, and From once more (signer.header_list's choice, from the parse
+    made here).
 
     ``raw`` must have CRLF line ends only (the outbound signer's always has);
     raises dkim.MessageFormatError where dkimpy would."""
     headers, body = split(raw)
-    include = tuple(name.lower() for name in include_headers)
-    if b"from" not in include:
-        raise dkim.ParameterError("The From header field MUST be signed")
+    present = {name.lower() for name, _ in headers}
+    include = (*(name for name in names if name in present), b"from")
     body_hash = base64.b64encode(hashlib.sha256(relaxed_body(body)).digest())
     fields = [
         (b"v", b"1"),

@@ -79,6 +79,9 @@ def from_domain(raw: bytes) -> str | None:
     return None
 
 
+_SIGNED_NAMES = tuple(name.encode() for name in SIGNED_HEADERS)
+
+
 def header_list(raw: bytes) -> list[bytes]:
     """The SIGNED_HEADERS present in ``raw``'s header block (any line ends), From once more."""
     head = lines.to_crlf(raw).split(b"\r\n\r\n", 1)[0]
@@ -150,7 +153,6 @@ def _rsa_key(key: directory.SigningKey) -> rsa.RSAPrivateKey:
 
 
 def _sign(raw: bytes, key: directory.SigningKey) -> bytes:
-    include = header_list(raw)
     if key.algorithm == "rsa-sha256" and lines.bare_line_end(raw) is None:
         # Every message the worker signs (prepare() made its line ends CRLF).
         return relaxed.signature(
@@ -158,7 +160,7 @@ def _sign(raw: bytes, key: directory.SigningKey) -> bytes:
             domain=key.domain.encode(),
             selector=key.selector.encode(),
             rsa_key=_rsa_key(key),
-            include_headers=include,
+            names=_SIGNED_NAMES,
         )
     signer = _Signer(raw, linesep=b"\r\n")
     if key.algorithm == "rsa-sha256":
@@ -169,7 +171,7 @@ def _sign(raw: bytes, key: directory.SigningKey) -> bytes:
         key.private_key,
         canonicalize=(b"relaxed", b"relaxed"),
         signature_algorithm=key.algorithm.encode(),
-        include_headers=include,
+        include_headers=header_list(raw),
     )
 
 
