@@ -133,7 +133,9 @@ def test_a_key_is_parsed_once_and_a_new_key_under_the_same_selector_is_used() ->
     two = SigningKey("cache.test", "same", keys.RSA, second.private_key)
     raw = MESSAGES["plain"].replace(b"example.test", b"cache.test")
     with mock.patch.object(
-        signer.serialization, "load_pem_private_key", wraps=signer.serialization.load_pem_private_key
+        signer.serialization,
+        "load_pem_private_key",
+        wraps=signer.serialization.load_pem_private_key,
     ) as load:
         signer._sign(raw, one)
         signer._sign(raw, one)
@@ -228,3 +230,55 @@ async def test_a_domain_without_a_key_is_sent_unsigned_and_others_signed_in_one_
     signed = {m.message["From"]: m.message["DKIM-Signature"] for m in handler.messages}
     assert signed["Alice <someone@elsewhere.test>"] is None
     assert "s=only" in signed["Alice <alice@example.test>"]
+
+
+FROM_VALUES = [
+    b"alice@example.test",
+    b"Alice <alice@example.test>",
+    b"<alice@example.test>",
+    b"  Alice  Smith_2-x   <a.b+tag@Sub.Example.TEST.>  ",
+    b'"Smith, Alice" <alice@quoted.test>',
+    b"alice@example.test, bob@other.test",
+    b"Alice <alice@example.test> (comment)",
+    b"=?utf-8?q?Al=C3=AFce?= <alice@encoded.test>",
+    b"alice",
+    b"",
+    b"Undisclosed:;",
+    b"Alice\r\n <alice@folded.test>",
+    b"<alice@example.test>\r\n\t(continued)",
+    b"a..b@example.test",
+    b".a@example.test",
+    b"alice@[127.0.0.1]",
+    b"al\xc3\xafce@example.test",
+    b"Al\xc3\xafce <alice@utf8.test>",
+    b"<alice@example.test",
+    b"alice@example.test>",
+    b"Alice <alice@example.test> <bob@two.test>",
+    b"alice@-dash.test",
+]
+
+
+@pytest.mark.parametrize("value", FROM_VALUES)
+@pytest.mark.parametrize(
+    "layout",
+    ["first", "after others", "two From fields", "lower-case name", "LF line ends", "a bad line"],
+)
+def test_the_from_domain_read_without_the_parser_is_the_parsers(value: bytes, layout: str) -> None:
+    field = b"From: " + value
+    head = {
+        "first": field + b"\r\nTo: b@remote.test",
+        "after others": b"Received: by x;\r\n\tMon, 1 Jan 2030\r\nTo: b@r.test\r\n" + field,
+        "two From fields": field + b"\r\nFrom: second@second.test",
+        "lower-case name": b"from: " + value + b"\r\nSubject: x",
+        "LF line ends": (field + b"\r\nTo: b@remote.test").replace(b"\r\n", b"\n"),
+        "a bad line": b"Subject: x\r\nnot a field\r\n" + field,
+    }[layout]
+    sep = b"\n\n" if layout == "LF line ends" else b"\r\n\r\n"
+    assert signer.from_domain(head + sep + b"body\r\n") == signer._parsed_from_domain(head)
+
+
+def test_the_common_from_fields_skip_the_parser() -> None:
+    with mock.patch.object(signer, "_parsed_from_domain") as parsed:
+        assert signer.from_domain(MESSAGES["plain"]) == "example.test"
+        assert signer.from_domain(b"From: Bench <x@Bench.Test>\r\n\r\n") == "bench.test"
+    assert parsed.call_count == 0
