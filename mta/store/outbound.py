@@ -6,7 +6,11 @@ API, the panel's own mail) and is durable when that commits; the NOTIFY on
 (mta/outbound/worker.py) claims due recipients with SKIP LOCKED by moving
 their ``next_attempt_at`` forward by a lease, delivers outside any
 transaction, then records each outcome, the message's status and its events
-in one transaction (:func:`record_outcomes`). A worker killed mid-delivery
+in one transaction, shared with the other messages finishing then (the group
+commit, mta/commit.py): :func:`record_outcomes` and :func:`settle_later` keep
+them in the batch, and :func:`write_deferred` writes all its outcomes with one
+statement and reads and writes its messages' statuses with one each, before
+the batch's COMMIT. A worker killed mid-delivery
 leaves its rows due again when the lease ends: nothing accepted is lost
 (a recipient may, rarely, receive a message twice; never none).
 
