@@ -24,7 +24,10 @@ commit runs it before any of the batch's 250s is sent.
 transaction (the membership triggers then skip their counts, migration
 0003/0103); ``emails.insert`` finds the :class:`Deferred` of its connection
 and records its deltas there; the block writes them as it ends (a
-transaction that rolls back loses its deltas with its rows).
+transaction that rolls back loses its deltas with its rows). The outbound
+worker's batches keep their recipients' outcomes and the messages to settle
+there too (``outbound.write_deferred`` writes them first: settling adds
+event rows to the flush).
 """
 
 from __future__ import annotations
