@@ -7,15 +7,17 @@ docs/performance.md):
 
 * it split the whole message into lines with a regular expression and
   joined the body back, to find where the header ends: here the body is a
-  slice after the first empty line (the message has CRLF line ends only, as
-  :func:`signature` requires; anything else goes to dkimpy);
+  slice after the first empty line (the message has CRLF line ends and no
+  bare CR or LF, as :func:`signature` requires; anything else goes to dkimpy);
 * its relaxed body canonicalization ran two substitutions over every byte,
   one replacing each single space with a single space: here each runs only
   when the body has what it changes (a space or tab before a line end; a
   tab or two spaces in a row), and the first is a strip of each line;
-* it canonicalized every header field, then picked the signed ones: here
-  only the picked ones are canonicalized (the field names rfc822_parse
-  accepts hold no white space, so the pick is the same);
+* it canonicalized every header field, with two module-level substitutions
+  each, then picked the signed ones: here only the picked ones are
+  canonicalized (the field names rfc822_parse accepts hold no white space,
+  so the pick is the same), unfolded by removing their CRLFs and compressed
+  only where there is something to compress;
 * it parsed the PEM private key with its own ASN.1 reader on every call,
   though OpenSSL (``rsa_key``, parsed once per key by the caller) makes
   the signature.
@@ -38,7 +40,7 @@ import dkim
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
-from dkim.canonicalization import Relaxed, correct_empty_body, strip_trailing_lines
+from dkim.canonicalization import correct_empty_body, strip_trailing_lines
 
 _HEADER_NAME = b"DKIM-Signature"
 # A run of white space that relaxed canonicalization changes: a tab, or two or
@@ -59,6 +61,20 @@ def relaxed_body(body: bytes) -> bytes:
     if b"\t" in body or b"  " in body:
         body = _WSP_RUN.sub(b" ", body)
     return correct_empty_body(strip_trailing_lines(body))  # type: ignore[no-any-return]
+
+
+def relaxed_headers(fields: list[list[bytes]]) -> list[tuple[bytes, bytes]]:
+    """RFC 6376 3.4.2 for fields of a message without bare CR or LF: dkimpy's
+    ``Relaxed.canonicalize_headers`` (its unfolding removes CRLFs, the only
+    line ends such a message has; white space is compressed only where there
+    is a run or a tab to change)."""
+    out = []
+    for name, value in fields:
+        value = value.replace(b"\r\n", b"")
+        if b"\t" in value or b"  " in value:
+            value = _WSP_RUN.sub(b" ", value)
+        out.append((name.lower().rstrip(), value.strip() + b"\r\n"))
+    return out
 
 
 def split(raw: bytes) -> tuple[list[list[bytes]], bytes]:
@@ -86,7 +102,8 @@ def signature(
     order, and From once more (signer.header_list's choice, from the parse
     made here).
 
-    ``raw`` must have CRLF line ends only (the outbound signer's always has);
+    ``raw`` must have CRLF line ends and no bare CR or LF (the outbound
+    signer's always has: mta/lines.py);
     raises dkim.MessageFormatError where dkimpy would."""
     headers, body = split(raw)
     present = {name.lower() for name, _ in headers}
@@ -112,8 +129,8 @@ def signature(
     value = b"; ".join(b"=".join(x) for x in fields)
     value = dkim.fold(value, namelen=len(_HEADER_NAME), linesep=b"\r\n")
     value = dkim.RE_BTAG.sub(b"\\1", value)
-    signed = Relaxed.canonicalize_headers(dkim.select_headers(headers, include))
-    own = Relaxed.canonicalize_headers([(_HEADER_NAME, dkim.RE_BTAG.sub(b"\\1", b" " + value))])
+    signed = relaxed_headers(dkim.select_headers(headers, include))
+    own = relaxed_headers([[_HEADER_NAME, dkim.RE_BTAG.sub(b"\\1", b" " + value)]])
     h = hashlib.sha256()
     for name, field_value in signed:
         h.update(name)

@@ -1,14 +1,18 @@
 """DKIM signing of outbound mail (RFC 6376; Ed25519 per RFC 8463), with dkimpy.
 
-The key is the From domain's active key, asked of mail/directory/ and
-unsealed there for this call only: it lives in this module's frames while the
-signature is computed and is never cached, logged or handed on, except to
-the worker's own signing processes (:class:`SigningPool`, over a pipe to a
-child process, for this one signature).
+The key is the From domain's active key, asked of mail/directory/ (once per
+claim for the messages the claim brought: :func:`claim_keys`) and unsealed
+there. The process that signs keeps each RSA key it has parsed in memory
+(:data:`_KEYS`, by domain, selector and key bytes: a rotated key is parsed
+on its first message); a key is never logged, written or handed on, except
+to the worker's own signing processes (:class:`SigningPool`, over a pipe to
+a child process).
 
-dkimpy canonicalizes, selects and hashes the header fields and builds the
-DKIM-Signature field. Its RSA operation is pure Python (``pow`` on Python
-integers): 16 to 24 ms per signature with a 2048-bit key, measured, which
+An rsa-sha256 signature over a message with CRLF line ends (every one the
+worker sends) is :mod:`mta.outbound.relaxed`'s: dkimpy's bytes, in fewer
+steps. Otherwise dkimpy canonicalizes, selects and hashes the header fields
+and builds the DKIM-Signature field. Its RSA operation is pure Python
+(``pow`` on Python integers): 16 to 24 ms per signature with a 2048-bit key, measured, which
 capped a worker at about 40 messages a second. :class:`_Signer` keeps all
 of dkimpy's work but the private-key operation, which it hands to
 ``cryptography`` (OpenSSL, 0.75 ms): the same PKCS#1 v1.5 signature over the
@@ -205,11 +209,13 @@ def _sign(raw: bytes, key: directory.SigningKey) -> bytes:
 class SigningPool:
     """RSA signatures computed in child processes, off the worker's event loop.
 
-    dkimpy canonicalizes and hashes in Python: about a third of a worker's CPU
-    per message, during which its event loop moved nothing else. With
-    ``processes`` children (OUTBOUND_SIGNING_PROCESSES) that work runs beside
-    the loop, and a worker process keeps its own core for the sessions and
-    the queue. Started on the first RSA signature; 0 signs in this process.
+    A signature costs about 0.9 ms of CPU (0.6 of it OpenSSL's RSA, the rest
+    canonicalizing and hashing: relaxed.py), during which an event loop moves
+    nothing else. With ``processes`` children (OUTBOUND_SIGNING_PROCESSES)
+    that work runs beside the loop, and a worker process keeps its own core
+    for the sessions and the queue: worth it where a core is idle for them.
+    Started on the first RSA signature; 0 (the default: on 2 cores the hop
+    cost more than it freed) signs in this process.
 
     Each child reads length-prefixed requests on its stdin and answers in
     order on its stdout, through the event loop's own pipes: no thread in

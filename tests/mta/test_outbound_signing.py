@@ -101,6 +101,14 @@ def test_relaxed_body_is_dkimpys(name: str) -> None:
     assert relaxed.relaxed_body(body) == Relaxed.canonicalize_body(body)
 
 
+@pytest.mark.parametrize("name", sorted(MESSAGES))
+def test_relaxed_headers_are_dkimpys(name: str) -> None:
+    from dkim.canonicalization import Relaxed
+
+    headers, _ = relaxed.split(MESSAGES[name])
+    assert relaxed.relaxed_headers(headers) == Relaxed.canonicalize_headers(headers)
+
+
 def test_a_message_with_bare_line_ends_is_signed_by_dkimpy_as_before(
     rsa_key: tuple[SigningKey, bytes], frozen_time: None
 ) -> None:
