@@ -183,8 +183,10 @@ def _rsa_key(key: directory.SigningKey) -> rsa.RSAPrivateKey:
     return loaded
 
 
-def _sign(raw: bytes, key: directory.SigningKey) -> bytes:
-    if key.algorithm == "rsa-sha256" and lines.bare_line_end(raw) is None:
+def _sign(raw: bytes, key: directory.SigningKey, *, crlf: bool = False) -> bytes:
+    """``raw``'s DKIM-Signature field; ``crlf``: the caller made its line ends CRLF
+    (lines.to_crlf), so they are not counted again."""
+    if key.algorithm == "rsa-sha256" and (crlf or lines.bare_line_end(raw) is None):
         # Every message the worker signs (prepare() made its line ends CRLF).
         return relaxed.signature(
             raw,
@@ -233,18 +235,19 @@ class SigningPool:
         self._starting = asyncio.Lock()
 
     async def sign(self, raw: bytes, key: directory.SigningKey) -> bytes:
+        """The signature of ``raw``, whose line ends are CRLF (:func:`apply`'s)."""
         if self.processes <= 0 or key.algorithm != "rsa-sha256":
-            return _sign(raw, key)  # Ed25519 takes microseconds: not worth a hop
+            return _sign(raw, key, crlf=True)  # Ed25519 takes microseconds: not worth a hop
         try:
             child = await self._child()
             return await child.sign(raw, key)
         except _ChildGone:
             # A child died (killed, out of memory): a new one next time, this one here.
             log.warning("a DKIM signing process died; starting a new one")
-            return _sign(raw, key)
+            return _sign(raw, key, crlf=True)
         except OSError:
             log.exception("no DKIM signing process could start; signing in the worker")
-            return _sign(raw, key)
+            return _sign(raw, key, crlf=True)
 
     async def _child(self) -> _Child:
         # Held only while children start: the first signatures all wait for them.
@@ -401,12 +404,12 @@ async def prepare(
 async def apply(
     raw: bytes, key: directory.SigningKey | None, pool: SigningPool | None = None
 ) -> bytes:
-    """``raw`` (from :func:`prepare`) with its DKIM-Signature prepended; no database
-    connection is held while it is computed."""
+    """``raw`` (from :func:`prepare`, or otherwise made CRLF by lines.to_crlf) with its
+    DKIM-Signature prepended; no database connection is held while it is computed."""
     if key is None:
         return raw
     try:
-        signature = await pool.sign(raw, key) if pool is not None else _sign(raw, key)
+        signature = await pool.sign(raw, key) if pool is not None else _sign(raw, key, crlf=True)
     except dkim.DKIMException:
         # Unsigned mail still goes: a receiver may junk it, but losing it is worse.
         log.exception("DKIM signing failed for %s (selector %s)", key.domain, key.selector)
