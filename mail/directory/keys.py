@@ -61,11 +61,16 @@ def _opened(sealer: Sealer, name: str, row: dict[str, Any]) -> SigningKey:
     )
 
 
-# The outbound worker's read for a claim's messages: one statement for all their domains.
+# The outbound worker's read for a claim's messages: one statement for all their
+# domains, each domain's key through the one-active-key index (the LIMIT keeps
+# the lateral read from being turned into a join that scans the keys).
 _SIGNING_KEYS = Prepared(
     """
     SELECT d.name, k.selector, k.algorithm, k.private_key_sealed
-      FROM mail.domains d JOIN mail.dkim_keys k ON k.domain_id = d.id AND k.active
+      FROM mail.domains d
+     CROSS JOIN LATERAL (
+            SELECT selector, algorithm, private_key_sealed FROM mail.dkim_keys
+             WHERE domain_id = d.id AND active LIMIT 1) k
      WHERE d.name = ANY(%(names)s::text[])
     """
 )

@@ -512,6 +512,8 @@ _RECORD_OUTCOMES = Prepared(
                       %(retry)s::text[]::timestamptz[], %(reply)s::text[], %(dest)s::text[])
                AS x(id, pos, status, tried, now, retry, reply, dest)
          WHERE r.message_id = x.id AND r.position = x.pos
+           -- The key's prefix by itself too: its index, not a scan, whatever the statistics.
+           AND r.message_id = ANY(%(id)s::text[]::uuid[])
     """
 )
 
@@ -652,7 +654,7 @@ _SETTLE_WRITE_MANY = Prepared(
            raw_sealed = CASE WHEN x.erase THEN NULL ELSE m.raw_sealed END
       FROM unnest(%(ids)s::text[]::uuid[], %(statuses)s::text[], %(erase)s::boolean[],
                   %(nows)s::text[]::timestamptz[]) AS x(id, status, erase, now)
-     WHERE m.id = x.id
+     WHERE m.id = x.id AND m.id = ANY(%(ids)s::text[]::uuid[])
     """
 )
 
