@@ -164,8 +164,9 @@ class MtaSettings:
     outbound_per_destination: int = 20
     outbound_concurrency: int = 100
     # Processes that compute RSA DKIM signatures beside a worker's event loop
-    # (mta/outbound/signer.py); 0 signs in the worker process itself.
-    outbound_signing_processes: int = 1
+    # (mta/outbound/signer.py); 0 (the default, measured: docs/performance.md,
+    # "Third pass: one worker's delivery") signs in the worker process itself.
+    outbound_signing_processes: int = 0
     # How long a worker holds a claimed recipient before another may take it.
     outbound_lease: int = 600
     # Seconds an idle connection to a destination is kept for the next message.
@@ -301,7 +302,7 @@ def load_mta_settings(settings: Settings) -> MtaSettings:
         outbound_concurrency=read_int(env, "OUTBOUND_CONCURRENCY", 100, minimum=1),
         outbound_lease=read_int(env, "OUTBOUND_LEASE", 600, minimum=1),
         outbound_signing_processes=read_int(
-            env, "OUTBOUND_SIGNING_PROCESSES", 1, minimum=0, maximum=64
+            env, "OUTBOUND_SIGNING_PROCESSES", 0, minimum=0, maximum=64
         ),
         mta_sts=read_bool(env, "OUTBOUND_MTA_STS", True),
     )

@@ -15,7 +15,8 @@ counts them). mail's own modules use it too: billing's gates are
 * :mod:`.principals`: :func:`authenticate` (SMTP AUTH, JMAP), with
   :class:`ProvenSignIns` remembering the mail apps' proven passwords, and
   :func:`account_addresses` (JMAP over OAuth).
-* :mod:`.keys`: :func:`signing_key` (outbound DKIM).
+* :mod:`.keys`: :func:`signing_key` and :func:`signing_keys` (outbound DKIM; the
+  latter one statement for the From domains of a claim's messages).
 * :mod:`.plans`: the plan's features and limits, :func:`reserve_sends` /
   :func:`return_sends`, :func:`push_allowed`; the one module reading plans.
 * :mod:`.storage`: :func:`account_used_bytes`, the plan's storage usage.
@@ -23,7 +24,7 @@ counts them). mail's own modules use it too: billing's gates are
 
 from __future__ import annotations
 
-from mail.directory.keys import SigningKey, key_sealer, signing_key
+from mail.directory.keys import SigningKey, key_sealer, signing_key, signing_keys
 from mail.directory.plans import push_allowed, reserve_sends, return_sends
 from mail.directory.principals import (
     Principal,
@@ -59,4 +60,5 @@ __all__ = [
     "reserve_sends",
     "return_sends",
     "signing_key",
+    "signing_keys",
 ]

@@ -1,14 +1,18 @@
 """DKIM signing of outbound mail (RFC 6376; Ed25519 per RFC 8463), with dkimpy.
 
-The key is the From domain's active key, asked of mail/directory/ and
-unsealed there for this call only: it lives in this module's frames while the
-signature is computed and is never cached, logged or handed on, except to
-the worker's own signing processes (:class:`SigningPool`, over a pipe to a
-child process, for this one signature).
+The key is the From domain's active key, asked of mail/directory/ (once per
+claim for the messages the claim brought: :func:`claim_keys`) and unsealed
+there. The process that signs keeps each RSA key it has parsed in memory
+(:data:`_KEYS`, by domain, selector and key bytes: a rotated key is parsed
+on its first message); a key is never logged, written or handed on, except
+to the worker's own signing processes (:class:`SigningPool`, over a pipe to
+a child process).
 
-dkimpy canonicalizes, selects and hashes the header fields and builds the
-DKIM-Signature field. Its RSA operation is pure Python (``pow`` on Python
-integers): 16 to 24 ms per signature with a 2048-bit key, measured, which
+An rsa-sha256 signature over a message with CRLF line ends (every one the
+worker sends) is :mod:`mta.outbound.relaxed`'s: dkimpy's bytes, in fewer
+steps. Otherwise dkimpy canonicalizes, selects and hashes the header fields
+and builds the DKIM-Signature field. Its RSA operation is pure Python
+(``pow`` on Python integers): 16 to 24 ms per signature with a 2048-bit key, measured, which
 capped a worker at about 40 messages a second. :class:`_Signer` keeps all
 of dkimpy's work but the private-key operation, which it hands to
 ``cryptography`` (OpenSSL, 0.75 ms): the same PKCS#1 v1.5 signature over the
@@ -25,6 +29,7 @@ import base64
 import collections
 import contextlib
 import logging
+import re
 import sys
 from email.parser import BytesHeaderParser
 from email.policy import compat32
@@ -41,6 +46,7 @@ from common.crypto import Sealer
 from common.db import Conn
 from mail import directory
 from mta import lines
+from mta.outbound import relaxed
 
 log = logging.getLogger(__name__)
 
@@ -66,16 +72,45 @@ SIGNED_HEADERS = (
 )
 
 
+# A header block of field lines and their continuations only (the email
+# package's parser would end the block at any other line), CRLF line ends.
+_HEADER_BLOCK = re.compile(rb"(?:[!-9;-~]+:[^\r\n]*\r\n(?:[ \t][^\r\n]*\r\n)*)*")
+_FROM_FIELD = re.compile(rb"(?im)^from:")
+_ATEXT = rb"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+_ADDRESS = _ATEXT + rb"(?:\." + _ATEXT + rb")*@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.?)"
+# A From field of one unfolded line holding one plain address, bare or after a
+# display name of letters, digits, spaces, '_' and '-'.
+_PLAIN_FROM = re.compile(
+    rb"from:[ \t]*(?:[A-Za-z0-9 _-]*<" + _ADDRESS + rb">|" + _ADDRESS + rb")[ \t]*\r\n(?![ \t])",
+    re.IGNORECASE,
+)
+
+
 def from_domain(raw: bytes) -> str | None:
     """The domain of the (first) From address, lower-cased; d= of the signature."""
     # The header block alone: the parser would read the body line by line for nothing.
     head = raw.split(b"\r\n\r\n", 1)[0] if b"\r\n\r\n" in raw else raw.split(b"\n\n", 1)[0]
+    # Nearly every message's From is one plain address: read without the parser
+    # (what it would find; tests/mta/test_outbound_signing.py compares the two).
+    block = head + b"\r\n"
+    field = _FROM_FIELD.search(block)
+    if field is not None and _HEADER_BLOCK.fullmatch(block):
+        plain = _PLAIN_FROM.match(block, field.start())
+        if plain is not None:
+            return (plain.group(1) or plain.group(2)).decode("ascii").rstrip(".").lower()
+    return _parsed_from_domain(head)
+
+
+def _parsed_from_domain(head: bytes) -> str | None:
     headers = BytesHeaderParser(policy=compat32).parsebytes(head + b"\r\n\r\n", headersonly=True)
     found = getaddresses([str(v) for v in headers.get_all("From") or []])
     for _, address in found:
         if "@" in address:
             return address.rpartition("@")[2].strip().rstrip(".").lower() or None
     return None
+
+
+_SIGNED_NAMES = tuple(name.encode() for name in SIGNED_HEADERS)
 
 
 def header_list(raw: bytes) -> list[bytes]:
@@ -123,16 +158,46 @@ class _Signer(dkim.DKIM):  # type: ignore[misc]
         return dkim.fold(header_value, namelen=len(header_name), linesep=self.linesep)  # type: ignore[no-any-return]
 
 
-def _sign(raw: bytes, key: directory.SigningKey) -> bytes:
+# Parsed RSA keys of this process (the worker's, or a signing child's), by
+# domain, selector and the key itself: a rotated key (a new selector and key)
+# misses and is parsed once; a domain's previous keys age out of the bound.
+_KEYS: dict[tuple[str, str, bytes], rsa.RSAPrivateKey] = {}
+_KEYS_KEPT = 64
+
+
+def _rsa_key(key: directory.SigningKey) -> rsa.RSAPrivateKey:
+    """``key``'s private key as OpenSSL's, parsed on its first signature only."""
+    found = _KEYS.get((key.domain, key.selector, key.private_key))
+    if found is not None:
+        return found
+    # Our own key, sealed at rest: its primes were checked when it was made;
+    # checking them again on every load costs 50 ms.
+    loaded = serialization.load_pem_private_key(
+        key.private_key, None, unsafe_skip_rsa_key_validation=True
+    )
+    if not isinstance(loaded, rsa.RSAPrivateKey):
+        raise dkim.KeyFormatError("the rsa-sha256 key is not an RSA key")
+    if len(_KEYS) >= _KEYS_KEPT:
+        del _KEYS[next(iter(_KEYS))]  # the oldest
+    _KEYS[(key.domain, key.selector, key.private_key)] = loaded
+    return loaded
+
+
+def _sign(raw: bytes, key: directory.SigningKey, *, crlf: bool = False) -> bytes:
+    """``raw``'s DKIM-Signature field; ``crlf``: the caller made its line ends CRLF
+    (lines.to_crlf), so they are not counted again."""
+    if key.algorithm == "rsa-sha256" and (crlf or lines.bare_line_end(raw) is None):
+        # Every message the worker signs (prepare() made its line ends CRLF).
+        return relaxed.signature(
+            raw,
+            domain=key.domain.encode(),
+            selector=key.selector.encode(),
+            rsa_key=_rsa_key(key),
+            names=_SIGNED_NAMES,
+        )
     signer = _Signer(raw, linesep=b"\r\n")
     if key.algorithm == "rsa-sha256":
-        # Our own key, sealed at rest: its primes were checked when it was made;
-        # checking them again on every load costs 50 ms.
-        loaded = serialization.load_pem_private_key(
-            key.private_key, None, unsafe_skip_rsa_key_validation=True
-        )
-        assert isinstance(loaded, rsa.RSAPrivateKey)
-        signer.rsa_key = loaded
+        signer.rsa_key = _rsa_key(key)
     return signer.sign(  # type: ignore[no-any-return]
         key.selector.encode(),
         key.domain.encode(),
@@ -146,11 +211,13 @@ def _sign(raw: bytes, key: directory.SigningKey) -> bytes:
 class SigningPool:
     """RSA signatures computed in child processes, off the worker's event loop.
 
-    dkimpy canonicalizes and hashes in Python: about a third of a worker's CPU
-    per message, during which its event loop moved nothing else. With
-    ``processes`` children (OUTBOUND_SIGNING_PROCESSES) that work runs beside
-    the loop, and a worker process keeps its own core for the sessions and
-    the queue. Started on the first RSA signature; 0 signs in this process.
+    A signature costs about 0.9 ms of CPU (0.6 of it OpenSSL's RSA, the rest
+    canonicalizing and hashing: relaxed.py), during which an event loop moves
+    nothing else. With ``processes`` children (OUTBOUND_SIGNING_PROCESSES)
+    that work runs beside the loop, and a worker process keeps its own core
+    for the sessions and the queue: worth it where a core is idle for them.
+    Started on the first RSA signature; 0 (the default: on 2 cores the hop
+    cost more than it freed) signs in this process.
 
     Each child reads length-prefixed requests on its stdin and answers in
     order on its stdout, through the event loop's own pipes: no thread in
@@ -168,18 +235,19 @@ class SigningPool:
         self._starting = asyncio.Lock()
 
     async def sign(self, raw: bytes, key: directory.SigningKey) -> bytes:
+        """The signature of ``raw``, whose line ends are CRLF (:func:`apply`'s)."""
         if self.processes <= 0 or key.algorithm != "rsa-sha256":
-            return _sign(raw, key)  # Ed25519 takes microseconds: not worth a hop
+            return _sign(raw, key, crlf=True)  # Ed25519 takes microseconds: not worth a hop
         try:
             child = await self._child()
             return await child.sign(raw, key)
         except _ChildGone:
             # A child died (killed, out of memory): a new one next time, this one here.
             log.warning("a DKIM signing process died; starting a new one")
-            return _sign(raw, key)
+            return _sign(raw, key, crlf=True)
         except OSError:
             log.exception("no DKIM signing process could start; signing in the worker")
-            return _sign(raw, key)
+            return _sign(raw, key, crlf=True)
 
     async def _child(self) -> _Child:
         # Held only while children start: the first signatures all wait for them.
@@ -307,6 +375,17 @@ def serve() -> None:
         sink.flush()
 
 
+async def claim_keys(
+    conn: Conn, sealer: Sealer, raws: dict[str, bytes]
+) -> dict[str, directory.SigningKey | None]:
+    """Each message's From domain key (None: unsigned), by message id, for the raws a
+    claim brought: one statement for all their domains, read in the claim's
+    transaction, so a key activated before the claim signs its messages."""
+    domains = {message_id: from_domain(raw) for message_id, raw in raws.items()}
+    keys = await directory.signing_keys(conn, sealer, {d for d in domains.values() if d})
+    return {message_id: keys.get(d) if d else None for message_id, d in domains.items()}
+
+
 async def prepare(
     conn: Conn, sealer: Sealer, raw: bytes
 ) -> tuple[bytes, directory.SigningKey | None]:
@@ -325,12 +404,12 @@ async def prepare(
 async def apply(
     raw: bytes, key: directory.SigningKey | None, pool: SigningPool | None = None
 ) -> bytes:
-    """``raw`` (from :func:`prepare`) with its DKIM-Signature prepended; no database
-    connection is held while it is computed."""
+    """``raw`` (from :func:`prepare`, or otherwise made CRLF by lines.to_crlf) with its
+    DKIM-Signature prepended; no database connection is held while it is computed."""
     if key is None:
         return raw
     try:
-        signature = await pool.sign(raw, key) if pool is not None else _sign(raw, key)
+        signature = await pool.sign(raw, key) if pool is not None else _sign(raw, key, crlf=True)
     except dkim.DKIMException:
         # Unsigned mail still goes: a receiver may junk it, but losing it is worse.
         log.exception("DKIM signing failed for %s (selector %s)", key.domain, key.selector)

@@ -38,7 +38,7 @@ from common.db import Conn
 from common.logs import reset_request_id, set_request_id
 from common.outbound import OutboundClient
 from mail import directory
-from mta import received, redirect
+from mta import lines, received, redirect
 from mta.context import MtaContext
 from mta.outbound import dsn, signer
 from mta.outbound.client import ConnectFailed, Connections, transact
@@ -66,6 +66,10 @@ VERP_PREFIX = "bounces+"
 DSN_SOURCES = ("submission", "webmail", "jmap", "redirect")
 # Sources whose bounces come back to us through VERP.
 VERP_SOURCES = ("submission", "api", "webmail", "jmap")
+# Each message's signing key (None: unsigned) by message id, read with the claim
+# for the messages whose raw came with it (signer.claim_keys).
+Keys = dict[str, directory.SigningKey | None]
+
 _ENHANCED = re.compile(r"\b([245])\.(\d{1,3})\.(\d{1,3})\b")
 
 
@@ -140,8 +144,8 @@ class OutboundWorker:
 
     # One round, awaited: the job queue's handler and the tests use it.
     async def run_once(self) -> int:
-        claimed = await self._claim(BATCH)
-        await asyncio.gather(*(self._message(items) for items in _by_message(claimed)))
+        claimed, keys = await self._claim(BATCH)
+        await asyncio.gather(*(self._message(items, keys) for items in _by_message(claimed)))
         return len(claimed)
 
     async def drain(self) -> int:
@@ -188,10 +192,10 @@ class OutboundWorker:
                     free = self.ctx.config.outbound_concurrency - self._inflight
                     news, self._news = self._news, False
                     claiming = free > 0 and (news or free >= refill or not self._inflight)
-                    claimed = await self._claim(min(BATCH, free)) if claiming else []
+                    claimed, keys = await self._claim(min(BATCH, free)) if claiming else ([], {})
                     for items in _by_message(claimed):
                         self._inflight += len(items)
-                        task = asyncio.create_task(self._counted(items))
+                        task = asyncio.create_task(self._counted(items, keys))
                         self._tasks.add(task)
                         task.add_done_callback(self._done)
                     if claimed and len(claimed) >= min(BATCH, free):
@@ -208,9 +212,9 @@ class OutboundWorker:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    async def _counted(self, items: list[Claimed]) -> None:
+    async def _counted(self, items: list[Claimed], keys: Keys) -> None:
         try:
-            await self._message(items)
+            await self._message(items, keys)
         finally:
             self._inflight -= len(items)
 
@@ -237,53 +241,56 @@ class OutboundWorker:
         await self.http.close()
         await self.signing.close()
 
-    async def _claim(self, limit: int) -> list[Claimed]:
+    async def _claim(self, limit: int) -> tuple[list[Claimed], Keys]:
+        """Due recipients, and the signing keys of the messages that came with them
+        (read once per From domain: one statement for the claim)."""
         now = self.clock.now()
         lease = timedelta(seconds=self.ctx.config.outbound_lease)
         try:
             async with self.db.transaction() as conn:
                 claimed = await outbound.claim(conn, now, lease, limit)
-                if claimed:
-                    await outbound.start_sending(conn, list({c.message_id for c in claimed}), now)
+                if not claimed:
+                    return [], {}
+                await outbound.start_sending(conn, list({c.message_id for c in claimed}), now)
+                raws = {c.message_id: c.raw for c in claimed if c.raw is not None}
+                keys = await signer.claim_keys(conn, self.key_sealer, raws)
         except Exception:
             log.exception("claiming outbound mail failed")
-            return []
-        return claimed
+            return [], {}
+        return claimed, keys
 
-    async def _message(self, items: list[Claimed]) -> None:
+    async def _message(self, items: list[Claimed], keys: Keys) -> None:
         """Every claimed recipient of one message, then their outcomes in one transaction."""
         # Its log lines carry the id of the request that queued it.
         token = set_request_id(items[0].trace_id)
         try:
-            await self._deliver_message(items)
+            await self._deliver_message(items, keys)
         finally:
             reset_request_id(token)
 
-    async def _deliver_message(self, items: list[Claimed]) -> None:
+    async def _deliver_message(self, items: list[Claimed], keys: Keys) -> None:
         first = items[0]
-        async with self.db.connection() as conn:
-            raw = first.raw
-            if raw is None:
-                raw = await outbound.raw_of(conn, first.message_id, self.raw_sealer)
-            # The claim said which ASCII addresses are suppressed; others are asked here.
-            blocked = {i.rcpt.lower() for i in items if i.suppressed}
-            others = [i.rcpt for i in items if not i.rcpt.isascii()]
-            if first.account_id and others:
-                blocked |= await suppressions.suppressed(conn, first.account_id, others)
-            if raw is not None and first.trace_id and first.source != "submission":
-                # Submission wrote its own Received (with the trace) at DATA.
-                raw = (
-                    received.queued(
-                        hostname=self.ctx.config.smtp_hostname,
-                        queue_id=first.message_id,
-                        trace=first.trace_id,
-                        now=first.created_at,
-                    )
-                    + raw
-                )
-            # The key is unsealed in the signer only.
-            prepared = await signer.prepare(conn, self.key_sealer, raw) if raw is not None else None
-        # Signed once for all its recipients, in a signing process, the connection returned.
+        # The claim said which ASCII addresses are suppressed; others are asked here.
+        blocked = {i.rcpt.lower() for i in items if i.suppressed}
+        others = [i.rcpt for i in items if not i.rcpt.isascii()] if first.account_id else []
+        raw = first.raw
+        prepared: tuple[bytes, directory.SigningKey | None] | None = None
+        if raw is not None and first.message_id in keys and not others:
+            # All the claim brought: no connection needed.
+            prepared = (lines.to_crlf(self._traced(first, raw)), keys[first.message_id])
+        else:
+            async with self.db.connection() as conn:
+                if raw is None:
+                    raw = await outbound.raw_of(conn, first.message_id, self.raw_sealer)
+                if others:
+                    blocked |= await suppressions.suppressed(conn, first.account_id or "", others)
+                if raw is not None:
+                    raw = self._traced(first, raw)
+                    if first.message_id in keys:
+                        prepared = (lines.to_crlf(raw), keys[first.message_id])
+                    else:
+                        prepared = await signer.prepare(conn, self.key_sealer, raw)
+        # Signed once for all its recipients, in a signing process, no connection held.
         data = await signer.apply(*prepared, self.signing) if prepared is not None else None
         attempts = await asyncio.gather(
             *(self._attempt(item, data, item.rcpt.lower() in blocked) for item in items)
@@ -300,6 +307,18 @@ class OutboundWorker:
             ", ".join(f"{n} {status}" for status, n in sorted(outcomes.items())),
             extra={"message_id": first.message_id, "source": first.source, "outcomes": outcomes},
         )
+
+    def _traced(self, first: Claimed, raw: bytes) -> bytes:
+        """``raw`` with the Received field naming its trace (submission wrote its own at DATA)."""
+        if not first.trace_id or first.source == "submission":
+            return raw
+        received_field = received.queued(
+            hostname=self.ctx.config.smtp_hostname,
+            queue_id=first.message_id,
+            trace=first.trace_id,
+            now=first.created_at,
+        )
+        return received_field + raw
 
     async def _attempt(self, item: Claimed, data: bytes | None, blocked: bool) -> _Attempt:
         now = self.clock.now()
@@ -387,9 +406,10 @@ class OutboundWorker:
         self, conn: Conn, first: Claimed, attempts: list[_Attempt], now: datetime
     ) -> None:
         info = first.subject
+        # With the group commit's other messages' outcomes, in one statement.
+        await outbound.record_outcomes(conn, [a.outcome for a in attempts], now)
         for attempt in attempts:
             outcome = attempt.outcome
-            await outbound.record_outcome(conn, outcome, now)
             if outcome.status == "bounced":
                 if first.account_id and address_failure(outcome.reply):
                     await suppressions.ensure(
@@ -432,7 +452,7 @@ class OutboundWorker:
             if dsn_to_sender
             else None
         )
-        await outbound.settle(conn, first.message_id, now, extra=extra)
+        await outbound.settle_later(conn, first.message_id, now, extra=extra)
         if dsn_to_sender:
             await self._bounce_to_sender(conn, first, failed, original or b"", now)
 

@@ -1,5 +1,5 @@
-"""What a delivery group commit keeps until its flush: counts, raw messages, activity, events
-and whether body words wait for the words job.
+"""What a delivery group commit keeps until its flush: counts, raw messages, activity, events,
+the outbound worker's outcomes and whether body words wait for the words job.
 
 A leaf of mta/store: the modules that write those rows (``raw``, ``activity``,
 ``events``, ``emails``) look up the open batch of their connection here and
@@ -41,6 +41,11 @@ class Deferred:
     # counts are applied), and the time of the last email counted.
     owners: dict[str, str] = field(default_factory=dict)
     counted_at: datetime | None = None
+    # The outbound worker's recipient outcomes (outbound.Outcome, time) and the
+    # messages to settle (id -> (time, extra event data)): written by
+    # outbound.write_deferred with one statement each, before the flush.
+    outcomes: list[Any] = field(default_factory=list)
+    settles: dict[str, Any] = field(default_factory=dict)
     # Set by the flush: its counts wait in mta.pending_counts for apply_pending.
     pending: bool = False
 

@@ -24,7 +24,10 @@ commit runs it before any of the batch's 250s is sent.
 transaction (the membership triggers then skip their counts, migration
 0003/0103); ``emails.insert`` finds the :class:`Deferred` of its connection
 and records its deltas there; the block writes them as it ends (a
-transaction that rolls back loses its deltas with its rows).
+transaction that rolls back loses its deltas with its rows). The outbound
+worker's batches keep their recipients' outcomes and the messages to settle
+there too (``outbound.write_deferred`` writes them first: settling adds
+event rows to the flush).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from common.db import Conn, Database, Prepared, execute
-from mta.store import activity, changes, events, mailboxes, quota, raw
+from mta.store import activity, changes, events, mailboxes, outbound, quota, raw
 from mta.store.batch import WORDS_JOB, Deferred, close_for, deferred_for, open_for
 
 __all__ = ["Deferred", "apply_pending", "deferred", "deferred_for"]
@@ -168,6 +171,8 @@ async def deferred(conn: Conn) -> AsyncIterator[Deferred]:
     batch = open_for(conn)
     try:
         yield batch
+        # The outbound worker's outcomes first: settling adds event rows.
+        await outbound.write_deferred(conn, batch)
         batch.pending = await _flush(conn, batch)
     finally:
         close_for(conn)

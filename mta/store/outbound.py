@@ -6,7 +6,11 @@ API, the panel's own mail) and is durable when that commits; the NOTIFY on
 (mta/outbound/worker.py) claims due recipients with SKIP LOCKED by moving
 their ``next_attempt_at`` forward by a lease, delivers outside any
 transaction, then records each outcome, the message's status and its events
-in one transaction (:func:`record_outcomes`). A worker killed mid-delivery
+in one transaction, shared with the other messages finishing then (the group
+commit, mta/commit.py): :func:`record_outcomes` and :func:`settle_later` keep
+them in the batch, and :func:`write_deferred` writes all its outcomes with one
+statement and reads and writes its messages' statuses with one each, before
+the batch's COMMIT. A worker killed mid-delivery
 leaves its rows due again when the lease ends: nothing accepted is lost
 (a recipient may, rarely, receive a message twice; never none).
 
@@ -33,6 +37,7 @@ from common.db import Conn, Prepared, execute, fetch_all, fetch_one
 from common.logs import current_request_id
 from common.records import Record
 from mta.store import events
+from mta.store.batch import Deferred, deferred_for
 
 # LISTENed on by the worker; the payload is the message id.
 CHANNEL = "mta_outbound"
@@ -492,6 +497,96 @@ async def record_outcome(conn: Conn, outcome: Outcome, now: datetime) -> None:
     )
 
 
+# The outcomes of a group commit's messages (mta/commit.py, the worker's), in one statement.
+_RECORD_OUTCOMES = Prepared(
+    """
+        UPDATE mta.outbound_recipients r
+           SET status = x.status,
+               attempts = r.attempts + x.tried,
+               last_attempt_at = CASE WHEN x.tried = 1 THEN x.now ELSE r.last_attempt_at END,
+               next_attempt_at = x.retry,
+               last_reply = x.reply,
+               destination = CASE WHEN x.dest = '' THEN r.destination ELSE x.dest END
+          FROM unnest(%(id)s::text[]::uuid[], %(pos)s::int[], %(status)s::text[],
+                      %(tried)s::int[], %(now)s::text[]::timestamptz[],
+                      %(retry)s::text[]::timestamptz[], %(reply)s::text[], %(dest)s::text[])
+               AS x(id, pos, status, tried, now, retry, reply, dest)
+         WHERE r.message_id = x.id AND r.position = x.pos
+           -- The key's prefix by itself too: its index, not a scan, whatever the statistics.
+           AND r.message_id = ANY(%(id)s::text[]::uuid[])
+    """
+)
+
+
+async def record_outcomes(conn: Conn, outcomes: list[Outcome], now: datetime) -> None:
+    """:func:`record_outcome` of each; in a group commit written with the batch's
+    others by one statement before its COMMIT (:func:`write_deferred`)."""
+    batch = deferred_for(conn)
+    if batch is not None:
+        batch.outcomes.extend((outcome, now) for outcome in outcomes)
+        return
+    for outcome in outcomes:
+        await record_outcome(conn, outcome, now)
+
+
+def _outcome_params(rows: list[tuple[Outcome, datetime]]) -> dict[str, list[Any]]:
+    return {
+        "id": [o.message_id for o, _ in rows],
+        "pos": [o.position for o, _ in rows],
+        "status": [o.status for o, _ in rows],
+        "tried": [1 if o.attempted else 0 for o, _ in rows],
+        "now": [now for _, now in rows],
+        "retry": [o.retry_at if o.status == "deferred" else None for o, _ in rows],
+        "reply": [o.reply[:1000] for o, _ in rows],
+        "dest": [o.destination[:255] for o, _ in rows],
+    }
+
+
+async def settle_later(
+    conn: Conn, message_id: str, now: datetime, *, extra: dict[str, Any] | None = None
+) -> None:
+    """:func:`settle`, in a group commit with the batch's other messages when it writes
+    its outcomes (:func:`write_deferred`); at once otherwise."""
+    batch = deferred_for(conn)
+    if batch is None:
+        await settle(conn, message_id, now, extra=extra)
+        return
+    _, before = batch.settles.get(message_id, (now, None))
+    if before and extra is not None:
+        extra = {**before, **extra}
+    batch.settles[message_id] = (now, extra if extra is not None else before)
+
+
+async def write_deferred(conn: Conn, batch: Deferred) -> None:
+    """A group commit's outcomes, then its messages settled: two statements for the
+    batch when no status changes, three when some do, whatever its size."""
+    if batch.outcomes:
+        await _RECORD_OUTCOMES.execute(conn, _outcome_params(batch.outcomes))
+        batch.outcomes = []
+    if not batch.settles:
+        return
+    settles, batch.settles = batch.settles, {}
+    rows = await _SETTLE_READ_MANY.fetch_all(conn, {"ids": sorted(settles)})
+    changed: list[tuple[str, str, bool, datetime]] = []
+    for row in rows:
+        now, extra = settles[row["id"]]
+        new = _derive(row["counts"] or {}, row["status"])
+        if new == row["status"]:
+            continue
+        changed.append((row["id"], new, new in MESSAGE_FINAL, now))
+        await _settled_event(conn, row, new, now, extra)
+    if changed:
+        await _SETTLE_WRITE_MANY.execute(
+            conn,
+            {
+                "ids": [c[0] for c in changed],
+                "statuses": [c[1] for c in changed],
+                "erase": [c[2] for c in changed],
+                "nows": [c[3] for c in changed],
+            },
+        )
+
+
 def _derive(counts: dict[str, int], current: str) -> str:
     """A message's Resend status from its recipients' counts."""
     if counts.get("queued", 0) or counts.get("deferred", 0):
@@ -539,6 +634,31 @@ _SETTLE_WRITE = Prepared(
 )
 
 
+# settle for many messages: locked in id order (two workers settling overlapping
+# batches never deadlock), written by one statement.
+_SETTLE_READ_MANY = Prepared(
+    """
+    SELECT m.id::text, m.status, m.account_id::text, m.event_data, m.source,
+           (SELECT jsonb_object_agg(s, n) FROM (
+                SELECT status AS s, count(*) AS n FROM mta.outbound_recipients
+                 WHERE message_id = m.id GROUP BY status) c) AS counts
+      FROM mta.outbound_messages m WHERE m.id = ANY(%(ids)s::text[]::uuid[])
+     ORDER BY m.id FOR UPDATE
+    """
+)
+_SETTLE_WRITE_MANY = Prepared(
+    """
+    UPDATE mta.outbound_messages m
+       SET status = x.status, updated_at = x.now,
+           raw = CASE WHEN x.erase THEN NULL ELSE m.raw END,
+           raw_sealed = CASE WHEN x.erase THEN NULL ELSE m.raw_sealed END
+      FROM unnest(%(ids)s::text[]::uuid[], %(statuses)s::text[], %(erase)s::boolean[],
+                  %(nows)s::text[]::timestamptz[]) AS x(id, status, erase, now)
+     WHERE m.id = x.id AND m.id = ANY(%(ids)s::text[]::uuid[])
+    """
+)
+
+
 async def settle(
     conn: Conn, message_id: str, now: datetime, *, extra: dict[str, Any] | None = None
 ) -> tuple[str, str]:
@@ -550,20 +670,26 @@ async def settle(
     new = _derive(row["counts"] or {}, old)
     if new == old:
         return (old, new)
-    final = new in MESSAGE_FINAL
     # Like a queue file: once every recipient is final the raw is not needed
     # (the API keeps its own copy of what was sent, a client its Sent folder),
     # and the panel's one-time links must not outlive their delivery.
-    erase = final
+    erase = new in MESSAGE_FINAL
     await _SETTLE_WRITE.execute(conn, {"status": new, "now": now, "id": message_id, "erase": erase})
+    await _settled_event(conn, {**row, "id": message_id}, new, now, extra)
+    return (old, new)
+
+
+async def _settled_event(
+    conn: Conn, row: dict[str, Any], new: str, now: datetime, extra: dict[str, Any] | None
+) -> None:
+    """The event of a message's new status, if it has one (with the group commit's
+    other rows when settled in one: the worker's)."""
     event = _EVENT_OF.get(new)
     if event and row["account_id"] and row["source"] not in SILENT_SOURCES:
         data = dict(row["event_data"] or {})
         if extra:
             data.update(extra)
-        # With the group commit's other rows when settled in one (the worker's).
-        await events.add(conn, row["account_id"], event, data, now, email_id=message_id)
-    return (old, new)
+        await events.add(conn, row["account_id"], event, data, now, email_id=row["id"])
 
 
 async def record_bounce_event(

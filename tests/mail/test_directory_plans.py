@@ -21,3 +21,15 @@ async def test_recipient_lookup_uses_the_domain_and_address_keys(db: Database):
     assert "domains_name_key" in plan, plan
     assert "addresses_local_part_key" in plan, plan
     assert "Seq Scan on addresses" not in plan, plan
+
+
+async def test_the_keys_of_a_claims_domains_are_read_by_the_domain_key(db: Database):
+    from mail.directory import key_sealer, signing_keys
+
+    async with db.connection() as conn:
+        await execute(conn, "SET plan_cache_mode = force_generic_plan")
+        found = await signing_keys(conn, key_sealer("x" * 32), ["Nobody.Test.", "none.test"])
+        assert found == {"Nobody.Test.": None, "none.test": None}
+        plan = await generic_plan(conn, "ANY(")
+    assert "domains_name_key" in plan, plan
+    assert "dkim_keys_one_active" in plan, plan

@@ -230,3 +230,40 @@ async def test_sealed_raw_is_unreadable_at_rest(runtime: Runtime) -> None:
         )
         assert row is not None and row["raw"] is None and b"Hello" not in row["raw_sealed"].encode()
         assert await outbound.raw_of(conn, message_id, sealer) == RAW
+
+
+async def test_a_batchs_outcomes_and_statuses_are_reached_by_their_keys(runtime: Runtime) -> None:
+    """The group commit's statements (write_deferred) under the generic plan pooled
+    connections settle on: each row by its primary key, whatever the batch's size."""
+    from common.db import execute
+    from mta.store import counters
+    from tests.plans import generic_plan
+
+    account_id = await factories.account(runtime.db)
+    message_id = await _enqueue(runtime, account_id, recipients=["bob@remote.test"])
+    now = runtime.clock.now()
+    async with runtime.db.transaction() as conn:
+        await execute(conn, "SET LOCAL plan_cache_mode = force_generic_plan")
+        async with counters.deferred(conn):
+            outcome = outbound.Outcome(message_id, 1, "delivered", "250 ok", "mx.remote.test")
+            await outbound.record_outcomes(conn, [outcome], now)
+            await outbound.settle_later(conn, message_id, now)
+            # Nothing written yet: the batch writes it as it ends.
+            assert (await outbound.recipients_of(conn, message_id))[0]["status"] == "queued"
+        plans = [
+            await generic_plan(conn, fragment)
+            for fragment in ("attempts = r.attempts", "ORDER BY m.id FOR UPDATE", "x(id, status")
+        ]
+    for plan in plans:
+        assert "Seq Scan on outbound" not in plan, plan
+    assert "outbound_recipients_pkey" in plans[0], plans[0]
+    assert "outbound_messages_pkey" in plans[1], plans[1]
+    assert "outbound_messages_pkey" in plans[2], plans[2]
+    async with runtime.db.connection() as conn:
+        found = await outbound.status(conn, account_id, message_id)
+        events = await mailstore.email_events(conn, account_id, message_id)
+    assert found is not None and found.status == "delivered"
+    assert [(r.status, r.attempts, r.destination) for r in found.recipients] == [
+        ("delivered", 1, "mx.remote.test")
+    ]
+    assert [e.type for e in events] == ["email.delivered"]
