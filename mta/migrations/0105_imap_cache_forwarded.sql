@@ -15,7 +15,7 @@
 -- feed changed), and telling them apart would mean walking every message
 -- again, which is what the next FETCH does anyway, one email at a time,
 -- when it finds no cached form (mta/store/imap_cache.py), as after 0102
--- and 0105. A version column would cost every FETCH a compare for a
+-- and 0104. A version column would cost every FETCH a compare for a
 -- one-time re-render. The ENVELOPEs did not change, but keeping them would
 -- take an UPDATE rewriting every row where TRUNCATE is instant, and a
 -- listing asking for BODYSTRUCTURE reads the message for it anyway.
