@@ -14,9 +14,12 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 # argon2-cffi's defaults follow RFC 9106's second recommended option (64 MiB, t=3).
 _hasher = PasswordHasher()
 
-# A real hash of a random password: verifying against it costs what a real
-# check costs, so "no such user" and "wrong password" take the same time.
-DUMMY_HASH = _hasher.hash("dummy password that matches nothing 9c1f")
+# A real hash, with the hasher's parameters, of a random password nobody kept:
+# verifying against it costs what a real check costs, so "no such user" and
+# "wrong password" take the same time. Written out rather than hashed at import,
+# which cost every process (each gateway start, each CLI) a full argon2 hash;
+# tests/common/test_crypto.py holds it to the hasher's parameters.
+DUMMY_HASH = "$argon2id$v=19$m=65536,t=3,p=4$pMMpTGIvlGl3R09RQyCvww$ZbF7ldsxXE/+KWevkawc3fkybpmNF5+1KbB7BoBj+pg"
 
 
 def hash_password_sync(password: str) -> str:

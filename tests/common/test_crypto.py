@@ -6,7 +6,7 @@ import pytest
 
 from common.crypto import Sealer, SealError, constant_time_equals, sha256_hex
 from common.ids import prefixed_token, random_id, short_id
-from common.passwords import hash_password, verify_password
+from common.passwords import DUMMY_HASH, hash_password, needs_rehash, verify_password
 
 SECRET = "s" * 40
 
@@ -67,3 +67,10 @@ async def test_password_hash_is_argon2id_and_verifies():
     assert not await verify_password(hashed, "wrong horse")
     # An unknown user (no hash) never verifies, whatever the password.
     assert not await verify_password(None, "correct horse")
+
+
+def test_the_dummy_hash_costs_what_a_real_one_does():
+    """Unknown users are verified against DUMMY_HASH: it must carry the hasher's
+    own parameters (else "no such user" answers faster than "wrong password")."""
+    assert DUMMY_HASH.startswith("$argon2id$")
+    assert not needs_rehash(DUMMY_HASH)
