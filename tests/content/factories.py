@@ -10,11 +10,11 @@ from common.clock import Clock
 from common.crypto import sha256_hex
 from common.db import Database, Json, execute, fetch_one
 from common.ids import prefixed_token, random_id, short_id
-from tests.hashing import cheap_hash
+from common.passwords import hash_password_sync
 
 PASSWORD = "correct horse battery staple"
-# Hashed once per test run, with small cost parameters (tests/hashing.py).
-PASSWORD_HASH = cheap_hash(PASSWORD)
+# Hashed once per test run: argon2 costs ~50 ms a call.
+PASSWORD_HASH = hash_password_sync(PASSWORD)
 
 
 @dataclass

@@ -9,6 +9,8 @@ from email.message import EmailMessage
 from email.policy import default as default_policy
 from typing import Any
 
+from argon2 import PasswordHasher
+
 from common.crypto import sha256_hex
 from common.ids import random_id
 from common.runtime import Runtime
@@ -17,11 +19,12 @@ from mail.accounts.store import Account
 from mail.auth import store as sessions_store
 from mail.auth.sessions import COOKIE_NAME
 from mta import mailstore
-from tests.hashing import cheap_hash
 
 PASSWORD = "correct horse battery staple"
-# Computed once, with small cost parameters (tests/hashing.py).
-PASSWORD_HASH = cheap_hash(PASSWORD)
+# A real argon2id hash, computed once, with small cost parameters: verification
+# reads its cost from the hash itself, so every login in the suite stays cheap
+# while running the same code as production.
+PASSWORD_HASH = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1).hash(PASSWORD)
 
 _numbers = itertools.count(1)
 

@@ -14,10 +14,10 @@ from typing import Any
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
 from common.db import Database
+from common.passwords import hash_password
 from common.runtime import Runtime
 from mail.dkim import keys
 from mail.dkim import store as dkim_store
-from tests.hashing import cheap_hash
 from tests.mta import factories
 from tests.mta.dnsserver import LoopbackDNS
 
@@ -40,7 +40,7 @@ async def hosted_sender(db: Database, address: str = "alice@example.test") -> Se
     address_id = await factories.address(db, domain_id, local)
     await db.execute(
         "UPDATE mail.addresses SET password_hash = %s WHERE id = %s",
-        (cheap_hash(PASSWORD), address_id),
+        (await hash_password(PASSWORD), address_id),
     )
     return Sender(account_id, domain_id, address_id, address)
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from common.passwords import hash_password
 from common.runtime import Runtime
 from mta.settings import MtaSettings
 from mta.store import emails
-from tests.hashing import cheap_hash
 from tests.mail.factories import signed_in
 from tests.mta import factories
 from tests.mta.access import Ports, access_config, client_tls, daemons
@@ -52,7 +52,7 @@ async def owner(runtime: Runtime) -> dict[str, Any]:
     address_id = await factories.address(runtime.db, domain_id, "alice")
     await runtime.db.execute(
         "UPDATE mail.addresses SET password_hash = %s WHERE id = %s",
-        (cheap_hash(PASSWORD), address_id),
+        (await hash_password(PASSWORD), address_id),
     )
     return {"headers": headers, "address_id": address_id, "email": "alice@example.test"}
 

@@ -14,9 +14,9 @@ import pytest
 import requests
 from jmapc.session import Session
 
+from common.passwords import hash_password
 from common.runtime import Runtime
 from gateway.app import build_app
-from tests.hashing import cheap_hash
 from tests.mta import factories
 
 PASSWORD = "correct horse battery staple"
@@ -50,7 +50,7 @@ async def make_mailbox(db: Any, email: str) -> Mailbox:
     ids = await factories.mailbox_owner(db, email)
     await db.execute(
         "UPDATE mail.addresses SET password_hash = %s WHERE id = %s",
-        (cheap_hash(PASSWORD), ids["address_id"]),
+        (await hash_password(PASSWORD), ids["address_id"]),
     )
     return Mailbox(email=email, **ids)
 
