@@ -18,9 +18,15 @@ Fixtures:
 
 from __future__ import annotations
 
+import os
+
+# Cheap argon2 parameters for every process of the run (this one, each gateway
+# and CLI it starts): set before common.passwords is first imported below.
+# tests/common/test_crypto.py checks the production parameters without it.
+os.environ["PASSWORD_HASH_COST"] = "test"
+
 import asyncio
 import logging
-import os
 import random
 import secrets
 import shutil
