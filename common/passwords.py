@@ -7,31 +7,33 @@ executor; a burst of sign-ins never stalls other requests.
 from __future__ import annotations
 
 import asyncio
-import os
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
 # argon2-cffi's defaults follow RFC 9106's second recommended option (64 MiB, t=3).
-PRODUCTION_HASHER = PasswordHasher()
-# A real hash, with those parameters, of a random password nobody kept:
+_hasher = PasswordHasher()
+
+# A real hash, with the hasher's parameters, of a random password nobody kept:
 # verifying against it costs what a real check costs, so "no such user" and
 # "wrong password" take the same time. Written out rather than hashed at import,
 # which cost every process (each gateway start, each CLI) a full argon2 hash.
-PRODUCTION_DUMMY_HASH = "$argon2id$v=19$m=65536,t=3,p=4$pMMpTGIvlGl3R09RQyCvww$ZbF7ldsxXE/+KWevkawc3fkybpmNF5+1KbB7BoBj+pg"
+DUMMY_HASH = "$argon2id$v=19$m=65536,t=3,p=4$pMMpTGIvlGl3R09RQyCvww$ZbF7ldsxXE/+KWevkawc3fkybpmNF5+1KbB7BoBj+pg"
 
-# The test harness (tests/conftest.py) sets PASSWORD_HASH_COST=test: the same
-# argon2id code with small cost parameters, because the suite hashes and
-# verifies hundreds of times and each full-cost one is a second of CPU. A
-# production start refuses it (common/settings.py); tests/common/test_crypto.py
-# holds the production parameters above in a process without it.
+# PASSWORD_HASH_COST=test (the test harness sets it: tests/conftest.py) makes
+# the gateway call use_test_cost(); production refuses the variable
+# (common/settings.py).
 TEST_COST_ENV = "PASSWORD_HASH_COST"
-if os.environ.get(TEST_COST_ENV) == "test":
+
+
+def use_test_cost() -> None:
+    """Hash with small argon2id parameters, for the test suite only: the same code,
+    without a second of CPU per hash and per check (the suite makes hundreds).
+    tests/common/test_crypto.py holds the production parameters in a process
+    that never calls this."""
+    global _hasher, DUMMY_HASH
     _hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
     DUMMY_HASH = _hasher.hash("dummy password that matches nothing 9c1f")
-else:
-    _hasher = PRODUCTION_HASHER
-    DUMMY_HASH = PRODUCTION_DUMMY_HASH
 
 
 def hash_password_sync(password: str) -> str:
