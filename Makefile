@@ -86,10 +86,14 @@ proxy-checker:
 		{ test -z "$$CI" && echo "caddy is missing: the Caddyfile check will be skipped"; }
 
 # The fast checks run first, so CI holds the same style `make lint` holds.
-# --dist loadgroup: a module whose tests share processes (tests/deploy/test_two_gateways.py)
-# marks them with one xdist_group, so one worker runs them all; the rest spread as usual.
+# --dist loadfile: each module runs whole on one worker, so a module-scoped gateway,
+# daemon or database (tests/deploy/test_two_gateways.py, the CMS browser modules,
+# tests/mta/imap/shared.py) is set up once, not once per worker; xdist hands out
+# the modules with the most tests first, so both workers end together.
+# (loadgroup no longer groups anything: xdist 3.8 renames the test ids for it,
+# which pytest 9 ignores, so its groups were spread like single tests.)
 test: $(STAMP) assets browser imap-server mail-clients proxy-checker lint typecheck docs  ## checks, then the whole suite, one worker (and one throw-away PostgreSQL) per core
-	$(PY) -m pytest -n auto --dist loadgroup --durations=30
+	$(PY) -m pytest -n auto --dist loadfile --durations=30
 
 dev: $(STAMP) assets  ## like run, restarting when a .py file changes
 	$(PY) -m gateway.reload

@@ -256,6 +256,9 @@ def validate(settings: Settings, *, production: bool = False) -> Settings:
             raise SettingsError(
                 f"SECRET must be at least {MIN_SECRET_LENGTH} characters in production"
             )
+        # The test harness's cheap password hashing (common/passwords.use_test_cost).
+        if "PASSWORD_HASH_COST" in settings.environ:
+            raise SettingsError("PASSWORD_HASH_COST is for the test suite; production refuses it")
         return settings
     if not settings.secret:
         return replace(settings, secret=development_secret(settings.data_dir))

@@ -15,7 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
-from common import logs, metrics
+from common import logs, metrics, passwords
 from common.clock import Clock
 from common.db import Database
 from common.embedded_pg import EmbeddedPostgres
@@ -262,6 +262,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"gateway: refusing to start: {exc}", file=sys.stderr)
         return 2
     logs.configure(settings.log_format)
+    if settings.environ.get(passwords.TEST_COST_ENV) == "test":
+        passwords.use_test_cost()  # the test harness's processes (never production)
     try:
         import uvloop
 

@@ -46,6 +46,7 @@ from common.db import Database
 from common.embedded_pg import EmbeddedPostgres
 from common.jobs import JobQueue
 from common.migrations import migrate
+from common.passwords import TEST_COST_ENV, use_test_cost
 from common.runtime import Runtime
 from common.settings import Settings
 from gateway.app import build_app
@@ -55,6 +56,12 @@ ROOT = Path(__file__).resolve().parent.parent
 TEST_SECRET = "test-secret-" + "x" * 40
 
 logging.getLogger("pgserver").setLevel(logging.WARNING)
+
+# Small argon2 parameters in this process and in each gateway it starts (they
+# inherit the variable): a full-cost hash or check is a second of CPU, and the
+# suite makes hundreds. tests/common/test_crypto.py holds the production ones.
+use_test_cost()
+os.environ[TEST_COST_ENV] = "test"
 
 
 def _with_db(dsn: str, name: str) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 import psycopg2
 import pytest
 
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, Screens
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, Screens, launch_chromium
 from tests.browser.test_sending import Receiver, relay  # noqa: F401
 from tests.conftest import GatewayProcess, free_port
 from tests.mail.factories import PASSWORD, PASSWORD_HASH
@@ -63,7 +63,7 @@ def browser(gateway: GatewayProcess) -> Iterator[Any]:
 
     with sync_playwright() as pw:
         args = [*CHROMIUM_ARGS, "--disable-features=IsolateSandboxedIframes"]
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
+        chromium = launch_chromium(pw, gateway, args)
         yield chromium
         chromium.close()
 

@@ -1,12 +1,22 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import subprocess
+import sys
 
 import pytest
 
 from common.crypto import Sealer, SealError, constant_time_equals, sha256_hex
 from common.ids import prefixed_token, random_id, short_id
-from common.passwords import hash_password, verify_password
+from common.passwords import (
+    DUMMY_HASH,
+    TEST_COST_ENV,
+    hash_password,
+    needs_rehash,
+    verify_password,
+)
+from tests.conftest import ROOT
 
 SECRET = "s" * 40
 
@@ -67,3 +77,33 @@ async def test_password_hash_is_argon2id_and_verifies():
     assert not await verify_password(hashed, "wrong horse")
     # An unknown user (no hash) never verifies, whatever the password.
     assert not await verify_password(None, "correct horse")
+
+
+def test_the_dummy_hash_costs_what_a_real_one_does():
+    """Unknown users are verified against DUMMY_HASH: it carries the hasher's own
+    parameters (else "no such user" would answer faster than "wrong password")."""
+    assert DUMMY_HASH.startswith("$argon2id$")
+    assert not needs_rehash(DUMMY_HASH)
+
+
+def test_outside_the_test_harness_hashes_have_rfc_9106_parameters():
+    """The harness hashes cheaply (PASSWORD_HASH_COST=test, tests/conftest.py); a
+    process without it, as in production, hashes and verifies at full cost."""
+    script = (
+        "from common import passwords as p\n"
+        "h = p.hash_password_sync('correct horse')\n"
+        "print(h)\n"
+        "print(p.verify_password_sync(h, 'correct horse'), p.verify_password_sync(h, 'wrong'))\n"
+        "print(p.verify_password_sync(None, 'correct horse'), p.needs_rehash(p.DUMMY_HASH))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != TEST_COST_ENV}
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert out[0].startswith("$argon2id$v=19$m=65536,t=3,p=4$")
+    assert out[1:] == ["True False", "False False"]

@@ -43,6 +43,13 @@ def test_production_refuses_a_missing_secret(tmp_path):
     assert not (tmp_path / "secret").exists()
 
 
+def test_production_refuses_the_test_suites_cheap_password_hashing(tmp_path):
+    with pytest.raises(SettingsError, match="PASSWORD_HASH_COST"):
+        load_settings(
+            env(tmp_path, APP_ENV="production", SECRET="x" * 40, PASSWORD_HASH_COST="test")
+        )
+
+
 def test_production_entry_point_refuses_development(tmp_path):
     with pytest.raises(SettingsError, match="development"):
         load_settings(env(tmp_path, NODE_ENV="development", SECRET="x" * 40), production=True)

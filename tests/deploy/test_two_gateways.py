@@ -63,7 +63,7 @@ from tests.mail.factories import PASSWORD, cookie, make_account
 from tests.mta.jmap.conftest import Mailbox, make_mailbox
 from tests.s3server import ACCESS_KEY, REGION, SECRET_KEY, s3_server
 
-# One worker runs the whole module under xdist (make test: --dist loadgroup), so one
+# One worker runs the whole module under xdist (make test: --dist loadfile), so one
 # pair of gateways serves every test.
 pytestmark = [pytest.mark.process, pytest.mark.xdist_group("two-gateways")]
 
