@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from common.settings import Settings
+from mail.transfers import imap as transfer_imap
 from mail.transfers.runner import SWEEP_EVERY_SECONDS
 from tests.conftest import free_port
 from tests.mail.conftest import HIGH_LIMITS
@@ -417,8 +418,23 @@ async def test_the_screens_need_a_session_and_escape_the_id(client, runtime):
 
 
 async def test_a_process_that_stops_hands_its_transfer_to_the_next(
-    client, make_client, runtime, imap
+    client, make_client, runtime, imap, monkeypatch
 ):
+    # The first process is held after its 20th message until it stops: on a quiet
+    # machine it would otherwise copy all 600 before the stop lands, and there
+    # would be nothing to hand over.
+    released = asyncio.Event()
+    read = 0
+    read_body = transfer_imap.Source.body
+
+    async def held(self: transfer_imap.Source, uid: int) -> bytes | None:
+        nonlocal read
+        read += 1
+        if read > 20:
+            await released.wait()
+        return await read_body(self, uid)
+
+    monkeypatch.setattr(transfer_imap.Source, "body", held)
     seed_bulk(imap, "hank", 600)
     account, headers = await signed_in(runtime)
     address_id = await make_destination(runtime, account)
@@ -427,11 +443,12 @@ async def test_a_process_that_stops_hands_its_transfer_to_the_next(
     await runtime.jobs.run_due()
     await poll(client, headers, created["id"], lambda b: b["progress"]["messages_done"] >= 20)
     await runner(client).close()  # what the gateway does when it stops (SIGTERM)
+    released.set()
     handed = await runtime.db.fetch_one(
         "SELECT state, worker, messages_done FROM mail.transfers WHERE id = %s", (created["id"],)
     )
     assert handed["state"] == "running" and handed["worker"] is None
-    assert handed["messages_done"] < 600
+    assert 20 <= handed["messages_done"] < 600
 
     # Another process, at its next sweep: no heartbeat to outwait.
     other = await make_client({**HIGH_LIMITS, "TRANSFER_ALLOW_PRIVATE": "true"})
