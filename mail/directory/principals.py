@@ -50,8 +50,11 @@ async def authenticate(
     )
     stored = row["password_hash"] if row else None
     login = f"{local}@{domain}"
-    if not (row and stored and proven and proven.holds(login, password, stored)):
-        if not await verify_password(stored, password) or row is None or not stored:
+    if row is None or not stored:
+        await verify_password(None, password)  # the same work as a wrong password
+        return None
+    if proven is None or not proven.holds(login, password, stored):
+        if not await verify_password(stored, password):
             return None
         if proven is not None:
             proven.remember(login, password, stored)
@@ -120,15 +123,21 @@ class ProvenSignIns:
     async def once(
         self, login: str, password: str, check: Callable[[], Awaitable[Principal | None]]
     ) -> Principal | None:
-        """``check()``, or the answer of the same check already running."""
+        """``check()``, or the answer of the same check already running. A check
+        whose own connection was cancelled (the client went away) answers no one:
+        the sign-ins waiting on it run their own."""
         key = self._digest(login, password)
-        running = self._checking.get(key)
-        if running is not None:
-            return await asyncio.shield(running)
+        while (running := self._checking.get(key)) is not None:
+            await asyncio.wait({running})
+            if not running.cancelled():
+                return running.result()
         future: asyncio.Future[Principal | None] = asyncio.get_running_loop().create_future()
         self._checking[key] = future
         try:
             result = await check()
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
         except BaseException as exc:
             future.set_exception(exc)
             future.exception()  # retrieved: a waiter may not exist

@@ -19,6 +19,7 @@ from common.clock import ManualClock
 from common.passwords import hash_password, verify_password
 from common.runtime import Runtime
 from mail.directory import principals
+from mail.directory.principals import Principal, ProvenSignIns
 from mta.settings import MtaSettings
 from tests.mta import sending
 from tests.mta.access import Doors, imap_and_submission, imap_login, smtp_login
@@ -128,3 +129,31 @@ async def test_zero_seconds_hashes_every_sign_in(
         for _ in range(2):
             assert await imap(doors, alice.email, alice.password) == "OK"
     assert len(hashes) == 2
+
+
+async def test_a_check_whose_client_went_away_leaves_the_waiting_sign_ins_their_own() -> None:
+    """The first of two identical sign-ins is cancelled mid-check (its client hung
+    up): the second is not refused with it, it checks for itself."""
+    proven = ProvenSignIns(ManualClock(), SECONDS)
+    checking, checks = asyncio.Event(), []
+    alice = Principal("address-id", "account-id", "alice@example.test")
+
+    async def hangs() -> Principal | None:
+        checks.append("first")
+        checking.set()
+        await asyncio.Event().wait()  # until cancelled
+        return None
+
+    async def answers() -> Principal | None:
+        checks.append("second")
+        return alice
+
+    first = asyncio.create_task(proven.once(alice.email, "pw", hangs))
+    await checking.wait()
+    second = asyncio.create_task(proven.once(alice.email, "pw", answers))
+    await asyncio.sleep(0)  # the second is waiting on the first
+    first.cancel()
+    assert await second == alice
+    assert checks == ["first", "second"]
+    with pytest.raises(asyncio.CancelledError):
+        await first
