@@ -37,6 +37,25 @@ def sign_in(
     page.get_by_role("button", name="Sign in").click()
 
 
+def insert_address(
+    cur: Any, account_id: Any, email: str, password_hash: str, name: str = ""
+) -> str:
+    """A domain and an address on it (the address's id), on a psycopg2 cursor."""
+    local, _, domain = email.partition("@")
+    cur.execute(
+        "INSERT INTO mail.domains (account_id, name, created_at, updated_at)"
+        " VALUES (%s, %s, now(), now()) RETURNING id",
+        (account_id, domain),
+    )
+    domain_id = cur.fetchone()[0]
+    cur.execute(
+        "INSERT INTO mail.addresses (domain_id, local_part, display_name, password_hash,"
+        " created_at, updated_at) VALUES (%s, %s, %s, %s, now(), now()) RETURNING id",
+        (domain_id, local, name, password_hash),
+    )
+    return str(cur.fetchone()[0])
+
+
 def insert_client(database_url: str, client_id: str, name: str, redirect_uri: str) -> None:
     """A registered public OAuth client (PKCE, no secret)."""
     with psycopg2.connect(database_url) as conn, conn.cursor() as cur:

@@ -11,7 +11,7 @@ from typing import Any
 import psycopg2
 
 from tests.browser.conftest import Screens
-from tests.browser.helpers import PASSWORD, make_account, sign_in
+from tests.browser.helpers import PASSWORD, insert_address, make_account, sign_in
 from tests.conftest import GatewayProcess
 from tests.mail.factories import PASSWORD as MAILBOX_PASSWORD
 from tests.mail.factories import PASSWORD_HASH
@@ -23,22 +23,10 @@ LINK = "Set up on iPhone, iPad or Mac"
 
 def add_address(database_url: str, owner: str, email: str) -> str:
     """A domain and an address (with the factories' mailbox password) for the owner's account."""
-    local, _, domain = email.partition("@")
     with psycopg2.connect(database_url) as conn, conn.cursor() as cur:
         cur.execute("SELECT id FROM mail.accounts WHERE email = %s", (owner,))
         account_id = cur.fetchone()[0]  # type: ignore[index]
-        cur.execute(
-            "INSERT INTO mail.domains (account_id, name, created_at, updated_at)"
-            " VALUES (%s, %s, now(), now()) RETURNING id",
-            (account_id, domain),
-        )
-        domain_id = cur.fetchone()[0]  # type: ignore[index]
-        cur.execute(
-            "INSERT INTO mail.addresses (domain_id, local_part, display_name, password_hash,"
-            " created_at, updated_at) VALUES (%s, %s, %s, %s, now(), now()) RETURNING id",
-            (domain_id, local, "Ann Lee", PASSWORD_HASH),
-        )
-        address_id = str(cur.fetchone()[0])  # type: ignore[index]
+        address_id = insert_address(cur, account_id, email, PASSWORD_HASH, "Ann Lee")
     conn.close()
     return address_id
 

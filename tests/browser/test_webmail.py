@@ -22,6 +22,7 @@ import psycopg2
 import pytest
 
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, Screens, launch_chromium
+from tests.browser.helpers import insert_address
 from tests.browser.test_sending import Receiver, relay  # noqa: F401
 from tests.conftest import GatewayProcess, free_port
 from tests.mail.factories import PASSWORD, PASSWORD_HASH
@@ -69,25 +70,13 @@ def browser(gateway: GatewayProcess) -> Iterator[Any]:
 
 
 def make_mailbox(database_url: str) -> None:
-    local, _, domain = ADDRESS.partition("@")
     with psycopg2.connect(database_url) as conn, conn.cursor() as cur:
         cur.execute(
             "INSERT INTO mail.accounts (email, password_hash, referral_code, created_at, updated_at)"
             " VALUES (%s, %s, %s, now(), now()) RETURNING id",
             ("owner@panel.test", PASSWORD_HASH, secrets.token_hex(6)),
         )
-        account_id = cur.fetchone()[0]  # type: ignore[index]
-        cur.execute(
-            "INSERT INTO mail.domains (account_id, name, created_at, updated_at)"
-            " VALUES (%s, %s, now(), now()) RETURNING id",
-            (account_id, domain),
-        )
-        domain_id = cur.fetchone()[0]  # type: ignore[index]
-        cur.execute(
-            "INSERT INTO mail.addresses (domain_id, local_part, password_hash, created_at, updated_at)"
-            " VALUES (%s, %s, %s, now(), now())",
-            (domain_id, local, PASSWORD_HASH),
-        )
+        insert_address(cur, cur.fetchone()[0], ADDRESS, PASSWORD_HASH)  # type: ignore[index]
     conn.close()
 
 
